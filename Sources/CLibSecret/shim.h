@@ -1,0 +1,110 @@
+#ifndef SESAME_CLIBSECRET_SHIM_H
+#define SESAME_CLIBSECRET_SHIM_H
+
+/*
+ * The few libsecret calls Sesame makes, wrapped so that Swift never handles a GHashTable, a
+ * GError ** or a variadic argument list. Each wrapper takes plain C strings and returns a
+ * SesameSecretResult by value; the caller frees it with sesame_secret_result_free().
+ */
+
+#include <libsecret/secret.h>
+#include <string.h>
+
+/** What a libsecret call produced: a secret (lookup only), or an error message. */
+typedef struct {
+    /** TRUE when the call succeeded (a lookup that found nothing also succeeds). */
+    gboolean ok;
+    /** The secret found by a lookup, or NULL; owned, freed with secret_password_free. */
+    gchar *secret;
+    /** The GError's message when ok is FALSE; owned, freed with g_free. */
+    gchar *error_message;
+    /** The GError's domain as a string (e.g. "g-dbus-error-quark"), or NULL; not owned. */
+    const gchar *error_domain;
+    /** The GError's code. */
+    gint error_code;
+} SesameSecretResult;
+
+/** The schema of Sesame's items: one attribute, the storage group, plus a kind. */
+static inline const SecretSchema *sesame_secret_schema(void) {
+    static const SecretSchema schema = {
+        "org.sesame.TokenCache", SECRET_SCHEMA_NONE,
+        {
+            { "group", SECRET_SCHEMA_ATTRIBUTE_STRING },
+            { "kind", SECRET_SCHEMA_ATTRIBUTE_STRING },
+            { NULL, 0 },
+        }
+    };
+    return &schema;
+}
+
+/** Moves a GError into a result and frees it. */
+static inline SesameSecretResult sesame_secret_result_from_error(GError *error) {
+    SesameSecretResult result = { FALSE, NULL, NULL, NULL, 0 };
+    if (error != NULL) {
+        result.error_message = g_strdup(error->message);
+        result.error_domain = g_quark_to_string(error->domain);
+        result.error_code = error->code;
+        g_error_free(error);
+    }
+    return result;
+}
+
+static inline GHashTable *sesame_secret_attributes(const gchar *group, const gchar *kind) {
+    GHashTable *attributes = g_hash_table_new(g_str_hash, g_str_equal);
+    g_hash_table_insert(attributes, (gpointer) "group", (gpointer) group);
+    g_hash_table_insert(attributes, (gpointer) "kind", (gpointer) kind);
+    return attributes;
+}
+
+/** Looks up the item of a group and kind; ok with secret NULL when there is none. */
+static inline SesameSecretResult sesame_secret_lookup(const gchar *group, const gchar *kind) {
+    GError *error = NULL;
+    GHashTable *attributes = sesame_secret_attributes(group, kind);
+    gchar *secret = secret_password_lookupv_sync(sesame_secret_schema(), attributes, NULL, &error);
+    g_hash_table_unref(attributes);
+    if (error != NULL) {
+        return sesame_secret_result_from_error(error);
+    }
+    SesameSecretResult result = { TRUE, secret, NULL, NULL, 0 };
+    return result;
+}
+
+/** Creates or replaces the item of a group and kind in the default collection. */
+static inline SesameSecretResult sesame_secret_store(const gchar *group, const gchar *kind, const gchar *label,
+                                                     const gchar *secret) {
+    GError *error = NULL;
+    GHashTable *attributes = sesame_secret_attributes(group, kind);
+    gboolean stored = secret_password_storev_sync(sesame_secret_schema(), attributes, SECRET_COLLECTION_DEFAULT,
+                                                  label, secret, NULL, &error);
+    g_hash_table_unref(attributes);
+    if (!stored) {
+        return sesame_secret_result_from_error(error);
+    }
+    SesameSecretResult result = { TRUE, NULL, NULL, NULL, 0 };
+    return result;
+}
+
+/** Deletes the item of a group and kind; ok whether or not one existed. */
+static inline SesameSecretResult sesame_secret_clear(const gchar *group, const gchar *kind) {
+    GError *error = NULL;
+    GHashTable *attributes = sesame_secret_attributes(group, kind);
+    secret_password_clearv_sync(sesame_secret_schema(), attributes, NULL, &error);
+    g_hash_table_unref(attributes);
+    if (error != NULL) {
+        return sesame_secret_result_from_error(error);
+    }
+    SesameSecretResult result = { TRUE, NULL, NULL, NULL, 0 };
+    return result;
+}
+
+/** Frees what a result owns (wiping the secret) and resets it. */
+static inline void sesame_secret_result_free(SesameSecretResult *result) {
+    if (result->secret != NULL) {
+        secret_password_free(result->secret);
+    }
+    g_free(result->error_message);
+    result->secret = NULL;
+    result->error_message = NULL;
+}
+
+#endif

@@ -1,0 +1,121 @@
+import Foundation
+
+/// Why signing in or getting a token failed. Each error says what a user can do about it and
+/// never carries a code, a token, a `state` or a secret.
+public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure; compare with the static members (`error.code == .interactionRequired`).
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        /// No configuration is registered for the account type.
+        public static let unknownAccountType = Code("unknownAccountType")
+        /// The redirect's `state` is missing or belongs to no pending sign-in (CSRF protection).
+        public static let stateMismatch = Code("stateMismatch")
+        /// The redirect carried neither `code` nor `error`.
+        public static let malformedRedirect = Code("malformedRedirect")
+        /// B2C's AADB2C90118: the user picked "Forgot your password?"; start the reset policy.
+        public static let passwordResetRequested = Code("passwordResetRequested")
+        /// The user cancelled (B2C's AADB2C90091, `error_subcode=cancel`, or the window closed).
+        public static let cancelled = Code("cancelled")
+        /// The identity service answered the sign-in with an error (e.g. consent declined).
+        public static let authorizationFailed = Code("authorizationFailed")
+        /// The token endpoint refused the request for a reason a new sign-in will not fix.
+        public static let tokenRequestFailed = Code("tokenRequestFailed")
+        /// Only an interactive sign-in can give a new token (`invalid_grant`, `interaction_required`).
+        public static let interactionRequired = Code("interactionRequired")
+        /// The id_token failed validation.
+        public static let invalidIDToken = Code("invalidIDToken")
+        /// The identity service's answer could not be read.
+        public static let invalidResponse = Code("invalidResponse")
+        /// The discovery document or signing keys could not be fetched.
+        public static let providerMetadataUnavailable = Code("providerMetadataUnavailable")
+        /// The account is not in the store (removed meanwhile).
+        public static let accountNotFound = Code("accountNotFound")
+        /// The network failed.
+        public static let network = Code("network")
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// A sentence for the user.
+    public let message: String
+    /// The OAuth `error` field, if the service sent one.
+    public var oauthError: String?
+    /// The service's own code: `AADSTS65004`, `AADB2C90118`, ….
+    public var serviceCode: String?
+    /// `error_description` as sent (it carries trace and correlation ids, no secrets).
+    public var errorDescription: String?
+    /// `error_uri`.
+    public var errorURI: String?
+    /// The account type concerned.
+    public var accountType: String?
+    /// The home account id concerned (for ``Code-swift.struct/interactionRequired``).
+    public var homeAccountID: String?
+
+    /// An error of `code` with a user-facing message.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String {
+        var text = message
+        if let serviceCode, !message.contains(serviceCode) { text += " (\(serviceCode))" }
+        return text
+    }
+
+    /// The first `AADSTSnnnnn` or `AADB2Cnnnnn` in a description.
+    static func serviceCode(in description: String?) -> String? {
+        guard let description else { return nil }
+        for prefix in ["AADB2C", "AADSTS"] {
+            guard let range = description.range(of: prefix) else { continue }
+            let digits = description[range.upperBound...].prefix { $0.isNumber }
+            if !digits.isEmpty { return prefix + digits }
+        }
+        return nil
+    }
+
+    /// The error for an error redirect, with B2C's two special cases typed.
+    static func from(_ response: AuthorizationErrorResponse, accountType: String) -> AccountStoreError {
+        let serviceCode = serviceCode(in: response.errorDescription)
+        let firstLine = response.errorDescription?.split(whereSeparator: \.isNewline).first.map(String.init)
+        var error: AccountStoreError
+        if serviceCode == "AADB2C90118" {
+            error = AccountStoreError(.passwordResetRequested, "The user asked to reset their password.")
+        } else if serviceCode == "AADB2C90091" || response.errorSubcode == "cancel" {
+            error = AccountStoreError(.cancelled, "Sign-in was cancelled.")
+        } else {
+            error = AccountStoreError(.authorizationFailed, firstLine ?? "The identity service refused the sign-in (\(response.error)).")
+        }
+        error.oauthError = response.error
+        error.serviceCode = serviceCode
+        error.errorDescription = response.errorDescription
+        error.errorURI = response.errorURI
+        error.accountType = accountType
+        return error
+    }
+
+    /// The error for a token endpoint refusal.
+    static func from(_ response: OAuthErrorResponse, accountType: String, homeAccountID: String?) -> AccountStoreError {
+        var error = AccountStoreError(
+            response.requiresInteraction ? .interactionRequired : .tokenRequestFailed,
+            response.requiresInteraction
+                ? "Sign in again: \(response.summary)"
+                : "The token request was refused: \(response.summary)")
+        error.oauthError = response.error
+        error.serviceCode = serviceCode(in: response.errorDescription) ?? response.errorCodes.first.map { "AADSTS\($0)" }
+        error.errorDescription = response.errorDescription
+        error.errorURI = response.errorURI
+        error.accountType = accountType
+        error.homeAccountID = homeAccountID
+        return error
+    }
+}
+
+extension AccountStoreError: Equatable {
+    public static func == (lhs: AccountStoreError, rhs: AccountStoreError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.serviceCode == rhs.serviceCode
+    }
+}

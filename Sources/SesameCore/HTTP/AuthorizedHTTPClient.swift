@@ -1,0 +1,82 @@
+import Foundation
+import Logging
+
+/// Calls protected resources with an account's token: attaches `Authorization: Bearer …`,
+/// refreshes once and retries on a 401, and waits as told by `Retry-After` on 429 and 503.
+public struct AuthorizedHTTPClient: Sendable {
+    /// The store that hands out tokens.
+    public let store: AccountStore
+    private let transport: any HTTPTransport
+    private let sleep: @Sendable (Duration) async throws -> Void
+    private let logger: Logger
+
+    /// How many times a throttled request (429/503 with `Retry-After`) is retried.
+    public var maximumThrottleRetries = 3
+    /// The longest `Retry-After` that is waited out; a longer one is returned to the caller.
+    public var maximumRetryAfter: Duration = .seconds(60)
+
+    /// A client over a store and a transport.
+    /// - Parameter sleep: how to wait for `Retry-After`; tests record instead of waiting.
+    public init(
+        store: AccountStore,
+        transport: any HTTPTransport = AsyncHTTPClientTransport(),
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        logger: Logger = Logger(label: "sesame.http")
+    ) {
+        self.store = store
+        self.transport = transport
+        self.sleep = sleep
+        self.logger = logger
+    }
+
+    /// Performs a request as an account and returns whatever the resource answered (after the
+    /// one 401 retry and any throttling retries); the caller interprets the status.
+    /// - Parameter progress: upload and download progress of large bodies.
+    /// - Throws: ``AccountStoreError`` when no token can be had (`interactionRequired`),
+    ///   ``HTTPTransportError`` when the resource cannot be reached.
+    public func perform(
+        _ request: ResourceRequest, as account: Account, progress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) async throws -> HTTPResponse {
+        var httpRequest = try request.httpRequest()
+        var token = try await store.accessToken(for: account, scopes: request.scopes)
+        var refreshedAfter401 = false
+        var throttleRetries = 0
+        while true {
+            httpRequest.headers["Authorization"] = token.authorizationHeaderValue
+            let started = ContinuousClock.now
+            let response = try await transport.send(httpRequest, progress: progress)
+            logger.debug(
+                "resource call",
+                metadata: [
+                    "method": "\(request.method)", "url": "\(httpRequest.url.redactingQuery)", "status": "\(response.status)",
+                    "elapsed": "\(ContinuousClock.now - started)",
+                ])
+            if response.status == 401, !refreshedAfter401 {
+                refreshedAfter401 = true
+                token = try await store.accessToken(for: account, scopes: request.scopes, forceRefresh: true)
+                continue
+            }
+            if response.status == 429 || response.status == 503, throttleRetries < maximumThrottleRetries,
+                let delay = Self.retryAfter(response.headers["Retry-After"], now: Date()), delay <= maximumRetryAfter
+            {
+                throttleRetries += 1
+                logger.notice("throttled; waiting", metadata: ["status": "\(response.status)", "retryAfter": "\(delay)"])
+                try await sleep(delay)
+                continue
+            }
+            return response
+        }
+    }
+
+    /// Reads `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP-date.
+    static func retryAfter(_ value: String?, now: Date) -> Duration? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Int(value) { return .seconds(max(0, seconds)) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: value) else { return nil }
+        return .seconds(max(0, Int(date.timeIntervalSince(now).rounded(.up))))
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// The Azure AD B2C sample's `settings.plist`: sign up or in through a policy, then the task list.
+public struct B2CSampleSettings: Sendable, Hashable {
+    /// `accountIdentifier`: the account type (`B2C_Acccount` in the seed, spelling and all).
+    public var accountType: String
+    /// `clientID` (or `clientId`).
+    public var clientID: String
+    /// `clientSecret`: empty in the seed, which means a public client.
+    public var clientSecret: Secret?
+    /// `authURL`: the policy's authorization endpoint, `…/oauth2/v2.0/authorize?p=<policy>`.
+    public var authorizationURL: URL
+    /// `loginURL`: the page's credential form target, `…/<tenant>/login`.
+    public var loginURL: URL
+    /// `bhh`: the redirect URI (the seed's `urn:ietf:wg:oauth:2.0:oob`).
+    public var redirectURI: URL
+    /// `tokenURL`: `…/oauth2/v2.0/token?p=<policy>`.
+    public var tokenURL: URL
+    /// `keychain`: the token storage group.
+    public var storageGroup: String
+    /// `contentType`: the token request's `Content-Type`.
+    public var contentType: String
+    /// `taskAPI`: the task service's base URL.
+    public var taskAPI: URL
+    /// `scopes`: `openid offline_access <clientID>` unless the file says otherwise.
+    public var scopes: [String]
+    /// `passwordResetPolicy`: the policy started when the user picks "Forgot your password?"
+    /// (AADB2C90118); `B2C_1_PasswordReset` unless the file says otherwise.
+    public var passwordResetPolicy: String
+
+    /// Reads the B2C sample's keys; see ``SampleSettings/load(contentsOf:)``.
+    init(_ reader: SettingsReader) throws(SettingsError) {
+        accountType = try reader.requiredString("accountIdentifier")
+        clientID = try reader.requiredString("clientID", "clientId")
+        clientSecret = try reader.optionalString("clientSecret").flatMap { $0.isEmpty ? nil : Secret($0) }
+        authorizationURL = try reader.requiredURL("authURL")
+        loginURL = try reader.requiredURL("loginURL")
+        redirectURI = try reader.requiredURL("bhh", "redirectUri")
+        tokenURL = try reader.requiredURL("tokenURL")
+        storageGroup = try reader.requiredString("keychain")
+        contentType = try reader.optionalString("contentType").flatMap { $0.isEmpty ? nil : $0 } ?? "application/x-www-form-urlencoded"
+        taskAPI = try reader.requiredURL("taskAPI")
+        scopes = try reader.optionalStringList("scopes", "scope") ?? ["openid", "offline_access", clientID]
+        passwordResetPolicy = try reader.optionalString("passwordResetPolicy").flatMap { $0.isEmpty ? nil : $0 } ?? "B2C_1_PasswordReset"
+    }
+
+    /// The store configuration, as the seed's `setConfiguration:forAccountType:` dictionary.
+    public var accountConfiguration: AccountConfiguration {
+        AccountConfiguration(
+            clientID: clientID,
+            clientSecret: clientSecret,
+            scopes: scopes,
+            authorizationURL: authorizationURL,
+            tokenURL: tokenURL,
+            redirectURL: redirectURI,
+            loginURL: loginURL,
+            storageGroup: storageGroup,
+            customHeaderFields: ["Content-Type": contentType]
+        )
+    }
+}

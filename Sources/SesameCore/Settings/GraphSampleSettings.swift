@@ -1,0 +1,54 @@
+import Foundation
+
+/// The v2.0 NXOAuth2 sample's `settings.plist`: sign in, then search the directory's users.
+public struct GraphSampleSettings: Sendable, Hashable {
+    /// The account type the sample registers (`myGraphService` in the seed).
+    public var accountType: String
+    /// `clientId` (or `clientID`): the application ID.
+    public var clientID: String
+    /// `redirectUri` (or `redirectURI`): the portal's redirect URI; the seed's default is the
+    /// legacy `urn:ietf:wg:oauth:2.0:oob`.
+    public var redirectURI: URL
+    /// `graphApiUrl` (the seed's `graphApiUrlString`): Graph's base, `https://graph.microsoft.com/`.
+    public var graphURL: URL
+    /// `apiversion`: Graph's version path segment, `v1.0`.
+    public var apiVersion: String
+    /// `authority`: `https://login.microsoftonline.com/common` unless the file says otherwise;
+    /// the seed hard-codes its endpoints from it.
+    public var authority: URL
+    /// `scopes`: the seed's `openid offline_access User.Read` unless the file says otherwise.
+    public var scopes: [String]
+    /// `keychain`: the token storage group.
+    public var storageGroup: String
+
+    /// Reads the v2.0 sample's keys; see ``SampleSettings/load(contentsOf:)``.
+    init(_ reader: SettingsReader) throws(SettingsError) {
+        accountType = try reader.optionalString("accountType", "accountIdentifier").flatMap { $0.isEmpty ? nil : $0 } ?? "myGraphService"
+        clientID = try reader.requiredString("clientId", "clientID")
+        redirectURI = try reader.requiredURL("redirectUri", "redirectURI")
+        graphURL = try reader.optionalURL("graphApiUrl", "graphApiUrlString", "graphURL") ?? URL(string: "https://graph.microsoft.com/")!
+        apiVersion = try reader.optionalString("apiversion", "apiVersion").flatMap { $0.isEmpty ? nil : $0 } ?? "v1.0"
+        authority = try reader.optionalURL("authority") ?? URL(string: "https://login.microsoftonline.com/common")!
+        scopes = try reader.optionalStringList("scopes", "scope") ?? ["openid", "offline_access", "User.Read"]
+        storageGroup = try reader.optionalString("keychain").flatMap { $0.isEmpty ? nil : $0 }
+            ?? "com.microsoft.azureactivedirectory.samples.graph.QuickStart"
+    }
+
+    /// Graph's versioned base URL, `{graphApiUrl}{apiversion}/`, as the seed concatenates it.
+    public var graphBaseURL: URL {
+        graphURL.appending(path: apiVersion, directoryHint: .isDirectory)
+    }
+
+    /// The store configuration: the seed's `setClientID:secret:authorizationURL:tokenURL:redirectURL:forAccountType:`.
+    public var accountConfiguration: AccountConfiguration {
+        AccountConfiguration(
+            clientID: clientID,
+            scopes: scopes,
+            authorizationURL: authority.appending(path: "oauth2/v2.0/authorize"),
+            tokenURL: authority.appending(path: "oauth2/v2.0/token"),
+            redirectURL: redirectURI,
+            loginURL: authority.appending(path: "login"),
+            storageGroup: storageGroup
+        )
+    }
+}

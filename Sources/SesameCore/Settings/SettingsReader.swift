@@ -1,0 +1,126 @@
+import Foundation
+
+/// Reads typed values out of a property-list dictionary, turning every problem into a
+/// ``SettingsError`` that names the file and the key.
+struct SettingsReader {
+    let file: String
+    let values: [String: Any]
+
+    init(contentsOf url: URL) throws(SettingsError) {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw SettingsError(file: url.path, key: nil, problem: .unreadable(reason: Self.reason(error)))
+        }
+        try self.init(data: data, file: url.path)
+    }
+
+    init(data: Data, file: String) throws(SettingsError) {
+        self.file = file
+        guard let plist = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil),
+            let dictionary = plist as? [String: Any]
+        else {
+            throw SettingsError(file: file, key: nil, problem: .notAPropertyList)
+        }
+        self.values = dictionary
+    }
+
+    /// Whether any of the spellings is present.
+    func has(_ keys: String...) -> Bool {
+        keys.contains { values[$0] != nil }
+    }
+
+    /// The first present spelling's raw value and the key it was found under.
+    private func raw(_ keys: [String]) -> (key: String, value: Any)? {
+        for key in keys {
+            if let value = values[key] { return (key, value) }
+        }
+        return nil
+    }
+
+    private func name(_ keys: [String]) -> String { keys.joined(separator: "\" or \"") }
+
+    /// A string that may be empty (the B2C seed's `clientSecret`).
+    func optionalString(_ keys: String...) throws(SettingsError) -> String? {
+        try optionalString(keys)
+    }
+
+    /// A string that must be present and not empty, and not one of the seeds' `<client ID>`
+    /// placeholders: a user who forgot to replace one is told so here, not by an AADSTS page.
+    func requiredString(_ keys: String...) throws(SettingsError) -> String {
+        let (key, text) = try requiredString(keys)
+        guard !(text.hasPrefix("<") && text.hasSuffix(">")) else {
+            throw SettingsError(file: file, key: key, problem: .malformedValue(expected: "a value, not the placeholder \(text)"))
+        }
+        return text
+    }
+
+    /// An absolute URL (scheme and, except for URNs, host).
+    func requiredURL(_ keys: String...) throws(SettingsError) -> URL {
+        let (key, text) = try requiredString(keys)
+        return try url(text, key: key)
+    }
+
+    /// An absolute URL if present.
+    func optionalURL(_ keys: String...) throws(SettingsError) -> URL? {
+        guard let text = try optionalString(keys), !text.isEmpty else { return nil }
+        return try url(text, key: raw(keys)?.key ?? name(keys))
+    }
+
+    /// A list of strings, written either as an array or as one space-separated string.
+    func optionalStringList(_ keys: String...) throws(SettingsError) -> [String]? {
+        guard let (key, value) = raw(keys) else { return nil }
+        if let array = value as? [Any] {
+            var result: [String] = []
+            for element in array {
+                guard let string = element as? String else {
+                    throw SettingsError(file: file, key: key, problem: .malformedValue(expected: "an array of strings"))
+                }
+                result.append(string)
+            }
+            return result
+        }
+        if let string = value as? String {
+            return string.split(whereSeparator: \.isWhitespace).map(String.init)
+        }
+        throw SettingsError(file: file, key: key, problem: .malformedValue(expected: "an array of strings or a space-separated string"))
+    }
+
+    private func requiredString(_ keys: [String]) throws(SettingsError) -> (key: String, value: String) {
+        guard let text = try optionalString(keys), !text.isEmpty else {
+            throw SettingsError(file: file, key: raw(keys)?.key ?? name(keys), problem: .missingKey)
+        }
+        return (raw(keys)?.key ?? name(keys), text)
+    }
+
+    private func optionalString(_ keys: [String]) throws(SettingsError) -> String? {
+        guard let (key, value) = raw(keys) else { return nil }
+        guard let string = value as? String else {
+            throw SettingsError(file: file, key: key, problem: .malformedValue(expected: "a string"))
+        }
+        return string.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private func url(_ text: String, key: String) throws(SettingsError) -> URL {
+        guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty,
+            scheme.lowercased() == "urn" || (url.host?.isEmpty == false)
+        else {
+            throw SettingsError(file: file, key: key, problem: .malformedValue(expected: "an absolute URL such as https://login.microsoftonline.com/common"))
+        }
+        return url
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        let nsError = error as NSError
+        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError,
+            let posix = POSIXErrorCode(rawValue: Int32(underlying.code)), underlying.domain == NSPOSIXErrorDomain
+        {
+            return String(cString: strerror(posix.rawValue))
+        }
+        if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoSuchFileError {
+            return "no such file"
+        }
+        return nsError.localizedDescription
+    }
+}

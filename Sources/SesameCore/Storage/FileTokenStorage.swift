@@ -1,0 +1,138 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Token caches as files, for machines without a Secret Service: one `<group>.json` per
+/// storage group under `$XDG_DATA_HOME/sesame/` (`~/.local/share/sesame/`), mode 0600 in a
+/// 0700 directory, replaced atomically (write a temporary file, fsync, rename), with an
+/// advisory `flock` on `<group>.json.lock` shared by every process that uses the directory.
+public struct FileTokenStorage: TokenStorage {
+    /// The directory holding the cache files.
+    public let directory: URL
+
+    /// Storage in a given directory, created (mode 0700) when first written.
+    public init(directory: URL) {
+        self.directory = directory
+    }
+
+    /// Storage in `$XDG_DATA_HOME/sesame/`, or `~/.local/share/sesame/` when that is unset.
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.init(directory: Self.defaultDirectory(environment: environment))
+    }
+
+    /// `$XDG_DATA_HOME/sesame`, per the XDG base directory spec (a relative value is ignored).
+    public static func defaultDirectory(environment: [String: String]) -> URL {
+        if let dataHome = environment["XDG_DATA_HOME"], dataHome.hasPrefix("/") {
+            return URL(fileURLWithPath: dataHome, isDirectory: true).appending(path: "sesame", directoryHint: .isDirectory)
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home, isDirectory: true).appending(path: ".local/share/sesame", directoryHint: .isDirectory)
+    }
+
+    public var location: String { directory.path }
+
+    /// The cache file of a group.
+    public func fileURL(group: String) throws -> URL {
+        guard !group.isEmpty, !group.contains("/"), group != ".", group != "..", !group.contains("\0") else {
+            throw TokenStorageError(location: location, reason: "the storage group \"\(group)\" cannot be a file name")
+        }
+        return directory.appending(path: "\(group).json", directoryHint: .notDirectory)
+    }
+
+    public func transact(group: String, _ body: (Data?) throws -> TokenStorageAction) throws -> String? {
+        let file = try fileURL(group: group)
+        try createDirectory()
+        return try FileLock.withLock(path: file.path + ".lock", location: location) {
+            try transactLocked(file: file, body)
+        }
+    }
+
+    private func transactLocked(file: URL, _ body: (Data?) throws -> TokenStorageAction) throws -> String? {
+        let current: Data?
+        do {
+            current = try Data(contentsOf: file)
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+            current = nil
+        } catch {
+            throw TokenStorageError(location: file.path, reason: "cannot read: \(error.localizedDescription)")
+        }
+
+        switch try body(current) {
+        case .keep:
+            return nil
+        case .write(let data):
+            try replace(file, with: data)
+            return nil
+        case .setAsideAndWrite(let data):
+            let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
+            let aside = file.deletingLastPathComponent().appending(path: "\(file.lastPathComponent).corrupt-\(stamp)")
+            if rename(file.path, aside.path) != 0 {
+                throw TokenStorageError(location: file.path, reason: "cannot move the unreadable cache aside: \(String(cString: strerror(errno)))")
+            }
+            try replace(file, with: data)
+            return aside.path
+        }
+    }
+
+    private func createDirectory() throws {
+        do {
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw TokenStorageError(location: location, reason: "cannot create the directory: \(error.localizedDescription)")
+        }
+    }
+
+    /// Writes a temporary file (0600, created exclusively), fsyncs it, renames it over the
+    /// target and fsyncs the directory, so a crash leaves either the old or the new cache.
+    private func replace(_ file: URL, with data: Data) throws {
+        let temporary = file.deletingLastPathComponent().appending(path: ".\(file.lastPathComponent).\(RandomString.base64URL(byteCount: 6)).tmp")
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw TokenStorageError(location: file.path, reason: "cannot create a temporary file: \(String(cString: strerror(errno)))")
+        }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        do {
+            try handle.write(contentsOf: data)
+            try handle.synchronize()
+            try handle.close()
+        } catch {
+            unlink(temporary.path)
+            throw TokenStorageError(location: file.path, reason: "cannot write: \(error.localizedDescription)")
+        }
+        guard rename(temporary.path, file.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary.path)
+            throw TokenStorageError(location: file.path, reason: "cannot replace the cache file: \(reason)")
+        }
+        let directoryDescriptor = open(file.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryDescriptor >= 0 {
+            fsync(directoryDescriptor)
+            close(directoryDescriptor)
+        }
+    }
+}
+
+/// An exclusive advisory lock on a lock file (`flock(2)`), shared by every process that
+/// opens the same file.
+public enum FileLock {
+    /// Runs `body` while holding the lock on `path` (created 0600 if missing), waiting for
+    /// other holders first.
+    public static func withLock<T>(path: String, location: String, _ body: () throws -> T) throws -> T {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw TokenStorageError(location: location, reason: "cannot open the lock file: \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                throw TokenStorageError(location: location, reason: "cannot lock the cache: \(String(cString: strerror(errno)))")
+            }
+        }
+        defer { flock(descriptor, LOCK_UN) }
+        return try body()
+    }
+}

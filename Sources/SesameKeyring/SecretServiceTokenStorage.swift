@@ -1,0 +1,86 @@
+import CLibSecret
+import Foundation
+import SesameCore
+
+/// Token caches in the desktop's Secret Service (GNOME Keyring, KWallet's bridge, KeePassXC)
+/// through libsecret: one item per storage group, schema `org.sesame.TokenCache`, attribute
+/// `group` = the group, in the default collection (the login keyring).
+///
+/// The Secret Service has no transactions, so read-modify-write cycles of processes sharing a
+/// group are serialised by an advisory lock file in `$XDG_RUNTIME_DIR` (else the temporary
+/// directory), as ``FileTokenStorage`` does for its files.
+public struct SecretServiceTokenStorage: TokenStorage {
+    private let lockDirectory: URL
+
+    /// Storage in the session's Secret Service.
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        let runtime = environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSTemporaryDirectory()
+        lockDirectory = URL(fileURLWithPath: runtime, isDirectory: true)
+    }
+
+    public var location: String { "Secret Service" }
+
+    /// Whether a Secret Service answers on the session bus (a lookup succeeds, found or not).
+    /// Without one (no session bus, no keyring daemon) the caller falls back to files.
+    public static func isAvailable() -> Bool {
+        var result = sesame_secret_lookup("org.sesame.probe", "probe")
+        defer { sesame_secret_result_free(&result) }
+        return result.ok != 0
+    }
+
+    /// The Secret Service when one answers, else files under `$XDG_DATA_HOME/sesame/`.
+    public static func preferred(environment: [String: String] = ProcessInfo.processInfo.environment) -> any TokenStorage {
+        isAvailable() ? SecretServiceTokenStorage(environment: environment) : FileTokenStorage(environment: environment)
+    }
+
+    public func transact(group: String, _ body: (Data?) throws -> TokenStorageAction) throws -> String? {
+        let lockFile = lockDirectory.appending(path: "sesame-\(group.replacingOccurrences(of: "/", with: "_")).lock").path
+        return try FileLock.withLock(path: lockFile, location: location) {
+            let current = try lookup(group: group, kind: "cache")
+            switch try body(current) {
+            case .keep:
+                return nil
+            case .write(let data):
+                try store(data, group: group, kind: "cache")
+                return nil
+            case .setAsideAndWrite(let data):
+                let kind = "unreadable-" + ISO8601DateFormatter().string(from: Date())
+                if let current { try store(current, group: group, kind: kind) }
+                try store(data, group: group, kind: "cache")
+                return "Secret Service item \"Sesame token cache (\(group), \(kind))\""
+            }
+        }
+    }
+
+    /// Removes a group's cache item (tests and "forget everything").
+    public func clear(group: String) throws {
+        var result = sesame_secret_clear(group, "cache")
+        defer { sesame_secret_result_free(&result) }
+        try check(result, doing: "delete the token cache of \(group)")
+    }
+
+    private func lookup(group: String, kind: String) throws -> Data? {
+        var result = sesame_secret_lookup(group, kind)
+        defer { sesame_secret_result_free(&result) }
+        try check(result, doing: "read the token cache of \(group)")
+        guard let secret = result.secret else { return nil }
+        return Data(String(cString: secret).utf8)
+    }
+
+    private func store(_ data: Data, group: String, kind: String) throws {
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw TokenStorageError(location: location, reason: "the token cache of \(group) is not UTF-8 text")
+        }
+        let label = kind == "cache" ? "Sesame token cache (\(group))" : "Sesame token cache (\(group), \(kind))"
+        var result = sesame_secret_store(group, kind, label, text)
+        defer { sesame_secret_result_free(&result) }
+        try check(result, doing: "save the token cache of \(group)")
+    }
+
+    /// Turns a failed libsecret call into the one Swift error, once.
+    private func check(_ result: SesameSecretResult, doing what: String) throws {
+        guard result.ok == 0 else { return }
+        let message = result.error_message.map { String(cString: $0) } ?? "unknown error"
+        throw TokenStorageError(location: location, reason: "cannot \(what): \(message)")
+    }
+}

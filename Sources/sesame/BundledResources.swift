@@ -1,0 +1,33 @@
+import Foundation
+
+/// Finds the files under `Resources/`: `$SESAME_DATA_DIR`, then `<prefix>/share/sesame` next
+/// to an installed binary, then the source tree this binary was built from.
+enum BundledResources {
+    static func directory() throws -> URL {
+        var candidates: [URL] = []
+        if let override = ProcessInfo.processInfo.environment["SESAME_DATA_DIR"] {
+            candidates.append(URL(fileURLWithPath: override, isDirectory: true))
+        }
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        candidates.append(executable.deletingLastPathComponent().appending(path: "../share/sesame").standardizedFileURL)
+        candidates.append(URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../Resources").standardizedFileURL)
+        for candidate in candidates where FileManager.default.fileExists(atPath: candidate.appending(path: "settings").path) {
+            return candidate
+        }
+        throw BundledResourcesError(searched: candidates.map(\.path))
+    }
+
+    /// The bundled sample settings, in the app's order: directory, tasks, me.
+    static func settingsFiles() throws -> [URL] {
+        let settings = try directory().appending(path: "settings")
+        return ["directory", "tasks", "me"].map { settings.appending(path: "\($0).plist") }
+            .filter { FileManager.default.fileExists(atPath: $0.path) }
+    }
+}
+
+struct BundledResourcesError: Error, CustomStringConvertible {
+    let searched: [String]
+    var description: String {
+        "Sesame's resources (settings/) were not found; set SESAME_DATA_DIR. Looked in: \(searched.joined(separator: ", "))"
+    }
+}

@@ -1,0 +1,129 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SesameCore
+import SesameKeyring
+
+/// `sesame`: the app's command line. The window arrives with the desktop app; the headless
+/// commands work on the same store today.
+@main
+struct SesameCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sesame",
+        abstract: "Sign in to the Microsoft identity platform from the Linux desktop.",
+        subcommands: [Accounts.self, Token.self, SignOut.self])
+}
+
+/// Options shared by every command.
+struct CommonOptions: ParsableArguments {
+    @Option(name: .customLong("settings"), help: "A settings.plist (repeatable); the bundled samples when absent.")
+    var settingsFiles: [String] = []
+
+    @Flag(help: "Log what happens (never a secret) to stderr.")
+    var verbose = false
+
+    /// The settings of every profile, bundled or given.
+    func profiles() throws -> [SampleSettings] {
+        let files = settingsFiles.isEmpty ? try BundledResources.settingsFiles() : settingsFiles.map { URL(fileURLWithPath: $0) }
+        return try files.map { file in
+            do {
+                return try SampleSettings.load(contentsOf: file)
+            } catch {
+                throw ValidationError("\(error)")
+            }
+        }
+    }
+
+    /// A store over the preferred storage, configured with every profile.
+    func store() async throws -> (AccountStore, [SampleSettings]) {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = verbose ? .debug : .warning
+            return handler
+        }
+        let profiles = try profiles()
+        let store = AccountStore(storage: SecretServiceTokenStorage.preferred())
+        for profile in profiles {
+            await store.setConfiguration(profile.accountConfiguration, forAccountType: profile.accountType)
+        }
+        return (store, profiles)
+    }
+}
+
+extension SesameCommand {
+    /// `sesame accounts`: the signed-in accounts of every account type.
+    struct Accounts: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the signed-in accounts of each account type.")
+        @OptionGroup var options: CommonOptions
+
+        func run() async throws {
+            let (store, profiles) = try await options.store()
+            for profile in profiles {
+                let accounts = try await store.accounts(ofType: profile.accountType)
+                print("\(profile.accountType) (\(profile.accountConfiguration.authorizationURL.host ?? "?")):")
+                if accounts.isEmpty { print("  no account signed in") }
+                for account in accounts {
+                    let mark = account.interactionRequired ? "  [sign in again]" : ""
+                    print("  \(account.displayName) <\(account.username)>  \(account.homeAccountID)\(mark)")
+                }
+            }
+        }
+    }
+
+    /// `sesame token`: a token without interaction, for scripts.
+    struct Token: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print an access token for an account, without interaction.",
+            discussion: "Exits with status 2 when only an interactive sign-in can give a token.")
+        @OptionGroup var options: CommonOptions
+        @Option(help: "The account type (e.g. myGraphService).") var accountType: String
+        @Option(help: "A scope the token must carry (repeatable).") var scope: [String] = []
+        @Option(help: "The account's username, when the type has several.") var account: String?
+
+        func run() async throws {
+            let (store, _) = try await options.store()
+            let signedIn = try await pick(account, from: store.accounts(ofType: accountType), type: accountType)
+            do {
+                let token = try await store.accessToken(for: signedIn, scopes: scope.isEmpty ? nil : scope)
+                print(token.secret.revealed)
+            } catch let error as AccountStoreError where error.code == .interactionRequired {
+                FileHandle.standardError.write(Data("sesame: \(error.message) Run `sesame` and sign in as \(signedIn.displayName).\n".utf8))
+                throw ExitCode(2)
+            }
+        }
+    }
+
+    /// `sesame signout`: removes an account's tokens.
+    struct SignOut: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "signout", abstract: "Sign an account out (its tokens are deleted).")
+        @OptionGroup var options: CommonOptions
+        @Option(help: "The account type.") var accountType: String
+        @Option(help: "The account's username, when the type has several.") var account: String?
+
+        func run() async throws {
+            let (store, _) = try await options.store()
+            let signedIn = try await pick(account, from: store.accounts(ofType: accountType), type: accountType)
+            try await store.remove(signedIn)
+            print("Signed out \(signedIn.displayName) (\(accountType)).")
+        }
+    }
+}
+
+/// The account a command means: the only one, or the one whose username was given.
+func pick(_ username: String?, from accounts: [Account], type: String) throws -> Account {
+    if let username {
+        guard let match = accounts.first(where: { $0.username.caseInsensitiveCompare(username) == .orderedSame }) else {
+            FileHandle.standardError.write(Data("sesame: no account \(username) is signed in for \(type).\n".utf8))
+            throw ExitCode(2)
+        }
+        return match
+    }
+    guard let only = accounts.first else {
+        FileHandle.standardError.write(Data("sesame: nobody is signed in for \(type); run `sesame` and sign in.\n".utf8))
+        throw ExitCode(2)
+    }
+    guard accounts.count == 1 else {
+        throw ValidationError("\(type) has \(accounts.count) accounts; choose one with --account (\(accounts.map(\.username).joined(separator: ", "))).")
+    }
+    return only
+}

@@ -1,0 +1,136 @@
+import Foundation
+import SesameCore
+import Testing
+
+@Suite("Silent tokens")
+struct SilentTokenTests {
+    @Test("a cached token valid for more than five minutes is returned without a request")
+    func cachedToken() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        let account = try await fixture.signIn()
+        let before = fixture.provider.transport.requests.count
+        let token = try await fixture.store.accessToken(for: account)
+        #expect(token.secret.revealed.hasPrefix("at-1-"))
+        fixture.clock.advance(by: 3600 - 301)
+        _ = try await fixture.store.accessToken(for: account)
+        #expect(fixture.provider.transport.requests.count == before)
+        #expect(fixture.provider.refreshCount == 0)
+    }
+
+    @Test("a token with less than five minutes left is refreshed, and the rotated refresh token is stored first")
+    func refreshNearExpiry() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        let account = try await fixture.signIn()
+        let firstRefreshToken = try #require(try fixture.storedCache().refreshTokens.values.first).secret.revealed
+        fixture.clock.advance(by: 3600 - 299)
+        let token = try await fixture.store.accessToken(for: account)
+        #expect(fixture.provider.refreshCount == 1)
+        #expect(token.secret.revealed.hasPrefix("at-2-"))
+        let request = try #require(fixture.provider.transport.requests.last)
+        #expect(request.form["grant_type"] == "refresh_token")
+        #expect(request.form["refresh_token"] == firstRefreshToken)
+        #expect(request.form["client_info"] == "1")
+        // When the token reaches the caller, the rotated refresh token is already on disk.
+        let stored = try fixture.storedCache()
+        #expect(stored.refreshTokens.count == 1)
+        let storedRefresh = try #require(stored.refreshTokens.values.first).secret.revealed
+        #expect(storedRefresh != firstRefreshToken)
+        #expect(fixture.provider.liveRefreshTokens.contains(storedRefresh))
+        #expect(stored.accessTokens.values.map(\.secret.revealed) == [token.secret.revealed])
+    }
+
+    @Test("50 concurrent callers with an expired token cause exactly one refresh")
+    func concurrentRefresh() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        let account = try await fixture.signIn()
+        fixture.clock.advance(by: 7200)
+        fixture.provider.refreshDelay = .milliseconds(200)
+        let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<50 {
+                group.addTask { try await fixture.store.accessToken(for: account).secret.revealed }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(tokens.count == 50)
+        #expect(Set(tokens).count == 1)
+        #expect(fixture.provider.refreshCount == 1)
+    }
+
+    @Test("invalid_grant on refresh is 'interaction required'; the account is kept and marked")
+    func interactionRequired() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        let account = try await fixture.signIn()
+        fixture.clock.advance(by: 7200)
+        fixture.provider.refreshError = [
+            "error": "invalid_grant",
+            "error_description": "AADSTS50076: Due to a configuration change made by your administrator, you must use multi-factor authentication.\r\nTrace ID: 1",
+            "error_codes": [50076], "suberror": "basic_action",
+        ]
+        let events = await fixture.store.events()
+        do {
+            _ = try await fixture.store.accessToken(for: account)
+            Issue.record("a refused refresh produced a token")
+        } catch let error as AccountStoreError {
+            #expect(error.code == .interactionRequired)
+            #expect(error.serviceCode == "AADSTS50076")
+            #expect(error.homeAccountID == account.homeAccountID)
+        }
+        let accounts = try await fixture.store.accounts(ofType: fixture.accountType)
+        #expect(accounts.count == 1)
+        #expect(accounts.first?.interactionRequired == true)
+        #expect(try fixture.storedCache().refreshTokens.count == 1)
+        var iterator = events.makeAsyncIterator()
+        guard case .accountsDidChange(_, .updated(let marked)) = await iterator.next() else { Issue.record("no update event"); return }
+        #expect(marked.interactionRequired)
+        guard case .didFailToRequestAccess(_, let failure) = await iterator.next() else { Issue.record("no failure event"); return }
+        #expect(failure.code == .interactionRequired)
+
+        // Signing in again clears the mark.
+        fixture.provider.refreshError = nil
+        let again = try await fixture.signIn()
+        #expect(!again.interactionRequired)
+    }
+
+    @Test("older interaction_required errors are treated the same")
+    func legacyInteractionRequired() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        let account = try await fixture.signIn()
+        fixture.clock.advance(by: 7200)
+        fixture.provider.refreshError = ["error": "interaction_required", "error_description": "AADSTS50079: must enroll"]
+        await #expect { try await fixture.store.accessToken(for: account) } throws: { error in
+            (error as? AccountStoreError)?.code == .interactionRequired
+        }
+    }
+
+    @Test("B2C's string numbers are read: \"expires_in\":\"3600\"")
+    func stringNumbers() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        fixture.provider.expiresIn = "3600"
+        let account = try await fixture.signIn()
+        let token = try await fixture.store.accessToken(for: account)
+        #expect(abs(token.expiresOn.timeIntervalSince(fixture.clock.now) - 3600) < 2)
+        #expect(fixture.provider.refreshCount == 0)
+    }
+
+    @Test("an account with no refresh token needs interaction")
+    func noRefreshToken() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        let account = try await fixture.signIn()
+        // Another process signed the account out of this client meanwhile.
+        _ = try fixture.storage.transact(group: fixture.provider.configuration.storageGroup) { data in
+            var cache = try TokenCache(json: data!)
+            cache.removeAccount(homeAccountID: account.homeAccountID, environment: account.environment, clientID: fixture.provider.clientID)
+            return .write(try cache.jsonData())
+        }
+        await #expect { try await fixture.store.accessToken(for: account) } throws: { error in
+            (error as? AccountStoreError)?.code == .interactionRequired
+        }
+    }
+}

@@ -1,0 +1,187 @@
+import Crypto
+import Foundation
+import SesameCore
+import _CryptoExtras
+
+/// An in-process identity provider behind a ``FakeTransport``: discovery, JWKS, and a token
+/// endpoint that redeems codes and refresh tokens and signs real RS256 id_tokens. Tests tweak
+/// its knobs to produce each failure.
+final class FakeIdentityProvider: @unchecked Sendable {
+    static let signingKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+    static let otherKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+
+    let base = URL(string: "https://login.microsoftonline.com")!
+    let tenant = "common"
+    let tenantID = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+    let clientID = "6731de76-14a6-49ae-97bc-6eba6914391e"
+    let userObjectID = "00000000-0000-0000-66f3-3332eca7ea81"
+    let redirectURI = URL(string: "https://login.microsoftonline.com/common/oauth2/nativeclient")!
+
+    private let lock = NSLock()
+    private var _issuer = "https://login.microsoftonline.com/{tenantid}/v2.0"
+    private var _keyIssuer: String? = "https://login.microsoftonline.com/{tenantid}/v2.0"
+    private var _tokenOverrides: [String: Any] = [:]
+    private var _signWith = FakeIdentityProvider.signingKey
+    private var _codes: [String: (nonce: String?, verifier: String?)] = [:]
+    private var _refreshTokens: [String: Bool] = [:]
+    private var _refreshCount = 0
+    private var _refreshDelay: Duration = .zero
+    private var _refreshError: [String: Any]?
+    private var _expiresIn: Any = 3600
+    private var _tokenCounter = 0
+    private var _username = "alex@contoso.onmicrosoft.com"
+    private var _uid = "00000000-0000-0000-66f3-3332eca7ea81"
+
+    let transport = FakeTransport()
+    /// The provider's clock: the fixture shares its test clock so tokens are issued "now".
+    var clock = TestClock()
+    var now: Date { clock.now }
+
+    init() {
+        transport.setHandler { [unowned self] request in try await self.handle(request) }
+    }
+
+    func with<T>(_ body: (FakeIdentityProvider) -> T) -> T { lock.withLock { body(self) } }
+
+    var issuerTemplate: String { get { lock.withLock { _issuer } } set { lock.withLock { _issuer = newValue } } }
+    var keyIssuer: String? { get { lock.withLock { _keyIssuer } } set { lock.withLock { _keyIssuer = newValue } } }
+    /// Claims to override in the next id_tokens (`aud`, `exp`, `nonce`, `iss`…); NSNull removes.
+    var tokenOverrides: [String: Any] { get { lock.withLock { _tokenOverrides } } set { lock.withLock { _tokenOverrides = newValue } } }
+    var signWith: _RSA.Signing.PrivateKey { get { lock.withLock { _signWith } } set { lock.withLock { _signWith = newValue } } }
+    var refreshCount: Int { lock.withLock { _refreshCount } }
+    var refreshDelay: Duration { get { lock.withLock { _refreshDelay } } set { lock.withLock { _refreshDelay = newValue } } }
+    var refreshError: [String: Any]? { get { lock.withLock { _refreshError } } set { lock.withLock { _refreshError = newValue } } }
+    /// `expires_in` as sent: an Int (Entra) or a String (B2C).
+    var expiresIn: Any { get { lock.withLock { _expiresIn } } set { lock.withLock { _expiresIn = newValue } } }
+    var username: String { get { lock.withLock { _username } } set { lock.withLock { _username = newValue } } }
+    var uid: String { get { lock.withLock { _uid } } set { lock.withLock { _uid = newValue } } }
+    var liveRefreshTokens: [String] { lock.withLock { Array(_refreshTokens.keys) } }
+
+    var configuration: AccountConfiguration {
+        AccountConfiguration(
+            clientID: clientID,
+            scopes: ["openid", "profile", "offline_access", "User.Read"],
+            authorizationURL: base.appending(path: "\(tenant)/oauth2/v2.0/authorize"),
+            tokenURL: base.appending(path: "\(tenant)/oauth2/v2.0/token"),
+            redirectURL: redirectURI,
+            loginURL: base.appending(path: "\(tenant)/login"),
+            storageGroup: "com.example.sesame.tests")
+    }
+
+    /// Plays the browser: reads the authorization URL, "signs the user in" and returns the
+    /// redirect URL the service would send the web view to.
+    func redirect(for authorizationURL: URL, extra: [String: String] = [:]) -> URL {
+        let query = Dictionary(
+            FormEncoding.decode(URLComponents(url: authorizationURL, resolvingAgainstBaseURL: false)!.percentEncodedQuery!),
+            uniquingKeysWith: { $1 })
+        let code = "0.AAAA" + UUID().uuidString
+        lock.withLock { _codes[code] = (query["nonce"], query["code_challenge"]) }
+        var pairs = [("code", code), ("client_info", clientInfo), ("state", query["state"]!), ("session_state", UUID().uuidString)]
+        for (name, value) in extra.sorted(by: { $0.key < $1.key }) { pairs.append((name, value)) }
+        return FormEncoding.url(URL(string: query["redirect_uri"]!)!, appending: pairs)
+    }
+
+    /// An error redirect in Entra's shape.
+    func errorRedirect(for authorizationURL: URL, error: String, description: String, subcode: String? = nil) -> URL {
+        let query = Dictionary(
+            FormEncoding.decode(URLComponents(url: authorizationURL, resolvingAgainstBaseURL: false)!.percentEncodedQuery!),
+            uniquingKeysWith: { $1 })
+        var pairs = [("error", error), ("error_description", description + "\r\nTrace ID: 1\r\nCorrelation ID: 2\r\nTimestamp: 2026-01-01 00:00:00Z")]
+        if let subcode { pairs.append(("error_subcode", subcode)) }
+        pairs.append(("state", query["state"]!))
+        return FormEncoding.url(URL(string: query["redirect_uri"]!)!, appending: pairs)
+    }
+
+    var clientInfo: String {
+        Base64URL.encode(try! JSONSerialization.data(withJSONObject: ["uid": uid, "utid": tenantID], options: [.sortedKeys]))
+    }
+
+    private func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let path = request.url.path
+        if path.hasSuffix("/v2.0/.well-known/openid-configuration") {
+            return json([
+                "issuer": issuerTemplate,
+                "authorization_endpoint": base.appending(path: "\(tenant)/oauth2/v2.0/authorize").absoluteString,
+                "token_endpoint": base.appending(path: "\(tenant)/oauth2/v2.0/token").absoluteString,
+                "jwks_uri": base.appending(path: "\(tenant)/discovery/v2.0/keys").absoluteString,
+                "id_token_signing_alg_values_supported": ["RS256"],
+            ])
+        }
+        if path.hasSuffix("/discovery/v2.0/keys") {
+            var key: [String: Any] = [
+                "kty": "RSA", "use": "sig", "kid": "key1",
+                "n": Base64URL.encode(Self.signingKey.publicKey.modulusBytes), "e": "AQAB",
+            ]
+            if let keyIssuer { key["issuer"] = keyIssuer }
+            return json(["keys": [key]])
+        }
+        if path.hasSuffix("/oauth2/v2.0/token") {
+            return try await token(request.form)
+        }
+        return HTTPResponse(status: 404)
+    }
+
+    private func token(_ form: [String: String]) async throws -> HTTPResponse {
+        var nonce: String?
+        switch form["grant_type"] {
+        case "authorization_code":
+            guard let code = form["code"], let issued = lock.withLock({ _codes.removeValue(forKey: code) }) else {
+                return json(["error": "invalid_grant", "error_description": "AADSTS54005: OAuth2 Authorization code was already redeemed.", "error_codes": [54005]], status: 400)
+            }
+            let challenge = Base64URL.encode(SHA256.hash(data: Data((form["code_verifier"] ?? "").utf8)))
+            guard challenge == issued.verifier else {
+                return json(["error": "invalid_grant", "error_description": "AADSTS501481: The Code_Verifier does not match the code_challenge supplied in the authorization request.", "error_codes": [501481]], status: 400)
+            }
+            nonce = issued.nonce
+        case "refresh_token":
+            try await Task.sleep(for: refreshDelay)
+            lock.withLock { _refreshCount += 1 }
+            if let error = refreshError { return json(error, status: 400) }
+            guard let token = form["refresh_token"], lock.withLock({ _refreshTokens[token] }) == true else {
+                return json(["error": "invalid_grant", "error_description": "AADSTS700082: The refresh token has expired due to inactivity.", "error_codes": [700082]], status: 400)
+            }
+        default:
+            return json(["error": "unsupported_grant_type"], status: 400)
+        }
+        let (accessToken, refreshToken) = lock.withLock { () -> (String, String) in
+            _tokenCounter += 1
+            let refresh = "rt-\(_tokenCounter)-" + UUID().uuidString
+            _refreshTokens[refresh] = true
+            return ("at-\(_tokenCounter)-" + UUID().uuidString, refresh)
+        }
+        var body: [String: Any] = [
+            "token_type": "Bearer", "scope": "User.Read profile openid email", "expires_in": expiresIn, "ext_expires_in": expiresIn,
+            "access_token": accessToken, "refresh_token": refreshToken, "client_info": clientInfo,
+        ]
+        body["id_token"] = idToken(nonce: nonce)
+        return json(body)
+    }
+
+    /// A signed id_token with the current overrides.
+    func idToken(nonce: String?) -> String {
+        var claims: [String: Any] = [
+            "aud": clientID, "iss": "https://login.microsoftonline.com/\(tenantID)/v2.0",
+            "iat": Int(now.timeIntervalSince1970), "nbf": Int(now.timeIntervalSince1970), "exp": Int(now.timeIntervalSince1970) + 3600,
+            "name": "Alex Wilber", "oid": userObjectID, "preferred_username": username, "sub": "AAAAAAAAAAAAAAAAAAAAAIkzqFVrSaSaFHy782bbtaQ",
+            "tid": tenantID, "ver": "2.0",
+        ]
+        if let nonce { claims["nonce"] = nonce }
+        for (name, value) in tokenOverrides {
+            if value is NSNull { claims[name] = nil } else { claims[name] = value }
+        }
+        return Self.sign(claims, with: signWith, kid: "key1")
+    }
+
+    static func sign(_ claims: [String: Any], with key: _RSA.Signing.PrivateKey, kid: String, alg: String = "RS256") -> String {
+        let header = Base64URL.encode(try! JSONSerialization.data(withJSONObject: ["alg": alg, "kid": kid, "typ": "JWT"], options: [.sortedKeys]))
+        let payload = Base64URL.encode(try! JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]))
+        let input = Data("\(header).\(payload)".utf8)
+        let signature = try! key.signature(for: SHA256.hash(data: input), padding: .insecurePKCS1v1_5)
+        return "\(header).\(payload).\(Base64URL.encode(signature.rawRepresentation))"
+    }
+}
+
+extension _RSA.Signing.PublicKey {
+    /// The modulus bytes, for the JWKS `n`.
+    var modulusBytes: Data { try! getKeyPrimitives().modulus }
+}

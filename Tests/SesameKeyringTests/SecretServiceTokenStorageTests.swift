@@ -1,0 +1,99 @@
+import Foundation
+import SesameCore
+import SesameKeyring
+import Testing
+
+/// These run against the real Secret Service that `make test` starts (gnome-keyring in a
+/// private `dbus-run-session`). Under `make test` a missing Secret Service is a failure, not
+/// a skip; a bare `swift test` without one skips them.
+@Suite(
+    "Secret Service storage (real gnome-keyring)",
+    .enabled(
+        if: ProcessInfo.processInfo.environment["SESAME_REQUIRE_SECRET_SERVICE"] == "1" || SecretServiceTokenStorage.isAvailable(),
+        "no Secret Service on this session bus; `make test` provides one"))
+struct SecretServiceTokenStorageTests {
+    func group() -> String { "org.sesame.tests.\(UUID().uuidString)" }
+
+    @Test("a Secret Service answers under make test")
+    func available() {
+        #expect(SecretServiceTokenStorage.isAvailable())
+        #expect(SecretServiceTokenStorage.preferred() is SecretServiceTokenStorage)
+    }
+
+    @Test("bytes written to a group are read back, and groups are separate")
+    func roundTrip() throws {
+        let storage = SecretServiceTokenStorage()
+        let (first, second) = (group(), group())
+        defer {
+            try? storage.clear(group: first)
+            try? storage.clear(group: second)
+        }
+        _ = try storage.transact(group: first) { current in
+            #expect(current == nil)
+            return .write(Data(#"{"Account":{}}"#.utf8))
+        }
+        var seen: Data?
+        _ = try storage.transact(group: first) { current in
+            seen = current
+            return .keep
+        }
+        #expect(seen == Data(#"{"Account":{}}"#.utf8))
+        _ = try storage.transact(group: second) { current in
+            #expect(current == nil)
+            return .keep
+        }
+        // The item is visible to other Secret Service clients (secret-tool), as a desktop user would see it.
+        let lookup = Process()
+        lookup.executableURL = URL(fileURLWithPath: "/usr/bin/secret-tool")
+        lookup.arguments = ["lookup", "group", first, "kind", "cache"]
+        let pipe = Pipe()
+        lookup.standardOutput = pipe
+        try lookup.run()
+        lookup.waitUntilExit()
+        #expect(String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == #"{"Account":{}}"#)
+    }
+
+    @Test("unreadable bytes are kept in a separate item when replaced")
+    func setAside() throws {
+        let storage = SecretServiceTokenStorage()
+        let name = group()
+        defer { try? storage.clear(group: name) }
+        _ = try storage.transact(group: name) { _ in .write(Data("{truncated".utf8)) }
+        let aside = try storage.transact(group: name) { _ in .setAsideAndWrite(Data("{}".utf8)) }
+        #expect(aside?.contains("unreadable-") == true)
+        var seen: Data?
+        _ = try storage.transact(group: name) { seen = $0; return .keep }
+        #expect(seen == Data("{}".utf8))
+    }
+
+    @Test("the account store keeps its MSAL cache in the keyring; sign-out clears the tokens")
+    func accountStoreOnKeyring() async throws {
+        let storage = SecretServiceTokenStorage()
+        let configuration = AccountConfiguration(
+            clientID: "c", scopes: ["User.Read"],
+            authorizationURL: URL(string: "https://login.microsoftonline.com/common/oauth2/v2.0/authorize")!,
+            tokenURL: URL(string: "https://login.microsoftonline.com/common/oauth2/v2.0/token")!,
+            redirectURL: URL(string: "https://login.microsoftonline.com/common/oauth2/nativeclient")!,
+            storageGroup: group())
+        defer { try? storage.clear(group: configuration.storageGroup) }
+        // A cache as MSAL (or another Sesame process) would have written it.
+        var cache = TokenCache()
+        let response = try JSONDecoder().decode(
+            TokenResponse.self, from: Data(#"{"access_token":"a","refresh_token":"r","expires_in":3600,"scope":"User.Read"}"#.utf8))
+        cache.save(
+            TokenCache.Grant(
+                homeAccountID: "u.t", environment: "login.microsoftonline.com", realm: "common", clientID: "c",
+                requestedScopes: ["User.Read"], response: response, idTokenClaims: nil, accountSource: "authorization_code",
+                now: Int(Date().timeIntervalSince1970)))
+        _ = try storage.transact(group: configuration.storageGroup) { _ in .write(try cache.jsonData()) }
+
+        let store = AccountStore(storage: storage)
+        await store.setConfiguration(configuration, forAccountType: "graph")
+        let accounts = try await store.accounts(ofType: "graph")
+        #expect(accounts.map(\.homeAccountID) == ["u.t"])
+        let token = try await store.accessToken(for: accounts[0])
+        #expect(token.secret.revealed == "a")
+        try await store.remove(accounts[0])
+        #expect(try await store.accounts(ofType: "graph").isEmpty)
+    }
+}
