@@ -69,7 +69,7 @@ public struct AuthorizedHTTPClient: Sendable {
     }
 
     /// Reads `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP-date.
-    static func retryAfter(_ value: String?, now: Date) -> Duration? {
+    public static func retryAfter(_ value: String?, now: Date) -> Duration? {
         guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
         if let seconds = Int(value) { return .seconds(max(0, seconds)) }
         let formatter = DateFormatter()

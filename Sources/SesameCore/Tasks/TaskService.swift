@@ -35,6 +35,12 @@ public struct TaskServiceError: Error, Sendable, Hashable, CustomStringConvertib
     /// The API's reason: the sample's 401 reason phrase or body text.
     public let reason: String
 
+    /// An error with a status (0: refused before sending) and a reason.
+    public init(status: Int, reason: String) {
+        self.status = status
+        self.reason = reason
+    }
+
     public var description: String {
         status == 0 ? reason : "The task service answered \(status): \(reason)"
     }
