@@ -99,3 +99,24 @@ struct RedactionTests {
         }
     }
 }
+
+@Suite("Pending sign-ins")
+struct PendingAuthorizationTests {
+    @Test("a pending sign-in prints without its state or nonce; cancelling it refuses its redirect")
+    func pending() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        await fixture.configure()
+        let pending = try await fixture.store.prepareAuthorization(accountType: fixture.accountType)
+        let query = Dictionary(FormEncoding.decode(URLComponents(url: pending.url, resolvingAgainstBaseURL: false)!.percentEncodedQuery!), uniquingKeysWith: { $1 })
+        var dumped = ""
+        dump(pending, to: &dumped)
+        for text in ["\(pending)", String(reflecting: pending), dumped] {
+            #expect(!text.contains(query["state"]!) && !text.contains(query["nonce"]!))
+        }
+        let redirect = fixture.provider.redirect(for: pending.url)
+        await fixture.store.cancelAuthorization(pending)
+        #expect(try await fixture.store.handleRedirect(redirect) == nil)
+        #expect(fixture.provider.transport.requests.isEmpty)
+    }
+}

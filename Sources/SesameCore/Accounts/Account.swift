@@ -79,6 +79,14 @@ public struct PendingAuthorization: Sendable, Hashable {
     public func isRedirect(_ url: URL) -> Bool { classifier.redirect.matches(url) }
 }
 
+extension PendingAuthorization: CustomStringConvertible, CustomReflectable {
+    /// The URL carries `state` and `nonce`: printed with its query values redacted.
+    public var description: String { "PendingAuthorization(\(accountType), \(url.redactingQuery))" }
+    public var customMirror: Mirror {
+        Mirror(self, children: ["accountType": accountType, "url": url.redactingQuery, "id": id], displayStyle: .struct)
+    }
+}
+
 /// What the store announces: NXOAuth2's `AccountsDidChange` and `DidFailToRequestAccess`
 /// notifications, plus cache recovery.
 public enum AccountStoreEvent: Sendable {

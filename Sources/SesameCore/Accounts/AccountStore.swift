@@ -20,7 +20,7 @@ public actor AccountStore {
     private let metadata: ProviderMetadataCache
 
     private var configurations: [String: AccountConfiguration] = [:]
-    private var pending: [String: (accountType: String, request: AuthorizationRequest)] = [:]
+    private var pending: [String: (accountType: String, request: AuthorizationRequest, id: String)] = [:]
     private var refreshes: [String: Task<AccessToken, any Error>] = [:]
     private var subscribers: [UUID: AsyncStream<AccountStoreEvent>.Continuation] = [:]
 
@@ -102,16 +102,17 @@ public actor AccountStore {
     ) throws(AccountStoreError) -> PendingAuthorization {
         let configuration = try requireConfiguration(accountType)
         let request = AuthorizationRequest(configuration: configuration, additionalParameters: additionalParameters)
-        pending[request.state.revealed] = (accountType, request)
+        let id = UUID().uuidString
+        pending[request.state.revealed] = (accountType, request, id)
         logger.info("authorization prepared", metadata: ["accountType": "\(accountType)", "url": "\(request.url.redactingQuery)"])
         return PendingAuthorization(
             accountType: accountType, url: request.url, classifier: NavigationClassifier(configuration: configuration),
-            id: request.state.revealed.hashValue.description)
+            id: id)
     }
 
     /// Forgets a pending sign-in (the user closed the window); its redirect will be refused.
     public func cancelAuthorization(_ authorization: PendingAuthorization) {
-        pending = pending.filter { $0.value.request.state.revealed.hashValue.description != authorization.id }
+        pending = pending.filter { $0.value.id != authorization.id }
         var error = AccountStoreError(.cancelled, "Sign-in was cancelled.")
         error.accountType = authorization.accountType
         emit(.didFailToRequestAccess(accountType: authorization.accountType, error: error))
@@ -132,7 +133,7 @@ public actor AccountStore {
             error.accountType = first.accountType
             try fail(error)
         }
-        guard let state = response.state, let (accountType, request) = pending[state] else {
+        guard let state = response.state, let (accountType, request, _) = pending[state] else {
             logger.warning("redirect with an unknown state refused", metadata: ["url": "\(url.redactingQuery)"])
             var error = AccountStoreError(
                 .stateMismatch, "The sign-in answer does not belong to a sign-in this app started; it was ignored. Sign in again.")
