@@ -41,26 +41,17 @@ public struct TokenCache: Sendable, Hashable {
         }
         // Entries are re-keyed with the key their fields produce, so a cache written by a
         // tool with a slightly different key spelling still finds its entries.
-        for json in try section("AccessToken").values {
-            let entry = try AccessTokenEntry(json: json)
-            accessTokens[entry.key] = entry
+        func entries<Entry>(_ name: String, _ read: ([String: JSONValue]) throws -> Entry, key: (Entry) -> String) throws -> [String: Entry] {
+            try Dictionary(section(name).values.map { json in
+                let entry = try read(json)
+                return (key(entry), entry)
+            }, uniquingKeysWith: { $1 })
         }
-        for json in try section("RefreshToken").values {
-            let entry = try RefreshTokenEntry(json: json)
-            refreshTokens[entry.key] = entry
-        }
-        for json in try section("IdToken").values {
-            let entry = try IDTokenEntry(json: json)
-            idTokens[entry.key] = entry
-        }
-        for json in try section("Account").values {
-            let entry = try AccountEntry(json: json)
-            accounts[entry.key] = entry
-        }
-        for json in try section("AppMetadata").values {
-            let entry = try AppMetadataEntry(json: json)
-            appMetadata[entry.key] = entry
-        }
+        accessTokens = try entries("AccessToken", AccessTokenEntry.init(json:), key: \.key)
+        refreshTokens = try entries("RefreshToken", RefreshTokenEntry.init(json:), key: \.key)
+        idTokens = try entries("IdToken", IDTokenEntry.init(json:), key: \.key)
+        accounts = try entries("Account", AccountEntry.init(json:), key: \.key)
+        appMetadata = try entries("AppMetadata", AppMetadataEntry.init(json:), key: \.key)
         otherSections = document.filter { !["AccessToken", "RefreshToken", "IdToken", "Account", "AppMetadata"].contains($0.key) }
     }
 
