@@ -178,6 +178,20 @@ struct SignInTests {
         _ = try await matching.signIn()
     }
 
+    @Test("after a key rollover the new key is fetched once and the sign-in succeeds")
+    func keyRollover() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        _ = try await fixture.signIn()
+        let keyFetches = { fixture.provider.transport.requests.filter { $0.url.path.hasSuffix("/keys") }.count }
+        #expect(keyFetches() == 1)
+        fixture.provider.rollKeysOver()
+        _ = try await fixture.signIn()
+        #expect(keyFetches() == 2)
+        _ = try await fixture.signIn()
+        #expect(keyFetches() == 2)
+    }
+
     @Test("an algorithm other than RS256 is refused")
     func algorithmNone() throws {
         let provider = FakeIdentityProvider()

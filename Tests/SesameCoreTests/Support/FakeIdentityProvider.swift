@@ -22,6 +22,7 @@ final class FakeIdentityProvider: @unchecked Sendable {
     private var _keyIssuer: String? = "https://login.microsoftonline.com/{tenantid}/v2.0"
     private var _tokenOverrides: [String: Any] = [:]
     private var _signWith = FakeIdentityProvider.signingKey
+    private var _rolledOver = false
     private var _codes: [String: (nonce: String?, verifier: String?)] = [:]
     private var _refreshTokens: [String: Bool] = [:]
     private var _refreshCount = 0
@@ -49,6 +50,11 @@ final class FakeIdentityProvider: @unchecked Sendable {
     var tokenOverrides: [String: Any] { get { lock.withLock { _tokenOverrides } } set { lock.withLock { _tokenOverrides = newValue } } }
     var signWith: _RSA.Signing.PrivateKey { get { lock.withLock { _signWith } } set { lock.withLock { _signWith = newValue } } }
     var refreshCount: Int { lock.withLock { _refreshCount } }
+    /// Rolls the signing key over: tokens are signed by another key, published as `key2`.
+    func rollKeysOver() { lock.withLock { _rolledOver = true; _signWith = Self.otherKey } }
+    private var publishedKey: (key: _RSA.Signing.PrivateKey, kid: String) {
+        lock.withLock { _rolledOver ? (Self.otherKey, "key2") : (Self.signingKey, "key1") }
+    }
     var refreshDelay: Duration { get { lock.withLock { _refreshDelay } } set { lock.withLock { _refreshDelay = newValue } } }
     var refreshError: [String: Any]? { get { lock.withLock { _refreshError } } set { lock.withLock { _refreshError = newValue } } }
     /// `expires_in` as sent: an Int (Entra) or a String (B2C).
@@ -108,9 +114,10 @@ final class FakeIdentityProvider: @unchecked Sendable {
             ])
         }
         if path.hasSuffix("/discovery/v2.0/keys") {
+            let published = publishedKey
             var key: [String: Any] = [
-                "kty": "RSA", "use": "sig", "kid": "key1",
-                "n": Base64URL.encode(Self.signingKey.publicKey.modulusBytes), "e": "AQAB",
+                "kty": "RSA", "use": "sig", "kid": published.kid,
+                "n": Base64URL.encode(published.key.publicKey.modulusBytes), "e": "AQAB",
             ]
             if let keyIssuer { key["issuer"] = keyIssuer }
             return json(["keys": [key]])
@@ -169,7 +176,7 @@ final class FakeIdentityProvider: @unchecked Sendable {
         for (name, value) in tokenOverrides {
             if value is NSNull { claims[name] = nil } else { claims[name] = value }
         }
-        return Self.sign(claims, with: signWith, kid: "key1")
+        return Self.sign(claims, with: signWith, kid: lock.withLock { _rolledOver } ? "key2" : "key1")
     }
 
     static func sign(_ claims: [String: Any], with key: _RSA.Signing.PrivateKey, kid: String, alg: String = "RS256") -> String {
