@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
 
 let package = Package(
@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "SesameCore", targets: ["SesameCore"]),
         .library(name: "SesameKeyring", targets: ["SesameKeyring"]),
         .executable(name: "sesame", targets: ["sesame"]),
+        .library(name: "IdentityEmulator", targets: ["IdentityEmulator"]),
+        .executable(name: "identity-emulator", targets: ["identity-emulator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
@@ -15,6 +17,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // The emulator needs neither swift-configuration nor the full-Foundation form decoder.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
     ],
     targets: [
         .target(
@@ -47,6 +55,38 @@ let package = Package(
             ],
             resources: []
         ),
+        .target(
+            name: "IdentityEmulator",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "identity-emulator",
+            dependencies: [
+                "IdentityEmulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        .executableTarget(
+            name: "emulator-bench",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            path: "Benchmarks/emulator-bench"
+        ),
         .testTarget(
             name: "SesameCoreTests",
             dependencies: [
@@ -58,6 +98,16 @@ let package = Package(
         .testTarget(
             name: "SesameKeyringTests",
             dependencies: ["SesameKeyring", "SesameCore"]
+        ),
+        .testTarget(
+            name: "IdentityEmulatorTests",
+            dependencies: [
+                "IdentityEmulator",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
         ),
     ]
 )

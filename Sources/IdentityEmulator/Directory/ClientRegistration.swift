@@ -1,0 +1,99 @@
+import Foundation
+
+/// A registered public client (an app registration): its id, its name on the consent page and
+/// its redirect URIs.
+public struct ClientRegistration: Sendable, Hashable {
+    /// `client_id`: the Application (client) ID.
+    public let clientID: String
+    /// The name the consent page shows.
+    public let name: String
+    /// Registered redirect URIs, matched as Entra matches them.
+    public let redirectURIs: [String]
+    /// The tenants the app is registered in.
+    public let tenantKinds: Set<Tenant.Kind>
+
+    public init(clientID: String, name: String, redirectURIs: [String], tenantKinds: Set<Tenant.Kind> = [.workforce, .b2c]) {
+        self.clientID = clientID.lowercased()
+        self.name = name
+        self.redirectURIs = redirectURIs
+        self.tenantKinds = tenantKinds
+    }
+
+    /// Sesame's bundled samples (Resources/settings): Directory, Me and Tasks.
+    public static let sesameDefaults: [ClientRegistration] = [
+        ClientRegistration(
+            clientID: "6731de76-14a6-49ae-97bc-6eba6914391e", name: "Sesame Directory",
+            redirectURIs: ["https://login.microsoftonline.com/common/oauth2/nativeclient", "urn:ietf:wg:oauth:2.0:oob"],
+            tenantKinds: [.workforce]),
+        ClientRegistration(
+            clientID: "66855f8a-60cd-445e-a9bb-8cd8eadbd3fa", name: "Sesame Me",
+            redirectURIs: ["https://login.microsoftonline.com/common/oauth2/nativeclient", "http://localhost"],
+            tenantKinds: [.workforce]),
+        ClientRegistration(
+            clientID: "90c0fe63-bcf2-44d5-8fb7-b8bbc0b29dc6", name: "Sesame Tasks",
+            redirectURIs: ["https://fabrikamb2c.b2clogin.com/oauth2/nativeclient", "urn:ietf:wg:oauth:2.0:oob"],
+            tenantKinds: [.b2c]),
+    ]
+
+    /// The B2C app whose API is the task service (the seed asks for its client id as a scope).
+    public static let taskAPIClientID = "90c0fe63-bcf2-44d5-8fb7-b8bbc0b29dc6"
+
+    /// Parses the command line's `ID=URI[,URI…]`.
+    public static func parse(commandLine text: String) throws -> ClientRegistration {
+        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, !parts[0].isEmpty else {
+            throw EmulatorConfigurationError("--client needs ID=REDIRECT_URI[,REDIRECT_URI…], got '\(text)'.")
+        }
+        let uris = parts[1].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !uris.isEmpty else { throw EmulatorConfigurationError("--client \(parts[0]) has no redirect URI after '='.") }
+        for uri in uris where URL(string: uri)?.scheme == nil {
+            throw EmulatorConfigurationError("--client \(parts[0]): '\(uri)' is not an absolute URI (e.g. http://localhost).")
+        }
+        return ClientRegistration(clientID: parts[0], name: "App \(parts[0].prefix(8))", redirectURIs: uris)
+    }
+
+    /// Where the service sends the browser for a `redirect_uri` sent on /authorize, or nil when
+    /// it is not registered. Entra's rules: an exact match; for `http://localhost` and
+    /// `http://127.0.0.1` any port; a URI registered without a path comes back with a trailing
+    /// `/`. The emulator also stands in for Microsoft's hosts, so a registered
+    /// `https://login.microsoftonline.com/…` URI matches the same path on the emulator's base.
+    func replyURI(for sent: String, emulatorBase: URL) -> String? {
+        for registered in redirectURIs {
+            if Self.matches(registered: registered, sent: sent, emulatorBase: emulatorBase) {
+                return Self.withTrailingSlash(sent)
+            }
+        }
+        return nil
+    }
+
+    private static let standInHosts = ["login.microsoftonline.com", "fabrikamb2c.b2clogin.com"]
+
+    private static func matches(registered: String, sent: String, emulatorBase: URL) -> Bool {
+        if registered == sent { return true }
+        guard let r = URLComponents(string: registered), let s = URLComponents(string: sent) else { return false }
+        let loopback = ["localhost", "127.0.0.1"]
+        if r.scheme == "http", s.scheme == "http", let host = r.host, loopback.contains(host), s.host == host,
+           r.port == nil, normalizedPath(r.path) == normalizedPath(s.path), r.query == s.query {
+            return true
+        }
+        if let host = r.host, standInHosts.contains(host), s.scheme == emulatorBase.scheme, s.host == emulatorBase.host,
+           s.port == emulatorBase.port, r.path == s.path, r.query == s.query {
+            return true
+        }
+        return false
+    }
+
+    private static func normalizedPath(_ path: String) -> String { path.isEmpty ? "/" : path }
+
+    private static func withTrailingSlash(_ uri: String) -> String {
+        guard var components = URLComponents(string: uri), components.host != nil, components.path.isEmpty else { return uri }
+        components.path = "/"
+        return components.string ?? uri
+    }
+}
+
+/// A command-line or configuration mistake, said in a way that tells what to change.
+public struct EmulatorConfigurationError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,84 @@
+/// What a `scope` parameter asks for: OpenID Connect scopes and the permissions of one resource
+/// (Microsoft Graph, or the B2C app's task API).
+struct ScopeRequest: Sendable, Equatable {
+    enum Resource: String, Sendable, Equatable {
+        /// Microsoft Graph: v1-shaped access tokens for `00000003-0000-0000-c000-000000000000`.
+        case graph
+        /// The B2C task API: access tokens whose `aud` is the task app's client id.
+        case taskAPI
+    }
+
+    /// `openid`, `profile`, `email`, `offline_access` as sent (lower-cased).
+    var oidc: Set<String> = []
+    /// The resource the access token is for; nil when only OIDC scopes were asked for.
+    var resource: Resource?
+    /// The resource's permissions, canonically spelled (`User.Read`, `read`).
+    var permissions: [String] = []
+
+    static let graphAppID = "00000003-0000-0000-c000-000000000000"
+    static let graphPermissions = [
+        "User.Read", "User.ReadBasic.All", "User.Read.All", "Directory.Read.All", "Mail.Read", "Calendars.Read",
+        "People.Read",
+    ]
+    static let taskAPIBase = "https://fabrikamb2c.onmicrosoft.com/tasks/"
+    static let taskPermissions = ["read", "write"]
+
+    var wantsIDToken: Bool { oidc.contains("openid") }
+    var wantsRefreshToken: Bool { oidc.contains("offline_access") }
+
+    /// Parses a space-separated `scope` for a tenant; unknown scopes fail as the service fails.
+    static func parse(_ text: String, tenant: Tenant) throws(ServiceError) -> ScopeRequest {
+        var request = ScopeRequest()
+        for scope in text.split(whereSeparator: { $0 == " " || $0 == "+" }).map(String.init) {
+            let lower = scope.lowercased()
+            if ["openid", "profile", "email", "offline_access"].contains(lower) {
+                request.oidc.insert(lower)
+                continue
+            }
+            let (resource, permission) = try classify(scope, tenant: tenant)
+            if request.resource == nil { request.resource = resource }
+            // Entra issues a token for the first resource only; B2C refuses a second one.
+            guard request.resource == resource else {
+                if tenant.kind == .b2c {
+                    throw ServiceError.b2c("invalid_request", 90146, "The scope '\(text)' provided in request specifies more than one resource for an access token, which is not supported.")
+                }
+                continue
+            }
+            for granted in permission where !request.permissions.contains(granted) { request.permissions.append(granted) }
+        }
+        return request
+    }
+
+    private static func classify(_ scope: String, tenant: Tenant) throws(ServiceError) -> (Resource, [String]) {
+        let lower = scope.lowercased()
+        switch tenant.kind {
+        case .workforce:
+            var name = scope
+            for prefix in ["https://graph.microsoft.com/", "\(graphAppID)/"] where lower.hasPrefix(prefix) {
+                name = String(scope.dropFirst(prefix.count))
+            }
+            if name == ".default" { return (.graph, ["User.Read"]) }
+            if let known = graphPermissions.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+                return (.graph, [known])
+            }
+            if name == scope, !scope.contains("://"), !scope.contains("/") { throw .invalidScope(scope) }
+            let resource = scope.contains("://") ? String(scope[..<(scope.range(of: "/", options: .backwards)?.lowerBound ?? scope.endIndex)]) : scope
+            throw .invalidResource(resource, tenant: tenant.id)
+        case .b2c:
+            if lower == ClientRegistration.taskAPIClientID { return (.taskAPI, taskPermissions) }
+            if lower.hasPrefix(taskAPIBase), let permission = taskPermissions.first(where: { lower == taskAPIBase + $0 }) {
+                return (.taskAPI, [permission])
+            }
+            throw ServiceError.b2c("invalid_scope", 90117, "The scope '\(scope)' provided in the request is not supported.")
+        }
+    }
+
+    /// The permissions that need the user's consent, keyed by resource (`graph:User.Read`).
+    var consentKeys: Set<String> {
+        var keys = Set(permissions.map { "\(resource?.rawValue ?? ""):\($0)" })
+        if wantsRefreshToken { keys.insert("offline_access") }
+        if oidc.contains("email") { keys.insert("email") }
+        if oidc.contains("profile") { keys.insert("profile") }
+        return keys
+    }
+}

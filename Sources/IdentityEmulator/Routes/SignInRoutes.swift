@@ -1,0 +1,334 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// `/authorize`, the sign-in pages posting to `/{tenant}/login`, and `/logout`.
+extension IdentityEmulator {
+    static let workforceCookie = "ESTSAUTH"
+    static let b2cCookie = "x-ms-cpim-sso-fabrikamb2c"
+
+    func sessionCookieName(_ tenant: Tenant) -> String { tenant.kind == .b2c ? Self.b2cCookie : Self.workforceCookie }
+
+    // MARK: GET /authorize
+
+    func authorize(_ request: Request, endpoint resolve: @autoclosure () throws(EndpointError) -> IdentityEndpoint) async throws -> Response {
+        let now = clock.now
+        let endpoint: IdentityEndpoint
+        do { endpoint = try resolve() } catch { return errorPage(error.serviceError, correlationID: nil, now: now) }
+
+        let authorization: AuthorizeRequest
+        do {
+            authorization = try AuthorizeRequest.parse(request.queryFields, endpoint: endpoint, clients: clients, emulatorBase: base)
+        } catch .page(let failure) {
+            return errorPage(failure, correlationID: request.queryFields["client-request-id"], now: now)
+        } catch .redirect(let failure, let reply) {
+            return errorRedirect(failure, reply: reply, now: now)
+        }
+
+        let cookie = request.cookies[sessionCookieName(endpoint.tenant)]?.value
+        let session = await cookie.asyncMap { await state.session(cookie: $0) }.flatMap { $0 }
+            .flatMap { $0.tenantID == endpoint.tenant.id ? $0 : nil }
+        let sessionUser = session.flatMap { directory(for: endpoint.tenant).user(id: $0.userID) }
+        var transaction = await state.begin(authorization, now: now)
+
+        if endpoint.tenant.kind == .b2c {
+            if authorization.prompt == "none" {
+                guard let session, sessionUser != nil else { return errorRedirect(.b2cNoSession, reply: authorization.reply, now: now) }
+                transaction.userID = session.userID
+                transaction.fromSession = true
+                return await complete(transaction, session: session, now: now)
+            }
+            if endpoint.policy == Tenant.passwordResetPolicy {
+                return .html(B2CPages.passwordReset(action: loginAction(endpoint), ctx: transaction.id, tenant: endpoint.tenant.displayName,
+                                                    stage: .email, email: authorization.loginHint, demoCode: nil, error: nil))
+            }
+            if let session, sessionUser != nil, authorization.prompt != "login" {
+                transaction.userID = session.userID
+                transaction.fromSession = true
+                await state.update(transaction)
+                return await complete(transaction, session: session, now: now)
+            }
+            return .html(B2CPages.signIn(action: loginAction(endpoint), ctx: transaction.id, tenant: endpoint.tenant.displayName,
+                                         email: authorization.loginHint, error: nil))
+        }
+
+        switch authorization.prompt {
+        case "none":
+            guard let session, sessionUser != nil else { return errorRedirect(.loginRequired, reply: authorization.reply, now: now) }
+            transaction.userID = session.userID
+            transaction.fromSession = true
+            let missing = authorization.scopes.consentKeys.subtracting(
+                await state.consentedPermissions(userID: session.userID, clientID: authorization.client.clientID))
+            guard missing.isEmpty else {
+                return errorRedirect(.consentRequired(clientID: authorization.client.clientID, appName: authorization.client.name),
+                                     reply: authorization.reply, now: now)
+            }
+            return await complete(transaction, session: session, now: now)
+        case "select_account":
+            if let sessionUser {
+                await state.update(transaction)
+                return .html(SignInPages.pickAccount(action: loginAction(endpoint), ctx: transaction.id, user: sessionUser))
+            }
+        case "login", "create":
+            break
+        default:
+            let hintMatches = authorization.loginHint.map { $0.caseInsensitiveCompare(sessionUser?.userPrincipalName ?? "") == .orderedSame } ?? true
+            if let session, sessionUser != nil, hintMatches {
+                transaction.userID = session.userID
+                transaction.fromSession = true
+                await state.update(transaction)
+                return await complete(transaction, session: session, now: now)
+            }
+        }
+        return .html(SignInPages.username(action: loginAction(endpoint), ctx: transaction.id, hint: authorization.loginHint, error: nil))
+    }
+
+    /// The seeds' `loginURL`: `/{tenant}/login`.
+    func loginAction(_ endpoint: IdentityEndpoint) -> String {
+        endpoint.tenant.kind == .b2c ? "/\(endpoint.tenant.domain)/login" : "/\(endpoint.tenantSegment)/login"
+    }
+
+    // MARK: POST /{tenant}/login
+
+    func login(_ request: Request, tenantSegment: String) async throws -> Response {
+        let now = clock.now
+        let form = request.method == .post ? try await request.formFields() : request.queryFields
+        guard let ctx = form.nonEmpty("ctx"), var transaction = await state.transaction(ctx) else {
+            return errorPage(.entra("invalid_request", 50089,
+                "Authentication failed due to flow token expired. Go back to the application and sign in again."), correlationID: nil, now: now)
+        }
+        let authorization = transaction.request
+        let endpoint = authorization.endpoint
+        let action = loginAction(endpoint)
+        let users = directory(for: endpoint.tenant)
+
+        switch form["step"] ?? "" {
+        case "username":
+            guard let name = form.nonEmpty("loginfmt") else {
+                return .html(SignInPages.username(action: action, ctx: ctx, hint: nil, error: "Enter a valid email address, phone number, or Skype name."))
+            }
+            guard let user = users.user(signInName: name) else {
+                return .html(SignInPages.username(action: action, ctx: ctx, hint: name,
+                    error: "This username may be incorrect. Make sure you typed it correctly. Otherwise, contact your admin."))
+            }
+            transaction.userID = user.id
+            transaction.passwordVerified = false
+            transaction.smsVerified = false
+            transaction.fromSession = false
+            await state.update(transaction)
+            return .html(SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: nil))
+
+        case "password":
+            guard let user = transaction.userID.flatMap(users.user(id:)) else { return restart(transaction, action: action) }
+            if form["action"] == "back" {
+                return .html(SignInPages.username(action: action, ctx: ctx, hint: user.userPrincipalName, error: nil))
+            }
+            guard let password = form["passwd"], !password.isEmpty else {
+                return .html(SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: "Please enter your password."))
+            }
+            guard user.checks(password: password) else {
+                return .html(SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName,
+                    error: "Your account or password is incorrect. If you don't remember your password, reset it now."))
+            }
+            transaction.passwordVerified = true
+            if user.requiresMFA {
+                let code = Identifiers.oneTimeCode()
+                transaction.smsCode = code
+                await state.update(transaction)
+                configuration.announce("mfa-code \(user.userPrincipalName) \(code)")
+                return .html(SignInPages.sms(action: action, ctx: ctx, username: user.userPrincipalName, maskedPhone: user.maskedMobile,
+                                             demoCode: configuration.demoMode ? code : nil, error: nil))
+            }
+            await state.update(transaction)
+            return .html(SignInPages.staySignedIn(action: action, ctx: ctx, username: user.userPrincipalName))
+
+        case "otc":
+            guard let user = transaction.userID.flatMap(users.user(id:)), transaction.passwordVerified, let expected = transaction.smsCode else {
+                return restart(transaction, action: action)
+            }
+            if form["action"] == "back" {
+                transaction.passwordVerified = false
+                await state.update(transaction)
+                return .html(SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: nil))
+            }
+            guard form.nonEmpty("otc") == expected else {
+                return .html(SignInPages.sms(action: action, ctx: ctx, username: user.userPrincipalName, maskedPhone: user.maskedMobile,
+                                             demoCode: configuration.demoMode ? expected : nil,
+                                             error: "You didn't enter the expected verification code. Please try again."))
+            }
+            transaction.smsVerified = true
+            await state.update(transaction)
+            return .html(SignInPages.staySignedIn(action: action, ctx: ctx, username: user.userPrincipalName))
+
+        case "kmsi":
+            guard isAuthenticated(transaction, users: users) else { return restart(transaction, action: action) }
+            transaction.staySignedIn = form["kmsi"] == "yes"
+            await state.update(transaction)
+            return await complete(transaction, session: nil, now: now)
+
+        case "consent":
+            guard isAuthenticated(transaction, users: users) else { return restart(transaction, action: action) }
+            guard form["consent"] == "accept" else {
+                await state.finish(ctx)
+                return errorRedirect(.userDeclinedConsent, reply: authorization.reply, now: now)
+            }
+            transaction.consentGiven = true
+            await state.update(transaction)
+            return await complete(transaction, session: nil, now: now)
+
+        case "pick":
+            let cookie = request.cookies[sessionCookieName(endpoint.tenant)]?.value
+            if form["account"] == "session", let cookie, let session = await state.session(cookie: cookie) {
+                transaction.userID = session.userID
+                transaction.fromSession = true
+                await state.update(transaction)
+                return await complete(transaction, session: session, now: now)
+            }
+            return .html(SignInPages.username(action: action, ctx: ctx, hint: nil, error: nil))
+
+        case "b2c-signin", "b2c-signup", "b2c-reset":
+            return try await b2cStep(form, transaction: transaction, now: now)
+
+        default:
+            return restart(transaction, action: action)
+        }
+    }
+
+    /// Password (and SMS code, when the user has MFA) checked, or signed in by the session.
+    func isAuthenticated(_ transaction: SignInTransaction, users: Directory) -> Bool {
+        guard let user = transaction.userID.flatMap(users.user(id:)) else { return false }
+        if transaction.fromSession { return true }
+        return transaction.passwordVerified && (!user.requiresMFA || transaction.smsVerified)
+    }
+
+    /// A form out of order: back to the first page of the same transaction.
+    private func restart(_ transaction: SignInTransaction, action: String) -> Response {
+        if transaction.request.endpoint.tenant.kind == .b2c {
+            return .html(B2CPages.signIn(action: action, ctx: transaction.id, tenant: transaction.request.endpoint.tenant.displayName, email: nil, error: nil))
+        }
+        return .html(SignInPages.username(action: action, ctx: transaction.id, hint: transaction.request.loginHint, error: nil))
+    }
+
+    // MARK: Finishing
+
+    /// Consent (first use, or `prompt=consent`), then the session cookie and the code redirect.
+    func complete(_ transaction: SignInTransaction, session existing: SignInSession?, now: Date) async -> Response {
+        let authorization = transaction.request
+        let endpoint = authorization.endpoint
+        guard let userID = transaction.userID, let user = directory(for: endpoint.tenant).user(id: userID) else {
+            return errorPage(.entra("invalid_request", 50034, "The user account does not exist in the directory."), correlationID: authorization.correlationID, now: now)
+        }
+
+        if endpoint.tenant.kind == .workforce, !transaction.consentGiven {
+            let consented = await state.consentedPermissions(userID: userID, clientID: authorization.client.clientID)
+            let wanted = authorization.scopes.consentKeys
+            let missing = authorization.prompt == "consent" ? wanted : wanted.subtracting(consented)
+            if !missing.isEmpty {
+                await state.update(transaction)
+                let ordered = missing.sorted { Self.consentOrder($0) < Self.consentOrder($1) }
+                return .html(SignInPages.consent(action: loginAction(endpoint), ctx: transaction.id, username: user.userPrincipalName,
+                                                 appName: authorization.client.name, permissions: ordered))
+            }
+        }
+        if transaction.consentGiven {
+            await state.grantConsent(authorization.scopes.consentKeys, userID: userID, clientID: authorization.client.clientID)
+        }
+
+        var cookieToSet: Cookie?
+        let session: SignInSession
+        if let existing {
+            session = existing
+        } else {
+            session = SignInSession(
+                userID: userID, tenantID: endpoint.tenant.id, authTime: now, methods: transaction.methods,
+                persistent: transaction.staySignedIn ?? false, sessionID: Identifiers.guid())
+            let value = await state.createSession(session)
+            cookieToSet = Cookie(
+                name: sessionCookieName(endpoint.tenant), value: value,
+                maxAge: session.persistent ? 90 * 86_400 : nil, path: "/", secure: base.scheme == "https", httpOnly: true, sameSite: .lax)
+        }
+        await state.finish(transaction.id)
+
+        let grant = Grant(
+            userID: userID, tenantID: endpoint.tenant.id, clientID: authorization.client.clientID, scope: authorization.scope,
+            policy: endpoint.policy, authTime: session.authTime, sessionID: session.sessionID, methods: session.methods,
+            newUser: transaction.newUser)
+        let code = await state.issueCode(.init(
+            grant: grant, redirectURI: authorization.redirectURI, nonce: authorization.nonce, codeChallenge: authorization.codeChallenge,
+            codeChallengeMethod: authorization.codeChallengeMethod, issuedAt: now))
+
+        var fields = FormFields()
+        if endpoint.tenant.kind == .b2c {
+            if let state = authorization.state { fields.append("state", state) }
+            fields.append("code", code)
+            if authorization.wantsClientInfo { fields.append("client_info", issuer.clientInfo(user: user, tenant: endpoint.tenant, policy: endpoint.policy)) }
+        } else {
+            fields.append("code", code)
+            if authorization.wantsClientInfo { fields.append("client_info", issuer.clientInfo(user: user, tenant: endpoint.tenant, policy: nil)) }
+            if let state = authorization.state { fields.append("state", state) }
+            fields.append("session_state", session.sessionID)
+        }
+        var response = redirect(fields, reply: authorization.reply)
+        if let cookieToSet { response.setCookie(cookieToSet) }
+        return response
+    }
+
+    private static func consentOrder(_ key: String) -> Int {
+        ["graph:User.Read": 0, "profile": 90, "email": 91, "offline_access": 99][key] ?? 50
+    }
+
+    /// The result, by `response_mode`: a 302 with a query or fragment, or an auto-posting form.
+    func redirect(_ fields: FormFields, reply: AuthorizeRequest.Reply) -> Response {
+        switch reply.mode {
+        case .query:
+            return .found(reply.uri + (reply.uri.contains("?") ? "&" : "?") + fields.encoded)
+        case .fragment:
+            return .found(reply.uri + "#" + fields.encoded)
+        case .formPost:
+            return .html(SignInPages.formPost(to: reply.uri, fields: fields))
+        }
+    }
+
+    func errorRedirect(_ failure: ServiceError, reply: AuthorizeRequest.Reply, now: Date) -> Response {
+        redirect(failure.redirectFields(state: reply.state, traceID: Identifiers.guid(), correlationID: reply.correlationID, at: now), reply: reply)
+    }
+
+    func errorPage(_ failure: ServiceError, correlationID: String?, now: Date) -> Response {
+        .html(SignInPages.error(failure, traceID: Identifiers.guid(), correlationID: correlationID ?? Identifiers.guid(), at: now), status: .badRequest)
+    }
+
+    // MARK: GET /logout
+
+    func logout(_ request: Request, endpoint resolve: @autoclosure () throws(EndpointError) -> IdentityEndpoint) async throws -> Response {
+        let now = clock.now
+        let endpoint: IdentityEndpoint
+        do { endpoint = try resolve() } catch { return errorPage(error.serviceError, correlationID: nil, now: now) }
+        let name = sessionCookieName(endpoint.tenant)
+        if let cookie = request.cookies[name]?.value { await state.endSession(cookie: cookie) }
+        var response: Response
+        if let target = request.queryFields.nonEmpty("post_logout_redirect_uri") {
+            guard clients.contains(where: { $0.replyURI(for: target, emulatorBase: base) != nil }) else {
+                return errorPage(.redirectURINotRegistered(target, clientID: request.queryFields["client_id"] ?? ""), correlationID: nil, now: now)
+            }
+            var fields = FormFields()
+            if let state = request.queryFields["state"] { fields.append("state", state) }
+            response = .found(fields.pairs.isEmpty ? target : target + (target.contains("?") ? "&" : "?") + fields.encoded)
+        } else {
+            response = .html(PageLayout.microsoft(title: "Sign out", body: """
+                <h1 id="pageTitle">You signed out of your account</h1>
+                <p>It’s a good idea to close all browser windows.</p>
+                """))
+        }
+        response.setCookie(Cookie(name: name, value: "", maxAge: 0, path: "/", httpOnly: true, sameSite: .lax))
+        return response
+    }
+}
+
+extension Optional {
+    func asyncMap<T>(_ transform: (Wrapped) async -> T) async -> T? {
+        switch self {
+        case .some(let value): await transform(value)
+        case .none: nil
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The B2C sample's task API (`TasksController`): per-user tasks, scope checks with the sample's
+/// reason phrases, ASP.NET's JSON shapes.
+extension IdentityEmulator {
+    private struct TaskFailure: Error {
+        let status: HTTPResponse.Status
+        let message: String
+    }
+
+    private func taskResponse(_ body: () async throws -> Response) async -> Response {
+        do {
+            return try await body()
+        } catch let failure as TaskFailure {
+            return .json(.object([("Message", .string(failure.message))]), status: failure.status)
+        } catch {
+            return .json(.object([("Message", .string("An error has occurred."))]), status: .internalServerError)
+        }
+    }
+
+    /// The caller's `oid`, once the token is the task API's and carries `permission` in `scp`.
+    private func taskOwner(_ request: Request, permission: String) throws -> String {
+        let denied = TaskFailure(status: .unauthorized, message: "Authorization has been denied for this request.")
+        guard let token = request.bearerToken, let claims = try? JSONWebToken.verify(token, with: key) else { throw denied }
+        guard claims["iss"] as? String == issuer.issuer(for: fabrikam.tenant),
+              claims["aud"] as? String == ClientRegistration.taskAPIClientID,
+              let exp = claims["exp"] as? Double, exp > clock.now.timeIntervalSince1970,
+              let oid = claims["oid"] as? String else { throw denied }
+        let scopes = (claims["scp"] as? String ?? "").split(separator: " ")
+        guard scopes.contains(Substring(permission)) else {
+            let reason = "The Scope claim does not contain the \(permission) permission."
+            throw TaskFailure(status: .init(code: 401, reasonPhrase: reason), message: reason)
+        }
+        return oid
+    }
+
+    func listTasks(_ request: Request) async -> Response {
+        await taskResponse {
+            let owner = try taskOwner(request, permission: "read")
+            return .json(.array(await tasks.tasks(owner: owner).map(\.json)))
+        }
+    }
+
+    func addTask(_ request: Request) async -> Response {
+        await taskResponse {
+            let owner = try taskOwner(request, permission: "write")
+            let body = try await request.bodyText(limit: 64 * 1024)
+            let text = (JSON.parseObject(Data(body.utf8))?["Text"] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            guard !text.isEmpty else { throw TaskFailure(status: .badRequest, message: "Please provide a task description") }
+            _ = try await tasks.add(text: text, owner: owner, now: clock.now)
+            return Response(status: .noContent)
+        }
+    }
+
+    func deleteTask(_ request: Request, id: String) async -> Response {
+        await taskResponse {
+            let owner = try taskOwner(request, permission: "write")
+            guard let number = Int(id), try await tasks.delete(id: number, owner: owner) else {
+                throw TaskFailure(status: .notFound, message: "No task \(id) belongs to you.")
+            }
+            return Response(status: .noContent)
+        }
+    }
+}

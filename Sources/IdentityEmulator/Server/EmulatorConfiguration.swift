@@ -1,0 +1,43 @@
+import Foundation
+
+/// How an emulator starts: the command line's options, as a value.
+public struct EmulatorConfiguration: Sendable {
+    /// `--host`: the address to listen on.
+    public var host: String = "127.0.0.1"
+    /// `--port`: 0 picks any free port.
+    public var port: Int = 0
+    /// `--tls`: serve HTTPS with a local CA kept in the state directory.
+    public var tls: Bool = false
+    /// `--state-dir`: where refresh tokens, sessions, consents, sign-ups, tasks, the signing key and
+    /// the TLS material are kept. Without it everything but TLS material lives in memory.
+    public var stateDirectory: URL?
+    /// `--users`: how many Contoso users (at least the fixed demo users).
+    public var userCount: Int = 300
+    /// `--seed`: the same seed builds the same directory.
+    public var seed: String = "sesame"
+    /// `--client`: public clients registered besides Sesame's bundled ones.
+    public var extraClients: [ClientRegistration] = []
+    /// `--demo`: show one-time codes on the pages too (they are always printed on stdout).
+    public var demoMode: Bool = false
+    /// The time source; tests move it forward.
+    public var clock: EmulatorClock = EmulatorClock()
+    /// Receives the lines the emulator prints for people and tools (`mfa-code <user> <code>`).
+    public var announce: @Sendable (String) -> Void = { print($0) }
+
+    public init() {}
+
+    /// Every registered client: Sesame's, then `--client` ones (which win on the same id).
+    var clients: [ClientRegistration] {
+        let extraIDs = Set(extraClients.map(\.clientID))
+        return ClientRegistration.sesameDefaults.filter { !extraIDs.contains($0.clientID) } + extraClients
+    }
+
+    /// Where TLS material lives: the state directory, or `$XDG_STATE_HOME/identity-emulator`.
+    var tlsDirectory: URL {
+        if let stateDirectory { return stateDirectory }
+        let environment = ProcessInfo.processInfo.environment
+        let stateHome = environment["XDG_STATE_HOME"].map { URL(filePath: $0) }
+            ?? URL(filePath: environment["HOME"] ?? NSTemporaryDirectory()).appending(path: ".local/state")
+        return stateHome.appending(path: "identity-emulator")
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+
+/// Everything the identity service remembers between requests: sign-in transactions,
+/// authorization codes, refresh tokens, sessions, consents and revocations. Codes, tokens and
+/// session cookies are kept only as SHA-256 digests. Refresh tokens, sessions, consents,
+/// revocations and B2C sign-ups survive a restart when a state directory is given.
+actor IdentityState {
+    /// An issued authorization code.
+    struct CodeRecord: Sendable {
+        var grant: Grant
+        /// `redirect_uri` as sent on /authorize: the token request must send the same.
+        var redirectURI: String
+        var nonce: String?
+        var codeChallenge: String?
+        var codeChallengeMethod: String
+        var issuedAt: Date
+    }
+
+    /// An issued refresh token.
+    struct RefreshRecord: Codable, Sendable {
+        var grant: Grant
+        var issuedAt: Date
+        var lastUsed: Date
+    }
+
+    enum CodeOutcome: Sendable {
+        case valid(CodeRecord)
+        case unknown
+        case alreadyRedeemed
+        case expired(CodeRecord)
+    }
+
+    enum RefreshOutcome: Sendable {
+        case valid(RefreshRecord)
+        case unknown
+        case inactive(RefreshRecord)
+        case revoked(RefreshRecord, validFrom: Date)
+    }
+
+    /// Codes live about ten minutes.
+    static let codeLifetime: TimeInterval = 600
+    /// Refresh tokens expire after 90 days without use (Entra), 14 days for B2C by default.
+    static let refreshInactivity: TimeInterval = 90 * 86_400
+    static let b2cRefreshLifetime: TimeInterval = 14 * 86_400
+    static let transactionLifetime: TimeInterval = 3600
+
+    private struct Persisted: Codable {
+        var refreshTokens: [String: RefreshRecord] = [:]
+        var sessions: [String: SignInSession] = [:]
+        /// "userID|clientID" → consented permission keys.
+        var consents: [String: Set<String>] = [:]
+        /// userID → tokens issued before this are revoked (Graph's revokeSignInSessions).
+        var tokensValidFrom: [String: Date] = [:]
+        var signedUpUsers: [DirectoryUser] = []
+    }
+
+    private let file: URL?
+    private var persisted = Persisted()
+    private var transactions: [String: SignInTransaction] = [:]
+    private var codes: [String: CodeRecord] = [:]
+    private var redeemedCodes: [String: Date] = [:]
+    /// Warnings about state files that could not be read.
+    private(set) var warnings: [String] = []
+
+    init(stateDirectory: URL?) {
+        file = stateDirectory?.appending(path: "identity-state.json")
+        if let file {
+            let (value, warning) = StateFile.read(Persisted.self, from: file)
+            if let value { persisted = value }
+            if let warning { warnings.append(warning) }
+        }
+    }
+
+    /// B2C users created by sign-up in earlier runs.
+    var signedUpUsers: [DirectoryUser] { persisted.signedUpUsers }
+
+    private func save() {
+        guard let file else { return }
+        do {
+            try StateFile.writeAtomically(JSONEncoder.state.encode(persisted), to: file)
+        } catch {
+            warnings.append("Could not save \(file.path): \(error)")
+        }
+    }
+
+    // MARK: Transactions
+
+    func begin(_ request: AuthorizeRequest, now: Date) -> SignInTransaction {
+        transactions = transactions.filter { now.timeIntervalSince($0.value.createdAt) < Self.transactionLifetime }
+        let transaction = SignInTransaction(id: Identifiers.opaque(bytes: 24), request: request, createdAt: now)
+        transactions[transaction.id] = transaction
+        return transaction
+    }
+
+    func transaction(_ id: String) -> SignInTransaction? { transactions[id] }
+
+    func update(_ transaction: SignInTransaction) { transactions[transaction.id] = transaction }
+
+    func finish(_ id: String) { transactions[id] = nil }
+
+    // MARK: Codes
+
+    func issueCode(_ record: CodeRecord) -> String {
+        // Entra's codes start "0.A"; B2C's look like a JWE. Both are opaque to clients.
+        let prefix = record.grant.policy == nil ? "0.A" : "eyJraWQiOiJjcGltY29yZV8wOTI1MjAxNSIsInZlciI6IjEuMCIsInppcCI6IkRlZmxhdGUiLCJzZXIiOiIxLjAifQ."
+        let code = prefix + Identifiers.opaque(bytes: 48)
+        codes[Identifiers.digest(code)] = record
+        return code
+    }
+
+    /// Redeems a code once: a second attempt is `alreadyRedeemed`, a late one `expired`.
+    func redeemCode(_ code: String, now: Date) -> CodeOutcome {
+        let digest = Identifiers.digest(code)
+        if redeemedCodes[digest] != nil { return .alreadyRedeemed }
+        guard let record = codes.removeValue(forKey: digest) else { return .unknown }
+        redeemedCodes[digest] = now
+        redeemedCodes = redeemedCodes.filter { now.timeIntervalSince($0.value) < 86_400 }
+        if now.timeIntervalSince(record.issuedAt) > Self.codeLifetime { return .expired(record) }
+        return .valid(record)
+    }
+
+    // MARK: Refresh tokens
+
+    func issueRefreshToken(for grant: Grant, now: Date) -> String {
+        let token = (grant.policy == nil ? "1.A" : "eyJraWQiOiJjcGltY29yZV8wOTI1MjAxNSIsInZlciI6IjEuMCIsInppcCI6IkRlZmxhdGUiLCJzZXIiOiIxLjAifQ.")
+            + Identifiers.opaque(bytes: 64)
+        persisted.refreshTokens[Identifiers.digest(token)] = RefreshRecord(grant: grant, issuedAt: now, lastUsed: now)
+        save()
+        return token
+    }
+
+    /// Looks a refresh token up and marks it used. The old token stays valid after rotation, as on Entra.
+    func useRefreshToken(_ token: String, now: Date) -> RefreshOutcome {
+        let digest = Identifiers.digest(token)
+        guard var record = persisted.refreshTokens[digest] else { return .unknown }
+        if let validFrom = persisted.tokensValidFrom[record.grant.userID], record.issuedAt < validFrom {
+            return .revoked(record, validFrom: validFrom)
+        }
+        let limit = record.grant.policy == nil ? Self.refreshInactivity : Self.b2cRefreshLifetime
+        let reference = record.grant.policy == nil ? record.lastUsed : record.issuedAt
+        if now.timeIntervalSince(reference) > limit { return .inactive(record) }
+        record.lastUsed = now
+        persisted.refreshTokens[digest] = record
+        save()
+        return .valid(record)
+    }
+
+    /// Revokes every refresh token and session of a user (Graph's `revokeSignInSessions`). The
+    /// records stay, so a revoked token is told apart from a made-up one.
+    func revokeSignInSessions(userID: String, now: Date) {
+        persisted.tokensValidFrom[userID] = now
+        persisted.sessions = persisted.sessions.filter { $0.value.userID != userID }
+        save()
+    }
+
+    // MARK: Sessions
+
+    func createSession(_ session: SignInSession) -> String {
+        let cookie = Identifiers.opaque(bytes: 32)
+        persisted.sessions[Identifiers.digest(cookie)] = session
+        save()
+        return cookie
+    }
+
+    func session(cookie: String) -> SignInSession? { persisted.sessions[Identifiers.digest(cookie)] }
+
+    func endSession(cookie: String) {
+        persisted.sessions[Identifiers.digest(cookie)] = nil
+        save()
+    }
+
+    // MARK: Consent
+
+    func consentedPermissions(userID: String, clientID: String) -> Set<String> {
+        persisted.consents["\(userID)|\(clientID)"] ?? []
+    }
+
+    func grantConsent(_ permissions: Set<String>, userID: String, clientID: String) {
+        persisted.consents["\(userID)|\(clientID)", default: []].formUnion(permissions)
+        save()
+    }
+
+    // MARK: B2C sign-up
+
+    func recordSignUp(_ user: DirectoryUser) {
+        persisted.signedUpUsers.append(user)
+        save()
+    }
+
+    func recordPasswordChange(_ user: DirectoryUser) {
+        if let index = persisted.signedUpUsers.firstIndex(where: { $0.id == user.id }) {
+            persisted.signedUpUsers[index] = user
+        } else {
+            persisted.signedUpUsers.append(user)
+        }
+        save()
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+
+/// One trip through the sign-in pages, from `/authorize` to the redirect. The pages carry only its
+/// id (`ctx`); every step's outcome is kept here, so a form cannot claim a step it did not pass.
+struct SignInTransaction: Sendable {
+    let id: String
+    let request: AuthorizeRequest
+    let createdAt: Date
+    /// The user named on the username page (or by the session).
+    var userID: String?
+    var passwordVerified = false
+    /// The SMS code sent for this transaction.
+    var smsCode: String?
+    var smsVerified = false
+    /// "Stay signed in?" answered.
+    var staySignedIn: Bool?
+    var consentGiven = false
+    /// Set when the user came from the session cookie (single sign-on).
+    var fromSession = false
+    /// B2C sign-up created this user.
+    var newUser = false
+    /// B2C password reset: the email being verified, the code sent to it, and whether it matched.
+    var resetEmail: String?
+    var resetCode: String?
+    var resetVerified = false
+
+    var methods: [String] { smsVerified ? ["pwd", "mfa"] : ["pwd"] }
+}
+
+/// A browser's sign-in session: what the session cookie (`ESTSAUTH`, `x-ms-cpim-sso:…`) points to.
+struct SignInSession: Codable, Sendable {
+    var userID: String
+    var tenantID: String
+    var authTime: Date
+    var methods: [String]
+    /// "Stay signed in?" → Yes: the cookie outlives the browser session.
+    var persistent: Bool
+    /// The `sid` claim.
+    var sessionID: String
+}

@@ -1,0 +1,32 @@
+import Foundation
+
+/// Where the emulator reads the time. Tests move it forward to expire codes, tokens and
+/// refresh tokens without waiting.
+public final class EmulatorClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var offset: TimeInterval = 0
+
+    public init() {}
+
+    /// The current time, shifted by every ``advance(by:)`` so far.
+    public var now: Date { lock.withLock { Date().addingTimeInterval(offset) } }
+
+    /// Moves the clock forward (e.g. 11 minutes to expire an authorization code).
+    public func advance(by interval: TimeInterval) { lock.withLock { offset += interval } }
+}
+
+extension Date {
+    /// Entra's timestamp form in error texts: `2026-11-22 10:00:48Z`.
+    var entraTimestamp: String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: self)
+        func two(_ value: Int?) -> String { String(value ?? 0).leftPadded(to: 2) }
+        return "\(c.year ?? 1970)-\(two(c.month))-\(two(c.day)) \(two(c.hour)):\(two(c.minute)):\(two(c.second))Z"
+    }
+
+    /// Graph's `innerError.date` form: `2026-11-22T10:00:48`.
+    var graphTimestamp: String { entraTimestamp.replacingOccurrences(of: " ", with: "T").replacingOccurrences(of: "Z", with: "") }
+
+    var epochSeconds: Int { Int(timeIntervalSince1970) }
+}

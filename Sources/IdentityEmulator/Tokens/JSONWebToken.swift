@@ -1,0 +1,37 @@
+import Crypto
+import Foundation
+import _CryptoExtras
+
+/// RS256 JSON Web Tokens: signing what the emulator issues, and checking bearer tokens that come
+/// back to Graph and the task API.
+enum JSONWebToken {
+    /// `header.payload.signature`, signed with RSASSA-PKCS1-v1_5 / SHA-256.
+    static func sign(header: JSON, claims: JSON, with key: SigningKey) throws -> String {
+        let input = Base64URL.encode(header.data) + "." + Base64URL.encode(claims.data)
+        let signature = try key.privateKey.signature(for: SHA256.hash(data: Data(input.utf8)), padding: .insecurePKCS1v1_5)
+        return input + "." + Base64URL.encode(signature.rawRepresentation)
+    }
+
+    /// Why a bearer token is refused.
+    enum Failure: Error, Equatable {
+        /// Not three base64url parts of JSON.
+        case malformed
+        /// Not signed by the emulator's key.
+        case badSignature
+    }
+
+    /// The claims of a token signed by `key`.
+    static func verify(_ token: String, with key: SigningKey) throws(Failure) -> [String: Any] {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3,
+              let headerData = Base64URL.decode(parts[0]), JSON.parseObject(headerData) != nil,
+              let payloadData = Base64URL.decode(parts[1]), let claims = JSON.parseObject(payloadData),
+              let signatureData = Base64URL.decode(parts[2])
+        else { throw .malformed }
+        let input = Data("\(parts[0]).\(parts[1])".utf8)
+        let signature = _RSA.Signing.RSASignature(rawRepresentation: signatureData)
+        guard key.privateKey.publicKey.isValidSignature(signature, for: SHA256.hash(data: input), padding: .insecurePKCS1v1_5)
+        else { throw .badSignature }
+        return claims
+    }
+}

@@ -1,0 +1,71 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+import _CryptoExtras
+
+/// The RSA key that signs every token, with the self-signed certificate JWKS publishes in `x5c`.
+/// `kid` equals `x5t` (the certificate's SHA-1 thumbprint), as on Entra. Kept in the state
+/// directory so tokens stay valid across restarts.
+struct SigningKey: Sendable {
+    let privateKey: _RSA.Signing.PrivateKey
+    /// The certificate's DER bytes (`x5c`).
+    let certificateDER: [UInt8]
+    /// `kid` and `x5t`.
+    let keyID: String
+
+    init(privateKey: _RSA.Signing.PrivateKey, certificate: Certificate) throws {
+        self.privateKey = privateKey
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        certificateDER = serializer.serializedBytes
+        keyID = Base64URL.encode(Insecure.SHA1.hash(data: certificateDER))
+    }
+
+    /// Loads the key from `directory`, or creates one (and saves it there when a directory is given).
+    static func loadOrCreate(in directory: URL?, now: Date) throws -> SigningKey {
+        let keyFile = directory?.appending(path: "signing-key.pem")
+        let certificateFile = directory?.appending(path: "signing-certificate.pem")
+        if let keyFile, let certificateFile,
+           let keyPEM = try? String(contentsOf: keyFile, encoding: .utf8),
+           let certificatePEM = try? String(contentsOf: certificateFile, encoding: .utf8) {
+            do {
+                return try SigningKey(
+                    privateKey: _RSA.Signing.PrivateKey(pemRepresentation: keyPEM),
+                    certificate: Certificate(pemEncoded: certificatePEM))
+            } catch {
+                throw EmulatorConfigurationError("The signing key in \(keyFile.path) cannot be read (\(error)). Move it away to start with a new key.")
+            }
+        }
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let name = try DistinguishedName { CommonName("accounts.accesscontrol.windows.net") }
+        let certificate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey),
+            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(5 * 365 * 86_400),
+            issuer: name, subject: name, signatureAlgorithm: .sha256WithRSAEncryption, extensions: .init(),
+            issuerPrivateKey: .init(key))
+        let signingKey = try SigningKey(privateKey: key, certificate: certificate)
+        if let keyFile, let certificateFile {
+            try StateFile.writeAtomically(Data(key.pemRepresentation.utf8), to: keyFile)
+            try StateFile.writeAtomically(Data(certificate.serializeAsPEM().pemString.utf8), to: certificateFile)
+        }
+        return signingKey
+    }
+
+    /// The JWK: `kty`, `use`, `kid`, `x5t`, `n`, `e`, `x5c`, and `issuer` when given (Entra publishes
+    /// a per-key issuer; B2C publishes none, and no certificate).
+    func jwk(issuer: String?, b2c: Bool) -> JSON {
+        let primitives = try? privateKey.publicKey.getKeyPrimitives()
+        let n = primitives.map { Base64URL.encode($0.modulus) } ?? ""
+        let e = primitives.map { Base64URL.encode($0.publicExponent) } ?? "AQAB"
+        if b2c {
+            return .object([("kid", .string(keyID)), ("nbf", .int(1_493_763_266)), ("use", .string("sig")),
+                            ("kty", .string("RSA")), ("e", .string(e)), ("n", .string(n))])
+        }
+        return .members([
+            ("kty", .string("RSA")), ("use", .string("sig")), ("kid", .string(keyID)), ("x5t", .string(keyID)),
+            ("n", .string(n)), ("e", .string(e)), ("x5c", .array([.string(Data(certificateDER).base64EncodedString())])),
+            ("issuer", issuer.map(JSON.string)),
+        ])
+    }
+}

@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import IdentityEmulator
+
+/// `identity-emulator`: the local Microsoft identity platform, Graph users API and B2C task API.
+///
+/// Its first line on stdout is `identity-emulator listening on <base URL>`; with `--tls` the
+/// second is `ca-certificate <path>`. One-time codes are printed as `mfa-code <user> <code>`.
+@main
+struct IdentityEmulatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "identity-emulator",
+        abstract: "A local Microsoft identity platform (Entra v2.0 + B2C), Graph users API and B2C task API.",
+        discussion: """
+            Demo accounts (password Passw0rd!): alex@contoso.onmicrosoft.com, megan@contoso.onmicrosoft.com (SMS code, \
+            printed as 'mfa-code <user> <code>'); B2C tenant fabrikamb2c: sam@example.com, kim@example.com.
+            """)
+
+    @Option(help: "Address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on (0 = any free port).")
+    var port = 0
+
+    @Flag(help: "Serve HTTPS with a local CA created once in the state directory.")
+    var tls = false
+
+    @Option(name: .customLong("state-dir"), help: "Keep refresh tokens, sessions, consents, sign-ups, tasks and keys here.")
+    var stateDirectory: String?
+
+    @Option(help: "How many Contoso users (the demo accounts included).")
+    var users = 300
+
+    @Option(help: "Seed for the generated directory: the same seed gives the same users.")
+    var seed = "sesame"
+
+    @Option(name: .customLong("client"), help: ArgumentHelp("Register a public client: ID=REDIRECT_URI[,REDIRECT_URI…] (repeatable).", valueName: "ID=URI"))
+    var clients: [String] = []
+
+    @Flag(help: "Show one-time codes on the pages too (they are always printed on stdout).")
+    var demo = false
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        guard users >= 0 else { throw ValidationError("--users must be 0 or more.") }
+        for client in clients {
+            do { _ = try ClientRegistration.parse(commandLine: client) } catch { throw ValidationError("\(error)") }
+        }
+    }
+
+    func run() async throws {
+        var configuration = EmulatorConfiguration()
+        configuration.host = host
+        configuration.port = port
+        configuration.tls = tls
+        configuration.stateDirectory = stateDirectory.map { URL(filePath: $0) }
+        configuration.userCount = users
+        configuration.seed = seed
+        configuration.extraClients = try clients.map(ClientRegistration.parse(commandLine:))
+        configuration.demoMode = demo
+        configuration.announce = { line in Self.say(line) }
+
+        let emulator: IdentityEmulator
+        do {
+            emulator = try await IdentityEmulator(configuration: configuration)
+        } catch {
+            FileHandle.standardError.write(Data("identity-emulator: \(error)\n".utf8))
+            throw ExitCode.failure
+        }
+        for warning in await emulator.warnings {
+            FileHandle.standardError.write(Data("identity-emulator: \(warning)\n".utf8))
+        }
+        do {
+            try await emulator.run { base, caCertificate in
+                Self.say("identity-emulator listening on \(base.absoluteString)")
+                if let caCertificate { Self.say("ca-certificate \(caCertificate)") }
+            }
+        } catch {
+            FileHandle.standardError.write(Data("identity-emulator: cannot serve on \(host):\(port): \(error)\n".utf8))
+            throw ExitCode.failure
+        }
+    }
+
+    /// One line on stdout, written at once (tools read these lines while the emulator runs).
+    static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}

@@ -1,0 +1,217 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Synchronization
+import Testing
+import _CryptoExtras
+
+@testable import IdentityEmulator
+
+/// The bundled clients' ids and redirect URIs, as in Resources/settings.
+enum Clients {
+    static let directory = "6731de76-14a6-49ae-97bc-6eba6914391e"
+    static let me = "66855f8a-60cd-445e-a9bb-8cd8eadbd3fa"
+    static let tasks = "90c0fe63-bcf2-44d5-8fb7-b8bbc0b29dc6"
+    static let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
+    static let b2cNativeClient = "https://fabrikamb2c.b2clogin.com/oauth2/nativeclient"
+}
+
+/// Lines the emulator announces (`mfa-code …`), collected for the test.
+final class Announcements: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append($0.isEmpty ? line : line) } }
+    var all: [String] { lines.withLock { $0 } }
+    /// The last one-time code announced for a user.
+    func code(for user: String) -> String? {
+        all.last { $0.hasPrefix("mfa-code \(user) ") }.map { String($0.split(separator: " ")[2]) }
+    }
+}
+
+/// An emulator on Hummingbird's router test framework, plus a tiny browser (cookies, forms) to
+/// walk its sign-in pages.
+struct EmulatorFixture {
+    let emulator: IdentityEmulator
+    let announcements: Announcements
+    let clock: EmulatorClock
+    static let base = URL(string: "http://127.0.0.1:8400")!
+
+    init(users: Int = 60, stateDirectory: URL? = nil, extraClients: [ClientRegistration] = [], demo: Bool = false) async throws {
+        var configuration = EmulatorConfiguration()
+        configuration.userCount = users
+        configuration.stateDirectory = stateDirectory
+        configuration.extraClients = extraClients
+        configuration.demoMode = demo
+        let announcements = Announcements()
+        configuration.announce = { announcements.append($0) }
+        clock = configuration.clock
+        self.announcements = announcements
+        emulator = try await IdentityEmulator(configuration: configuration, base: Self.base)
+    }
+
+    /// Runs `body` with a browser against the router.
+    func withBrowser<T: Sendable>(_ body: @Sendable (Browser) async throws -> T) async throws -> T {
+        let app = Application(router: emulator.router())
+        return try await app.test(.router) { client in
+            try await body(Browser(client: client, announcements: announcements))
+        }
+    }
+}
+
+/// A minimal browser: a cookie jar, GET/POST, and helpers that read Microsoft-shaped pages.
+final class Browser: @unchecked Sendable {
+    let client: any TestClientProtocol
+    let announcements: Announcements
+    private var cookies: [String: String] = [:]
+
+    init(client: any TestClientProtocol, announcements: Announcements) {
+        self.client = client
+        self.announcements = announcements
+    }
+
+    struct Page {
+        let status: HTTPResponse.Status
+        let headers: HTTPFields
+        let text: String
+        var location: String? { headers[.location] }
+
+        /// A hidden field's value (`ctx`).
+        func hidden(_ name: String) -> String? {
+            firstMatch(#"name="\#(name)" value="([^"]*)""#)
+        }
+
+        func contains(_ fragment: String) -> Bool { text.contains(fragment) }
+
+        func firstMatch(_ pattern: String) -> String? {
+            guard let regex = try? NSRegularExpression(pattern: pattern),
+                  let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+                  let range = Range(match.range(at: 1), in: text) else { return nil }
+            return String(text[range])
+        }
+
+        /// The redirect's parameters (query or fragment), decoded.
+        var redirectFields: [String: String] {
+            guard let location, let separator = location.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return [:] }
+            return Dictionary(FormFields(encoded: location[location.index(after: separator)...]).pairs.map { ($0.name, $0.value) }) { a, _ in a }
+        }
+
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:] }
+    }
+
+    func get(_ uri: String, headers: HTTPFields = [:]) async throws -> Page {
+        try await send(uri, method: .get, headers: headers, body: nil)
+    }
+
+    func post(_ uri: String, form: [(String, String)], headers: HTTPFields = [:]) async throws -> Page {
+        var fields = headers
+        fields[.contentType] = "application/x-www-form-urlencoded"
+        return try await send(uri, method: .post, headers: fields, body: FormFields(form).encoded)
+    }
+
+    func send(_ uri: String, method: HTTPRequest.Method, headers: HTTPFields, body: String?) async throws -> Page {
+        var fields = headers
+        if !cookies.isEmpty { fields[.cookie] = cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
+        let response = try await client.executeRequest(uri: uri, method: method, headers: fields, body: body.map { ByteBuffer(string: $0) })
+        for header in response.headers[values: .setCookie] {
+            let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
+            guard pair.count == 2 else { continue }
+            if pair[1].isEmpty || header.contains("Max-Age=0") { cookies[String(pair[0])] = nil } else { cookies[String(pair[0])] = String(pair[1]) }
+        }
+        return Page(status: response.status, headers: response.headers, text: String(buffer: response.body))
+    }
+
+    func forgetCookies() { cookies = [:] }
+
+    // MARK: The tutorial flow
+
+    static func authorizeURI(
+        tenant: String = "common", client: String = Clients.directory, redirect: String = Clients.nativeClient,
+        scope: String = "openid profile offline_access User.Read User.ReadBasic.All", state: String? = "state-123",
+        nonce: String? = "nonce-456", challenge: String? = ProofKey.challenge, method: String? = "S256", extra: [(String, String)] = []
+    ) -> String {
+        var fields = FormFields([("client_id", client), ("response_type", "code"), ("redirect_uri", redirect), ("scope", scope)])
+        if let state { fields.append("state", state) }
+        if let nonce { fields.append("nonce", nonce) }
+        if let challenge { fields.append("code_challenge", challenge) }
+        if let method { fields.append("code_challenge_method", method) }
+        for (name, value) in extra { fields.append(name, value) }
+        return "/\(tenant)/oauth2/v2.0/authorize?\(fields.encoded)"
+    }
+
+    /// Walks username → password (→ SMS) → "Stay signed in?" (→ consent) and returns the redirect.
+    func signIn(
+        _ user: String, password: String = "Passw0rd!", authorize uri: String = Browser.authorizeURI(), tenant: String = "common",
+        consent: Bool = true
+    ) async throws -> Page {
+        var page = try await get(uri)
+        guard let ctx = page.hidden("ctx") else { return page }
+        page = try await post("/\(tenant)/login", form: [("ctx", ctx), ("step", "username"), ("loginfmt", user)])
+        page = try await post("/\(tenant)/login", form: [("ctx", ctx), ("step", "password"), ("passwd", password)])
+        if page.contains("idTxtBx_SAOTCC_OTC") {
+            let code = try #require(announcements.code(for: user))
+            page = try await post("/\(tenant)/login", form: [("ctx", ctx), ("step", "otc"), ("otc", code)])
+        }
+        if page.contains("KmsiCheckboxField") {
+            page = try await post("/\(tenant)/login", form: [("ctx", ctx), ("step", "kmsi"), ("kmsi", "yes")])
+        }
+        if page.contains("permissionList") {
+            page = try await post("/\(tenant)/login", form: [("ctx", ctx), ("step", "consent"), ("consent", consent ? "accept" : "cancel")])
+        }
+        return page
+    }
+
+    /// Redeems a code at the token endpoint.
+    func redeem(
+        _ code: String, tenant: String = "common", client: String = Clients.directory, redirect: String = Clients.nativeClient,
+        verifier: String = ProofKey.verifier, extra: [(String, String)] = []
+    ) async throws -> Page {
+        try await post("/\(tenant)/oauth2/v2.0/token", form: [
+            ("client_id", client), ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect),
+            ("code_verifier", verifier), ("client_info", "1"),
+        ] + extra)
+    }
+
+    func refresh(_ token: String, tenant: String = "common", client: String = Clients.directory, scope: String? = nil) async throws -> Page {
+        var form = [("client_id", client), ("grant_type", "refresh_token"), ("refresh_token", token)]
+        if let scope { form.append(("scope", scope)) }
+        return try await post("/\(tenant)/oauth2/v2.0/token", form: form)
+    }
+
+    /// Signs alex (or `user`) in and returns the token response.
+    func tokens(for user: String = "alex@contoso.onmicrosoft.com", scope: String = "openid profile offline_access User.Read User.ReadBasic.All") async throws -> [String: Any] {
+        let redirect = try await signIn(user, authorize: Browser.authorizeURI(scope: scope))
+        let code = try #require(redirect.redirectFields["code"])
+        return try await redeem(code).json
+    }
+}
+
+/// RFC 7636's example pair.
+enum ProofKey {
+    static let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+    static let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+}
+
+/// Decodes a JWT's header and claims (no verification).
+func jwtParts(_ token: String) throws -> (header: [String: Any], claims: [String: Any]) {
+    let parts = token.split(separator: ".")
+    try #require(parts.count == 3)
+    func object(_ part: Substring) throws -> [String: Any] {
+        let data = try #require(Base64URL.decode(part))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+    return (try object(parts[0]), try object(parts[1]))
+}
+
+/// Verifies a JWT's RS256 signature against a JWKS key (`n`, `e`), as a client would.
+func verifySignature(_ token: String, jwk: [String: Any]) throws -> Bool {
+    let parts = token.split(separator: ".")
+    let nText = try #require(jwk["n"] as? String)
+    let eText = try #require(jwk["e"] as? String)
+    let n = try #require(Base64URL.decode(nText))
+    let e = try #require(Base64URL.decode(eText))
+    let key = try _RSA.Signing.PublicKey(n: n, e: e)
+    let signatureBytes = try #require(Base64URL.decode(parts[2]))
+    let signature = _RSA.Signing.RSASignature(rawRepresentation: signatureBytes)
+    return key.isValidSignature(signature, for: SHA256.hash(data: Data("\(parts[0]).\(parts[1])".utf8)), padding: .insecurePKCS1v1_5)
+}

@@ -1,0 +1,124 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOSSL
+import Testing
+
+@testable import IdentityEmulator
+
+/// The real executable on a free port: its command-line contract, TLS, the wire, and Microsoft's
+/// own MSAL library against it.
+@Suite("identity-emulator on the wire", .serialized)
+struct WireTests {
+    static func temporaryDirectory() -> URL {
+        let url = FileManager.default.temporaryDirectory.appending(path: "identity-emulator-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test("the first line names the base URL; with --tls the second names the CA, and HTTPS verifies against it")
+    func commandLineContractAndTLS() async throws {
+        let state = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let emulator = try EmulatorProcess(["--port", "0", "--tls", "--state-dir", state.path, "--users", "50"])
+        defer { emulator.stop() }
+        let first = try #require(emulator.readLine())
+        #expect(first.range(of: #"^identity-emulator listening on https://127\.0\.0\.1:\d+$"#, options: .regularExpression) != nil, "\(first)")
+        let second = try #require(emulator.readLine())
+        #expect(second == "ca-certificate \(state.appending(path: "ca-certificate.pem").path)")
+        let base = String(first.split(separator: " ").last!)
+
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file(state.appending(path: "ca-certificate.pem").path)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+        let response = try await client.execute(HTTPClientRequest(url: "\(base)/common/v2.0/.well-known/openid-configuration"), timeout: .seconds(10))
+        #expect(response.status.code == 200)
+        let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
+        #expect(body.contains(#""issuer":"\#(base)/{tenantid}/v2.0""#))
+        try await client.shutdown()
+
+        // Without the CA, a client refuses the server: TLS is real, not bypassed.
+        let strict = HTTPClient(eventLoopGroupProvider: .singleton)
+        await #expect(throws: (any Error).self) {
+            _ = try await strict.execute(HTTPClientRequest(url: "\(base)/common/v2.0/.well-known/openid-configuration"), timeout: .seconds(10))
+        }
+        try await strict.shutdown()
+    }
+
+    @Test("a bad --client is refused with a message that says what to write")
+    func badClientOption() throws {
+        let emulator = try EmulatorProcess(["--client", "just-an-id"])
+        emulator.process.waitUntilExit()
+        #expect(emulator.process.terminationStatus != 0)
+        #expect(emulator.standardError.contains("--client needs ID=REDIRECT_URI"))
+    }
+
+    @Test("megan's SMS code is printed on stdout as `mfa-code <user> <code>`, and a reason phrase crosses the wire")
+    func mfaCodeLine() async throws {
+        let emulator = try EmulatorProcess(["--port", "0", "--users", "20"])
+        defer { emulator.stop() }
+        let base = String(try #require(emulator.readLine()).split(separator: " ").last!)
+        let client = HTTPClient.shared
+        let authorize = "\(base)/common/oauth2/v2.0/authorize?client_id=\(Clients.directory)&response_type=code&redirect_uri=\(FormFields.encode(Clients.nativeClient))&scope=openid"
+        let page = String(buffer: try await client.execute(HTTPClientRequest(url: authorize), timeout: .seconds(10)).body.collect(upTo: 1 << 20))
+        let ctx = try #require(page.range(of: #"name="ctx" value="[^"]*""#, options: .regularExpression).map { page[$0].split(separator: "\"")[3] })
+        for form in ["step=username&loginfmt=megan%40contoso.onmicrosoft.com", "step=password&passwd=Passw0rd%21"] {
+            var request = HTTPClientRequest(url: "\(base)/common/login")
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            request.body = .bytes(ByteBuffer(string: "ctx=\(ctx)&\(form)"))
+            _ = try await client.execute(request, timeout: .seconds(10)).body.collect(upTo: 1 << 20)
+        }
+        let line = try #require(emulator.readLine())
+        #expect(line.range(of: #"^mfa-code megan@contoso\.onmicrosoft\.com \d{6}$"#, options: .regularExpression) != nil, "\(line)")
+
+        var tasks = HTTPClientRequest(url: "\(base)/api/tasks")
+        tasks.headers.add(name: "Authorization", value: "Bearer not-a-token")
+        let refused = try await client.execute(tasks, timeout: .seconds(10))
+        #expect(refused.status.code == 401)
+    }
+
+    @Test("Microsoft's MSAL for Python signs in (auth code + PKCE + nonce + client_info), gets a silent token from its cache, and refreshes")
+    func msalPython() async throws {
+        let python = try Self.msalPython()
+        let state = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        let clientID = "5e1d7f10-3c2b-4b7a-9f0e-0d1c2b3a4f5e"
+        let emulator = try EmulatorProcess(["--port", "0", "--tls", "--state-dir", state.path, "--users", "50", "--client", "\(clientID)=http://localhost"])
+        defer { emulator.stop() }
+        let base = String(try #require(emulator.readLine()).split(separator: " ").last!)
+        let ca = String(try #require(emulator.readLine()).dropFirst("ca-certificate ".count))
+
+        let script = Process()
+        script.executableURL = python
+        script.arguments = [EmulatorProcess.repositoryRoot.appending(path: "Tests/IdentityEmulatorTests/MSAL/msal_sign_in.py").path, clientID]
+        var environment = ProcessInfo.processInfo.environment
+        environment["EMULATOR_URL"] = base
+        environment["REQUESTS_CA_BUNDLE"] = ca
+        script.environment = environment
+        let output = Pipe()
+        let errors = Pipe()
+        script.standardOutput = output
+        script.standardError = errors
+        try script.run()
+        let stdout = output.fileHandleForReading.readDataToEndOfFile()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        script.waitUntilExit()
+        #expect(script.terminationStatus == 0, "MSAL: \(stderr)")
+        let result = try #require(try JSONSerialization.jsonObject(with: stdout) as? [String: Any], "\(stderr)")
+        #expect(result["signed_in"] as? String == "alex@contoso.onmicrosoft.com")
+        #expect(result["home_account_id"] as? String == "4c1b9a54-7f4e-4f2b-9a5f-2a0c6c1d7e01.\(Tenant.contoso.id)")
+        #expect(result["silent_source"] as? String == "cache")
+        #expect(result["refreshed_source"] as? String == "identity_provider")
+        #expect(result["me_status"] as? Int == 200)
+        #expect(result["me"] as? String == "Alex Wilber")
+    }
+
+    /// A Python with `msal`: `$SESAME_MSAL_PYTHON`, or the venv `make test` creates.
+    static func msalPython() throws -> URL {
+        let configured = ProcessInfo.processInfo.environment["SESAME_MSAL_PYTHON"].map { URL(filePath: $0) }
+        let venv = EmulatorProcess.repositoryRoot.appending(path: ".build/msal-venv/bin/python")
+        return try #require([configured, venv].compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0.path) },
+                            "No Python with msal: run `make test` (it creates .build/msal-venv with msal from PyPI) or set SESAME_MSAL_PYTHON.")
+    }
+}
