@@ -7,8 +7,11 @@ DEBIAN_PACKAGES := libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev xvfb xauth
                    libsecret-tools pkg-config
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
+# Microsoft's MSAL for Python, the client the emulator's wire tests sign in with (from PyPI).
+MSAL_VERSION := 1.39.0
+MSAL_VENV := .build/msal-venv
 
-.PHONY: deps build run test bench install clean
+.PHONY: deps build run test bench emulator install clean
 
 ## deps: install the Debian packages that are missing (apt-get update once, then non-interactive installs)
 deps:
@@ -31,9 +34,27 @@ run: build
 	swift run $(SWIFT_BUILD_FLAGS) sesame accounts
 
 ## test: build and pass every test, inside a private D-Bus session with an unlocked gnome-keyring
-test: deps
+test: deps $(MSAL_VENV)/.msal-$(MSAL_VERSION)
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
-	scripts/test-session.sh swift test --skip-build $(SWIFT_BUILD_FLAGS)
+	SESAME_MSAL_PYTHON=$(CURDIR)/$(MSAL_VENV)/bin/python scripts/test-session.sh swift test --skip-build $(SWIFT_BUILD_FLAGS)
+
+## the Python virtual environment with MSAL (python3 -m venv needs Debian's python3-venv when python3 is Debian's)
+$(MSAL_VENV)/.msal-$(MSAL_VERSION):
+	@command -v python3 >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3; }
+	@python3 -m venv $(MSAL_VENV) 2>/dev/null || { rm -rf $(MSAL_VENV); $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && python3 -m venv $(MSAL_VENV); }
+	$(MSAL_VENV)/bin/pip install -q --disable-pip-version-check "msal==$(MSAL_VERSION)"
+	@touch $@
+
+## emulator: run the identity emulator on port 8400 with one-time codes shown on its pages
+emulator: build
+	swift run $(SWIFT_BUILD_FLAGS) identity-emulator --port 8400 --demo
+
+## bench: release builds, then identity-emulator --users 100000: start time and startswith search latency
+bench: deps
+	swift build -c release --product identity-emulator
+	swift build -c release --product emulator-bench
+	.build/release/emulator-bench .build/release/identity-emulator
 
 clean:
 	rm -rf .build
