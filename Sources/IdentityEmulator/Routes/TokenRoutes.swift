@@ -98,10 +98,9 @@ extension IdentityEmulator {
             return fail(b2c ? .b2cGrantRevoked : .entra("invalid_grant", 50034, "The user account does not exist in the directory."))
         }
 
-        var issued = grant
-        issued.scope = grantType == "authorization_code" ? grant.scope : grant.scope
+        // A rotated refresh token carries the grant's scopes, not the narrower ones of this request.
         let refreshToken = scopes.wantsRefreshToken || ScopeRequest.wantsRefresh(grant.scope)
-            ? await state.issueRefreshToken(for: issued, now: now) : nil
+            ? await state.issueRefreshToken(for: grant, now: now) : nil
         let body = try issuer.response(
             for: grant, user: user, tenant: endpoint.tenant, scopes: scopes, requestedScope: requestedScope,
             nonce: grantType == "authorization_code" ? nonce : nil, clientInfo: form["client_info"] == "1",

@@ -21,7 +21,7 @@ enum Clients {
 /// Lines the emulator announces (`mfa-code …`), collected for the test.
 final class Announcements: Sendable {
     private let lines = Mutex<[String]>([])
-    func append(_ line: String) { lines.withLock { $0.append($0.isEmpty ? line : line) } }
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
     var all: [String] { lines.withLock { $0 } }
     /// The last one-time code announced for a user.
     func code(for user: String) -> String? {
