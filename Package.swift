@@ -100,6 +100,15 @@ let package = Package(
             dependencies: ["SesameKeyring", "SesameCore"]
         ),
         .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "SesameCore",
+                "IdentityEmulator",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
             name: "IdentityEmulatorTests",
             dependencies: [
                 "IdentityEmulator",

@@ -65,7 +65,8 @@ struct SettingsTests {
             #expect(settings.clientID == "6731de76-14a6-49ae-97bc-6eba6914391e")
             #expect(settings.graphBaseURL.absoluteString == "https://graph.microsoft.com/v1.0/")
             #expect(settings.accountType == "myGraphService")
-            #expect(settings.accountConfiguration.scopes == ["openid", "offline_access", "User.Read"])
+            // `profile` joins `openid`, as MSAL adds it: v2.0 id_tokens name no one without it.
+            #expect(settings.accountConfiguration.scopes == ["openid", "profile", "offline_access", "User.Read"])
             #expect(settings.accountConfiguration.authorizationURL.absoluteString == "https://login.microsoftonline.com/common/oauth2/v2.0/authorize")
         }
     }
@@ -133,5 +134,32 @@ struct SettingsTests {
         #expect(throws: SettingsError(file: "x.plist", key: nil, problem: .unknownShape)) {
             try SampleSettings.parse(plist("<key>colour</key><string>blue</string>"), file: "x.plist")
         }
+    }
+}
+
+@Suite("Settings pointed at an emulator")
+struct EmulatorSettingsTests {
+    @Test("every service URL moves to the emulator's origin with its path and query; the redirect URI stays")
+    func pointedAtEmulator() throws {
+        let resources = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../Resources/settings").standardized
+        let base = URL(string: "http://127.0.0.1:8400")!
+
+        guard case .b2c(let b2c) = try SampleSettings.load(contentsOf: resources.appending(path: "tasks.plist")).pointed(at: base) else {
+            Issue.record("tasks.plist is not the B2C shape")
+            return
+        }
+        #expect(b2c.authorizationURL.absoluteString == "http://127.0.0.1:8400/fabrikamb2c.onmicrosoft.com/oauth2/v2.0/authorize?p=B2C_1_SignUpSignIn")
+        #expect(b2c.tokenURL.absoluteString == "http://127.0.0.1:8400/fabrikamb2c.onmicrosoft.com/oauth2/v2.0/token?p=B2C_1_SignUpSignIn")
+        #expect(b2c.loginURL.absoluteString == "http://127.0.0.1:8400/fabrikamb2c.onmicrosoft.com/login")
+        #expect(b2c.taskAPI.absoluteString == "http://127.0.0.1:8400")
+        #expect(b2c.redirectURI.absoluteString == "https://fabrikamb2c.b2clogin.com/oauth2/nativeclient")
+
+        guard case .msal(let msal) = try SampleSettings.load(contentsOf: resources.appending(path: "me.plist")).pointed(at: base) else {
+            Issue.record("me.plist is not the MSAL shape")
+            return
+        }
+        #expect(msal.graphURI.absoluteString == "http://127.0.0.1:8400/v1.0/me/")
+        #expect(msal.accountConfiguration.authorizationURL.absoluteString == "http://127.0.0.1:8400/common/oauth2/v2.0/authorize")
+        #expect(msal.accountConfiguration.redirectURL.absoluteString == "https://login.microsoftonline.com/common/oauth2/nativeclient")
     }
 }

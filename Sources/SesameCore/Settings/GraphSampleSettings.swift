@@ -40,8 +40,14 @@ public struct GraphSampleSettings: Sendable, Hashable {
     }
 
     /// The store configuration: the seed's `setClientID:secret:authorizationURL:tokenURL:redirectURL:forAccountType:`.
+    /// `profile` is added when `openid` is asked for, as MSAL does: without it the v2.0 id_token
+    /// carries no `name`, `preferred_username` or `oid`, and the account would have no name.
     public var accountConfiguration: AccountConfiguration {
-        AccountConfiguration(
+        var scopes = scopes
+        if scopes.contains("openid"), !scopes.contains("profile") {
+            scopes.insert("profile", at: scopes.firstIndex(of: "openid")! + 1)
+        }
+        return AccountConfiguration(
             clientID: clientID,
             scopes: scopes,
             authorizationURL: authority.appending(path: "oauth2/v2.0/authorize"),
