@@ -29,9 +29,9 @@ deps:
 build: deps
 	swift build $(SWIFT_BUILD_FLAGS)
 
-## run: build and run the app (today: the headless account commands on the bundled sample settings)
+## run: the identity emulator on a free port and the app against it; the emulator stops with the app
 run: build
-	swift run $(SWIFT_BUILD_FLAGS) sesame accounts
+	WEBKIT_DISABLE_COMPOSITING_MODE=$${WEBKIT_DISABLE_COMPOSITING_MODE-1} scripts/run-with-emulator.sh "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)"
 
 ## test: build and pass every test, inside a private D-Bus session with an unlocked gnome-keyring
 test: deps $(MSAL_VENV)/.msal-$(MSAL_VERSION)

@@ -50,10 +50,20 @@ let package = Package(
             dependencies: [
                 "SesameCore",
                 "SesameKeyring",
+                "SesameGtk",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: []
+        ),
+        .systemLibrary(
+            name: "CGtkWebKit",
+            pkgConfig: "webkit2gtk-4.1",
+            providers: [.apt(["libwebkit2gtk-4.1-dev", "libgtk-3-dev"])]
+        ),
+        .target(
+            name: "SesameGtk",
+            dependencies: ["SesameCore", "CGtkWebKit"]
         ),
         .target(
             name: "IdentityEmulator",
@@ -98,6 +108,16 @@ let package = Package(
         .testTarget(
             name: "SesameKeyringTests",
             dependencies: ["SesameKeyring", "SesameCore"]
+        ),
+        .testTarget(
+            name: "SesameGtkTests",
+            dependencies: [
+                "SesameGtk",
+                "SesameCore",
+                "CGtkWebKit",
+                "IdentityEmulator",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
         ),
         .testTarget(
             name: "EndToEndTests",

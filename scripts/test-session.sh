@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs a command the way `make test` needs it: in a private D-Bus session with a freshly
-# unlocked gnome-keyring (a real Secret Service for the keyring tests), with HOME-independent
-# XDG directories in a temporary folder so that no test touches the user's keyring or caches.
+# Runs a command the way `make test` needs it: on a private virtual display (Xvfb, for the GUI
+# tests' real WebKit views), in a private D-Bus session with a freshly unlocked gnome-keyring (a
+# real Secret Service for the keyring tests), with HOME-independent XDG directories in a
+# temporary folder so that no test touches the user's display, keyring or caches.
 set -euo pipefail
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/sesame-test-session.XXXXXX")
@@ -12,10 +13,12 @@ chmod 700 "$scratch/runtime"
 export XDG_DATA_HOME="$scratch/data" XDG_CONFIG_HOME="$scratch/config" XDG_CACHE_HOME="$scratch/cache"
 export XDG_RUNTIME_DIR="$scratch/runtime"
 export SESAME_REQUIRE_SECRET_SERVICE=1
+# WebKit's accelerated compositing needs a GPU; Xvfb has none (see README, "Rendering").
+export WEBKIT_DISABLE_COMPOSITING_MODE=1
 
 inner='
   # The password only unlocks this throw-away keyring; it is read from stdin, as gnome-keyring wants.
   printf %s "sesame-test-keyring" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
   exec "$@"
 '
-exec dbus-run-session -- bash -c "$inner" bash "$@"
+exec xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- bash -c "$inner" bash "$@"

@@ -4,14 +4,33 @@ import Logging
 import SesameCore
 import SesameKeyring
 
-/// `sesame`: the app's command line. The window arrives with the desktop app; the headless
-/// commands work on the same store today.
+/// `sesame`: the window by default, and headless commands over the same store. `main` is
+/// synchronous: the window runs GLib's main loop on the main thread; the headless commands run
+/// their async work off it and wait.
 @main
-struct SesameCommand: AsyncParsableCommand {
+struct SesameCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sesame",
         abstract: "Sign in to the Microsoft identity platform from the Linux desktop.",
-        subcommands: [Accounts.self, Token.self, SignOut.self])
+        subcommands: [Window.self, Accounts.self, Token.self, SignOut.self],
+        defaultSubcommand: Window.self)
+}
+
+/// Runs async work from synchronous code on the main thread (the headless commands).
+func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let outcome = BlockingOutcome<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        do { outcome.result = .success(try await body()) } catch { outcome.result = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    return try outcome.result!.get()
+}
+
+/// The result a ``runBlocking(_:)`` waits for; written once before the semaphore is signalled.
+private final class BlockingOutcome<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
 }
 
 /// Options shared by every command.
@@ -22,25 +41,42 @@ struct CommonOptions: ParsableArguments {
     @Flag(help: "Log what happens (never a secret) to stderr.")
     var verbose = false
 
-    /// The settings of every profile, bundled or given.
+    @Option(help: ArgumentHelp("Point the bundled settings at an identity emulator at URL (e.g. http://127.0.0.1:8400).", valueName: "URL"))
+    var emulator: String?
+
+    /// The settings of every profile, bundled or given, pointed at the emulator when asked.
     func profiles() throws -> [SampleSettings] {
         let files = settingsFiles.isEmpty ? try BundledResources.settingsFiles() : settingsFiles.map { URL(fileURLWithPath: $0) }
+        let base = try emulatorURL()
         return try files.map { file in
             do {
-                return try SampleSettings.load(contentsOf: file)
+                let settings = try SampleSettings.load(contentsOf: file)
+                return base.map { settings.pointed(at: $0) } ?? settings
             } catch {
                 throw ValidationError("\(error)")
             }
         }
     }
 
-    /// A store over the preferred storage, configured with every profile.
-    func store() async throws -> (AccountStore, [SampleSettings]) {
+    func emulatorURL() throws -> URL? {
+        guard let emulator else { return nil }
+        guard let url = URL(string: emulator), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+            throw ValidationError("--emulator needs an http(s) URL such as http://127.0.0.1:8400, got '\(emulator)'.")
+        }
+        return url
+    }
+
+    func bootstrapLogging() {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = verbose ? .debug : .warning
             return handler
         }
+    }
+
+    /// A store over the preferred storage, configured with every profile.
+    func store() async throws -> (AccountStore, [SampleSettings]) {
+        bootstrapLogging()
         let profiles = try profiles()
         let store = AccountStore(storage: SecretServiceTokenStorage.preferred())
         for profile in profiles {
@@ -52,11 +88,13 @@ struct CommonOptions: ParsableArguments {
 
 extension SesameCommand {
     /// `sesame accounts`: the signed-in accounts of every account type.
-    struct Accounts: AsyncParsableCommand {
+    struct Accounts: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the signed-in accounts of each account type.")
         @OptionGroup var options: CommonOptions
 
-        func run() async throws {
+        func run() throws {
+            let options = options
+            try runBlocking {
             let (store, profiles) = try await options.store()
             for profile in profiles {
                 let accounts = try await store.accounts(ofType: profile.accountType)
@@ -67,11 +105,12 @@ extension SesameCommand {
                     print("  \(account.displayName) <\(account.username)>  \(account.homeAccountID)\(mark)")
                 }
             }
+            }
         }
     }
 
     /// `sesame token`: a token without interaction, for scripts.
-    struct Token: AsyncParsableCommand {
+    struct Token: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print an access token for an account, without interaction.",
             discussion: "Exits with status 2 when only an interactive sign-in can give a token.")
@@ -80,7 +119,9 @@ extension SesameCommand {
         @Option(help: "A scope the token must carry (repeatable).") var scope: [String] = []
         @Option(help: "The account's username, when the type has several.") var account: String?
 
-        func run() async throws {
+        func run() throws {
+            let (options, account, accountType, scope) = (options, account, accountType, scope)
+            try runBlocking {
             let (store, _) = try await options.store()
             let signedIn = try await pick(account, from: store.accounts(ofType: accountType), type: accountType)
             do {
@@ -90,21 +131,25 @@ extension SesameCommand {
                 FileHandle.standardError.write(Data("sesame: \(error.message) Run `sesame` and sign in as \(signedIn.displayName).\n".utf8))
                 throw ExitCode(2)
             }
+            }
         }
     }
 
     /// `sesame signout`: removes an account's tokens.
-    struct SignOut: AsyncParsableCommand {
+    struct SignOut: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "signout", abstract: "Sign an account out (its tokens are deleted).")
         @OptionGroup var options: CommonOptions
         @Option(help: "The account type.") var accountType: String
         @Option(help: "The account's username, when the type has several.") var account: String?
 
-        func run() async throws {
-            let (store, _) = try await options.store()
-            let signedIn = try await pick(account, from: store.accounts(ofType: accountType), type: accountType)
-            try await store.remove(signedIn)
-            print("Signed out \(signedIn.displayName) (\(accountType)).")
+        func run() throws {
+            let (options, account, accountType) = (options, account, accountType)
+            try runBlocking {
+                let (store, _) = try await options.store()
+                let signedIn = try await pick(account, from: store.accounts(ofType: accountType), type: accountType)
+                try await store.remove(signedIn)
+                print("Signed out \(signedIn.displayName) (\(accountType)).")
+            }
         }
     }
 }

@@ -277,3 +277,24 @@ struct SignInPageTests {
         }
     }
 }
+
+@Suite("Demo mode")
+struct DemoModeTests {
+    @Test("in demo mode the first page suggests the demo account and says the password; otherwise it does not")
+    func demoSuggestion() async throws {
+        let demo = try await EmulatorFixture(demo: true)
+        try await demo.withBrowser { browser in
+            let page = try await browser.get(Browser.authorizeURI())
+            #expect(page.contains(#"value="alex@contoso.onmicrosoft.com""#))
+            #expect(page.contains("Passw0rd!"))
+            let b2c = try await browser.get(Browser.b2cAuthorizeURI())
+            #expect(b2c.contains(#"value="sam@example.com""#))
+        }
+        let plain = try await EmulatorFixture()
+        try await plain.withBrowser { browser in
+            let page = try await browser.get(Browser.authorizeURI())
+            #expect(!page.contains("alex@contoso.onmicrosoft.com"))
+            #expect(!page.contains("Passw0rd!"))
+        }
+    }
+}

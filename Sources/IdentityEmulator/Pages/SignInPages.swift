@@ -4,11 +4,15 @@ import Foundation
 /// `passwd`/`i0118`, `otc`/`idTxtBx_SAOTCC_OTC`, primary `idSIButton9`, secondary `idBtn_Back`),
 /// so automation written against Microsoft's pages works here.
 enum SignInPages {
-    static func username(action: String, ctx: String, hint: String?, error: String?) -> HTML {
-        PageLayout.microsoft(title: "Sign in to your account", body: """
+    static func username(action: String, ctx: String, hint: String?, error: String?, demoNote: Bool = false) -> HTML {
+        let demo: HTML? = demoNote
+            ? "<div class=\"demo\" id=\"demoAccounts\">Demo mode: alex@contoso.onmicrosoft.com, or megan@contoso.onmicrosoft.com (SMS code); the password is <code>Passw0rd!</code></div>"
+            : nil
+        return PageLayout.microsoft(title: "Sign in to your account", body: """
             <form method="post" action="\(action)" autocomplete="off" novalidate>
               \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "username"))
               <h1 id="pageTitle">Sign in</h1>
+              \(demo)
               \(PageLayout.error(error, id: "usernameError"))
               <input type="email" name="loginfmt" id="i0116" value="\(hint ?? "")" placeholder="Email, phone, or Skype"
                      aria-label="Enter your email, phone, or Skype." aria-required="true" autofocus required>

@@ -49,7 +49,7 @@ extension IdentityEmulator {
                 return await complete(transaction, session: session, now: now)
             }
             return .html(B2CPages.signIn(action: loginAction(endpoint), ctx: transaction.id, tenant: endpoint.tenant.displayName,
-                                         email: authorization.loginHint, error: nil))
+                                         email: authorization.loginHint ?? demoAccount(for: endpoint.tenant), error: nil))
         }
 
         switch authorization.prompt {
@@ -80,7 +80,15 @@ extension IdentityEmulator {
                 return await complete(transaction, session: session, now: now)
             }
         }
-        return .html(SignInPages.username(action: loginAction(endpoint), ctx: transaction.id, hint: authorization.loginHint, error: nil))
+        return .html(SignInPages.username(action: loginAction(endpoint), ctx: transaction.id,
+                                          hint: authorization.loginHint ?? demoAccount(for: endpoint.tenant), error: nil,
+                                          demoNote: configuration.demoMode))
+    }
+
+    /// In demo mode the first page suggests the demo account, so a newcomer types only the password.
+    func demoAccount(for tenant: Tenant) -> String? {
+        guard configuration.demoMode else { return nil }
+        return tenant.kind == .b2c ? "sam@example.com" : "alex@contoso.onmicrosoft.com"
     }
 
     /// The seeds' `loginURL`: `/{tenant}/login`.

@@ -1,0 +1,221 @@
+import CGtkWebKit
+import Foundation
+import SesameCore
+
+/// The v2.0 sample: search the organisation's users as you type, page through them as you
+/// scroll, and read one user's details.
+@MainActor
+final class DirectoryPage: SamplePage {
+    let widget: UnsafeMutablePointer<GtkWidget>
+    private let model: AppModel
+    private let sample: AppModel.Sample
+    private let signIn: SignInCoordinator
+    private let search: UnsafeMutablePointer<GtkWidget>
+    private let list: UnsafeMutablePointer<GtkWidget>
+    private let scrolled: UnsafeMutablePointer<GtkWidget>
+    private let spinner: UnsafeMutablePointer<GtkWidget>
+    private let status: UnsafeMutablePointer<GtkWidget>
+    private let retry: UnsafeMutablePointer<GtkWidget>
+    private let detail: UnsafeMutablePointer<GtkWidget>
+    private var users: [GraphUser] = []
+    private var nextPage: GraphUserPage?
+    private var generation = 0
+    private var searchTask: Task<Void, Never>?
+    private var pageTask: Task<Void, Never>?
+    private var account: Account?
+
+    init(model: AppModel, sample: AppModel.Sample, signIn: SignInCoordinator) {
+        self.model = model
+        self.sample = sample
+        self.signIn = signIn
+        search = gtk_search_entry_new()!
+        gtk_entry_set_placeholder_text(sesame_entry(search), "Search people by name, email or user name")
+        Widgets.setAccessibleName(search, "Search the directory")
+        list = gtk_list_box_new()!
+        Widgets.setAccessibleName(list, "People")
+        scrolled = Widgets.scrolled(list)
+        spinner = gtk_spinner_new()!
+        Widgets.setAccessibleName(spinner, "Loading")
+        status = Widgets.label("", wrap: true, xalign: 0.5)
+        retry = Widgets.button("Retry", accessibleName: "Retry the search") {}
+        detail = gtk_grid_new()!
+        gtk_grid_set_row_spacing(sesame_grid(detail), 6)
+        gtk_grid_set_column_spacing(sesame_grid(detail), 12)
+        Widgets.margin(detail, 12)
+
+        let left = Widgets.box(vertical: true, spacing: 6)
+        Widgets.margin(left, 12)
+        Widgets.pack(left, search)
+        let statusRow = Widgets.box(vertical: false, spacing: 6, [spinner, status, retry])
+        Widgets.pack(left, statusRow)
+        Widgets.pack(left, scrolled, expand: true)
+        let paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL)!
+        gtk_paned_pack1(sesame_paned(paned), left, 1, 0)
+        gtk_paned_pack2(sesame_paned(paned), Widgets.scrolled(detail), 0, 0)
+        gtk_paned_set_position(sesame_paned(paned), 520)
+        widget = paned
+        gtk_grid_attach(sesame_grid(detail), Widgets.label("Select someone to see their details.", wrap: true), 0, 0, 2, 1)
+        gtk_widget_show_all(widget)
+        Widgets.setVisible(retry, false)
+
+        Signals.onVoid(search, "search-changed") { [weak self] in self?.searchChanged() }
+        Signals.onRow(sesame_list_box(list), "row-selected") { [weak self] index in self?.select(index) }
+        Signals.onEdgeReached(sesame_scrolled_window(scrolled)) { [weak self] position in
+            if position == GTK_POS_BOTTOM { self?.loadMore() }
+        }
+        Signals.onVoid(retry, "clicked") { [weak self] in self?.searchChanged() }
+    }
+
+    var title: String { sample.title }
+
+    func appear() async {
+        if account == nil { account = await model.account(for: sample) }
+        if account == nil {
+            do {
+                account = try await signIn.signIn(accountType: sample.accountType)
+            } catch {
+                show(error: error)
+                return
+            }
+        }
+        guard account != nil else {
+            setStatus("Sign in to search your organisation’s people.", retry: false)
+            return
+        }
+        if users.isEmpty { searchChanged() }
+    }
+
+    func signOut() async {
+        if let account { try? await model.store.remove(account) }
+        account = nil
+        users = []
+        Widgets.removeChildren(list)
+        model.trace.record("signed-out", [("accountType", sample.accountType)])
+        setStatus("Signed out.", retry: false)
+    }
+
+    private var directory: GraphUserDirectory? {
+        guard let account, case .graph(let graph) = sample.settings else { return nil }
+        return GraphUserDirectory(client: AuthorizedHTTPClient(store: model.store), account: account, baseURL: graph.graphBaseURL)
+    }
+
+    /// A new search: the previous one is cancelled, and its answer (if it comes) is dropped.
+    private func searchChanged() {
+        guard let directory else { return }
+        let text = gtk_entry_get_text(sesame_entry(search)).map { String(cString: $0) } ?? ""
+        generation += 1
+        let current = generation
+        searchTask?.cancel()
+        pageTask?.cancel()
+        gtk_spinner_start(sesame_spinner(spinner))
+        setStatus("Searching…", retry: false)
+        searchTask = Task { [weak self] in
+            do {
+                let page = try await directory.search(text)
+                guard let self, current == self.generation, !Task.isCancelled else { return }
+                self.replace(with: page)
+            } catch {
+                guard let self, current == self.generation, !Task.isCancelled else { return }
+                self.show(error: error)
+            }
+        }
+    }
+
+    private func loadMore() {
+        guard let directory, let page = nextPage, page.nextLink != nil, pageTask == nil else { return }
+        let current = generation
+        gtk_spinner_start(sesame_spinner(spinner))
+        pageTask = Task { [weak self] in
+            defer { self?.pageTask = nil }
+            do {
+                let next = try await directory.nextPage(after: page)
+                guard let self, current == self.generation, let next else { return }
+                self.append(next)
+            } catch {
+                guard let self, current == self.generation else { return }
+                self.show(error: error)
+            }
+        }
+    }
+
+    private func replace(with page: GraphUserPage) {
+        users = []
+        Widgets.removeChildren(list)
+        append(page)
+        if page.users.isEmpty { setStatus("No one matches.", retry: false) }
+    }
+
+    private func append(_ page: GraphUserPage) {
+        nextPage = page
+        for user in page.users {
+            let name = Widgets.label("", xalign: 0)
+            Widgets.setMarkup(name, "<b>\(Self.markup(user.displayName ?? user.userPrincipalName ?? "?"))</b>")
+            let mail = Widgets.label(user.mail ?? "no mail", xalign: 0)
+            let upn = Widgets.label(user.userPrincipalName ?? "", xalign: 0)
+            gtk_style_context_add_class(gtk_widget_get_style_context(upn), "dim-label")
+            let row = Widgets.box(vertical: true, spacing: 2, [name, mail, upn])
+            Widgets.margin(row, 6)
+            gtk_container_add(sesame_container(list), row)
+            if let listRow = gtk_widget_get_parent(row) {
+                Widgets.setAccessibleName(listRow, "\(user.displayName ?? "") \(user.mail ?? "")")
+            }
+        }
+        users += page.users
+        gtk_widget_show_all(list)
+        gtk_spinner_stop(sesame_spinner(spinner))
+        setStatus(users.isEmpty ? "No one matches." : "\(users.count) people\(page.nextLink == nil ? "" : " — scroll for more")", retry: false)
+        let rows = users.count
+        MainLoop.whenIdle { [weak self] in
+            self?.model.trace.record("list-rendered", [("view", "directory"), ("rows", String(rows))])
+        }
+    }
+
+    private func select(_ index: Int?) {
+        Widgets.removeChildren(detail)
+        guard let index, index < users.count else { return }
+        let user = users[index]
+        let fields: [(String, String)] = [
+            ("Name", user.displayName ?? ""), ("User name", user.userPrincipalName ?? ""), ("Mail", user.mail ?? "—"),
+            ("Business phones", user.businessPhones.isEmpty ? "—" : user.businessPhones.joined(separator: "\n")),
+            ("Mobile", user.mobilePhone ?? "—"), ("Job title", user.jobTitle ?? "—"), ("Office", user.officeLocation ?? "—"),
+        ]
+        for (row, field) in fields.enumerated() {
+            let key = Widgets.label(field.0, xalign: 1)
+            gtk_style_context_add_class(gtk_widget_get_style_context(key), "dim-label")
+            let value = Widgets.label(field.1, wrap: true, xalign: 0)
+            gtk_label_set_selectable(sesame_label(value), 1)
+            Widgets.setAccessibleName(value, field.0)
+            gtk_grid_attach(sesame_grid(detail), key, 0, Int32(row), 1, 1)
+            gtk_grid_attach(sesame_grid(detail), value, 1, Int32(row), 1, 1)
+        }
+        gtk_widget_show_all(detail)
+    }
+
+    private func setStatus(_ text: String, retry showRetry: Bool) {
+        Widgets.setText(status, text)
+        Widgets.setVisible(retry, showRetry)
+        if !showRetry, text != "Searching…" { gtk_spinner_stop(sesame_spinner(spinner)) }
+    }
+
+    private func show(error: Error) {
+        gtk_spinner_stop(sesame_spinner(spinner))
+        setStatus("\(error)", retry: true)
+    }
+
+    /// Visible rows (tests).
+    var rowCount: Int { users.count }
+
+    static func markup(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+}
+
+/// One sample's page in the window.
+@MainActor
+protocol SamplePage: AnyObject {
+    var widget: UnsafeMutablePointer<GtkWidget> { get }
+    var title: String { get }
+    /// The page became visible: sign in if needed, then load.
+    func appear() async
+    func signOut() async
+}

@@ -1,0 +1,29 @@
+import CGtkWebKit
+import Foundation
+
+/// Saves what a window shows as a PNG (tests, `make demo`), read back from the X server.
+@MainActor
+public enum Screenshot {
+    public static func save(_ window: UnsafeMutablePointer<GtkWidget>, to file: URL) throws {
+        guard let gdkWindow = gtk_widget_get_window(window) else { throw ScreenshotError("the window is not on screen") }
+        // Let pending drawing reach the server first.
+        while gtk_events_pending() != 0 { gtk_main_iteration() }
+        gdk_display_sync(gdk_window_get_display(gdkWindow))
+        let width = gdk_window_get_width(gdkWindow)
+        let height = gdk_window_get_height(gdkWindow)
+        guard let pixbuf = gdk_pixbuf_get_from_window(gdkWindow, 0, 0, width, height) else {
+            throw ScreenshotError("the window's pixels could not be read")
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(pixbuf)) }
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        var error: UnsafeMutablePointer<GError>?
+        guard gdk_pixbuf_savev(pixbuf, file.path, "png", nil, nil, &error) != 0 else {
+            throw ScreenshotError(GLibError(error).message)
+        }
+    }
+}
+
+public struct ScreenshotError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

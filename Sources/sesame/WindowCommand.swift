@@ -1,0 +1,54 @@
+import ArgumentParser
+import Foundation
+import SesameCore
+import SesameGtk
+import SesameKeyring
+
+extension SesameCommand {
+    /// `sesame [--emulator URL] [--settings FILE]… [--sample directory|tasks|me] [--trace-events FILE]`:
+    /// the window.
+    struct Window: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "window", abstract: "Open the window (the default).", shouldDisplay: false)
+
+        @OptionGroup var options: CommonOptions
+
+        @Option(help: "The sample to open: directory, tasks or me.")
+        var sample: String?
+
+        @Option(name: .customLong("trace-events"), help: ArgumentHelp("Write the flow as JSON lines to FILE.", valueName: "FILE"))
+        var traceEvents: String?
+
+        func validate() throws {
+            if let sample, AppModel.Sample.Kind(rawValue: sample) == nil {
+                throw ValidationError("--sample must be directory, tasks or me, not '\(sample)'.")
+            }
+        }
+
+        func run() throws {
+            let profiles = try options.profiles()
+            let traceFile = traceEvents.map { URL(fileURLWithPath: $0) }
+            let initial = sample.flatMap(AppModel.Sample.Kind.init(rawValue:))
+            options.bootstrapLogging()
+            let status = MainActor.assumeIsolated { () -> Int32 in
+                guard SesameApplication.initializeDisplay() else {
+                    FileHandle.standardError.write(Data("sesame: no display to open a window on (set DISPLAY or WAYLAND_DISPLAY, or run under xvfb-run); `sesame accounts`, `sesame token` and `sesame signout` work without one.\n".utf8))
+                    return 1
+                }
+                let trace: FlowTrace
+                do {
+                    trace = try FlowTrace(file: traceFile)
+                } catch {
+                    FileHandle.standardError.write(Data("sesame: cannot write --trace-events \(traceFile?.path ?? ""): \(error)\n".utf8))
+                    return 1
+                }
+                let webData = FileTokenStorage.defaultDirectory(environment: ProcessInfo.processInfo.environment).appending(path: "web-data")
+                return SesameApplication.run(makeModel: {
+                    await AppModel(store: AccountStore(storage: SecretServiceTokenStorage.preferred()), settings: profiles,
+                                   trace: trace, webDataDirectory: webData)
+                }, initialSample: initial)
+            }
+            if status != 0 { throw ExitCode(status) }
+        }
+    }
+}

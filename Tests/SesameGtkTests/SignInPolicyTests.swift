@@ -1,0 +1,171 @@
+import CGtkWebKit
+import Foundation
+import Hummingbird
+import SesameCore
+import XCTest
+
+@testable import SesameGtk
+
+/// The sign-in view's `decide-policy` handler in a real WebKitWebView: it catches the redirect
+/// however it arrives (a server 302, a JavaScript navigation), ignores it so it never loads, hides
+/// the view and hands the URL over — and lets look-alikes through.
+///
+/// XCTest on Linux calls test methods as nonisolated functions on the main thread; each test
+/// enters the main actor with `MainActor.assumeIsolated`.
+final class SignInPolicyTests: XCTestCase {
+    /// A local site: `/redirect?to=URL` answers 302 to URL, `/script?to=URL` navigates there from
+    /// JavaScript, `/callback` counts hits (it must never be loaded).
+    final class TestSite: @unchecked Sendable {
+        let base: URL
+        private let lock = NSLock()
+        private var _callbackHits = 0
+        var callbackHits: Int { lock.withLock { _callbackHits } }
+        private var task: Task<Void, any Error>?
+
+        init() throws {
+            let router = Router()
+            let hits = Counter()
+            router.get("/redirect") { request, _ -> Response in
+                Response(status: .found, headers: [.location: request.uri.queryParameters["to"].map(String.init) ?? "/"])
+            }
+            router.get("/script") { request, _ -> Response in
+                let target = request.uri.queryParameters["to"].map(String.init) ?? "/"
+                let html = "<!DOCTYPE html><html><body><p>Redirecting…</p><script>setTimeout(function(){ window.location.href = \(Self.jsString(target)); }, 50);</script></body></html>"
+                return Response(status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(string: html)))
+            }
+            router.get("/callback") { _, _ -> Response in
+                hits.increment()
+                return Response(status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(string: "<p>loaded</p>")))
+            }
+            router.get("/page") { _, _ -> Response in
+                Response(status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(string: "<p>a page</p>")))
+            }
+            let ready = DispatchSemaphore(value: 0)
+            let port = Counter()
+            let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                                  onServerRunning: { channel in port.set(channel.localAddress?.port ?? 0); ready.signal() })
+            task = Task { try await app.runService(gracefulShutdownSignals: []) }
+            ready.wait()
+            base = URL(string: "http://127.0.0.1:\(port.value)")!
+            self.hits = hits
+        }
+
+        private let hits: Counter
+        var callbackCount: Int { hits.value }
+
+        deinit { task?.cancel() }
+
+        static func jsString(_ text: String) -> String {
+            "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+        }
+    }
+
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var _value = 0
+        var value: Int { lock.withLock { _value } }
+        func increment() { lock.withLock { _value += 1 } }
+        func set(_ value: Int) { lock.withLock { _value = value } }
+    }
+
+    /// One site for the whole class (started on first use).
+    nonisolated(unsafe) static var shared: TestSite?
+    static var site: TestSite {
+        if let site = Self.shared { return site }
+        let site = try! TestSite()
+        Self.shared = site
+        return site
+    }
+
+    nonisolated(unsafe) static let displayReady: Bool = MainActor.assumeIsolated {
+        let ready = SesameApplication.initializeDisplay()
+        if ready { MainLoopBridge.install() }
+        return ready
+    }
+
+    /// Starts a sign-in whose authorization URL is `start` and whose redirect URI is `redirect`,
+    /// and spins the loop until it is intercepted or `timeout` passes.
+    @MainActor
+    static func run(start: URL, redirect: URL, timeout: TimeInterval = 10) throws -> (intercepted: URL?, view: SignInView, trace: FlowTrace) {
+        XCTAssertTrue(Self.displayReady, "no display: run the GUI tests under xvfb-run (make test does)")
+        let trace = try FlowTrace(file: nil)
+        let view = SignInView(dataDirectory: nil, trace: trace)
+        let window = gtk_window_new(GTK_WINDOW_TOPLEVEL)!
+        gtk_window_set_default_size(sesame_window(window), 800, 600)
+        gtk_container_add(sesame_container(window), view.widget)
+        gtk_widget_show(window)
+        defer { gtk_widget_destroy(window) }
+
+        let configuration = AccountConfiguration(
+            clientID: "6731de76-14a6-49ae-97bc-6eba6914391e", scopes: ["openid"], authorizationURL: start,
+            tokenURL: start, redirectURL: redirect, storageGroup: "tests")
+        let store = AccountStore(storage: FileTokenStorage(directory: FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)))
+        var pending: PendingAuthorization?
+        Task {
+            await store.setConfiguration(configuration, forAccountType: "test")
+            pending = try await store.prepareAuthorization(accountType: "test")
+        }
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { pending != nil })
+        var intercepted: URL?
+        view.onRedirect = { intercepted = $0 }
+        view.begin(try XCTUnwrap(pending))
+        MainLoopBridge.spin(timeout: timeout) { intercepted != nil }
+        return (intercepted, view, trace)
+    }
+
+    static func url(_ path: String, to target: String) -> URL {
+        var components = URLComponents(url: site.base.appending(path: path), resolvingAgainstBaseURL: false)!
+        components.queryItems = [URLQueryItem(name: "to", value: target)]
+        return components.url!
+    }
+
+    func testServerRedirectToNativeClientIsInterceptedAndNeverLoaded() throws {
+        try MainActor.assumeIsolated {
+        let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
+        let (intercepted, view, trace) = try Self.run(start: Self.url("/redirect", to: nativeClient + "?code=abc123&state=s1"), redirect: URL(string: nativeClient)!)
+        let caught = try XCTUnwrap(intercepted, "the 302 to nativeclient was not intercepted")
+        XCTAssertEqual(caught.absoluteString, nativeClient + "?code=abc123&state=s1")
+        XCTAssertFalse(view.isShown, "the view must hide when the redirect is intercepted")
+        XCTAssertTrue(trace.events.contains { $0.name == "redirect-intercepted" })
+        let intercept = try XCTUnwrap(trace.events.first { $0.name == "navigation" && $0.fields.contains { $0 == ("action", "intercept") } })
+        XCTAssertTrue(intercept.fields.contains { $0 == ("kind", "redirect") })
+        XCTAssertFalse(intercept.jsonLine.contains("abc123"), "trace must not carry the code")
+        }
+    }
+
+    func testJavaScriptNavigationToOutOfBandURNIsIntercepted() throws {
+        try MainActor.assumeIsolated {
+        let urn = "urn:ietf:wg:oauth:2.0:oob"
+        let (intercepted, view, _) = try Self.run(start: Self.url("/script", to: urn + "?code=js456&state=s2"), redirect: URL(string: urn)!)
+        let caught = try XCTUnwrap(intercepted, "the JavaScript navigation to urn:ietf:wg:oauth:2.0:oob was not intercepted")
+        XCTAssertEqual(caught.absoluteString, urn + "?code=js456&state=s2")
+        XCTAssertFalse(view.isShown)
+        }
+    }
+
+    func testRedirectOnALoadableHostIsNeverLoaded() throws {
+        try MainActor.assumeIsolated {
+        let callback = Self.site.base.appending(path: "callback").absoluteString
+        let (intercepted, _, _) = try Self.run(start: Self.url("/redirect", to: callback + "?code=c789"), redirect: URL(string: callback)!)
+        XCTAssertNotNil(intercepted)
+        MainLoopBridge.spin(timeout: 0.5) { false }
+        XCTAssertEqual(Self.site.callbackCount, 0, "the redirect URI's page was loaded")
+        }
+    }
+
+    func testLookAlikesAreNotIntercepted() throws {
+        try MainActor.assumeIsolated {
+        let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
+        let lookAlikes = [
+            Self.site.base.appending(path: "page").absoluteString + "?x=https://login.microsoftonline.com/common/oauth2/nativeclient?code=1",
+            Self.site.base.appending(path: "page").absoluteString + "?redirect=urn:ietf:wg:oauth:2.0:oob?code=1",
+            Self.site.base.appending(path: "common/oauth2/nativeclient").absoluteString + "?code=1",
+        ]
+        for lookAlike in lookAlikes {
+            let (intercepted, _, trace) = try Self.run(start: Self.url("/redirect", to: lookAlike), redirect: URL(string: nativeClient)!, timeout: 1.5)
+            XCTAssertNil(intercepted, "\(lookAlike) was intercepted")
+            XCTAssertFalse(trace.events.contains { $0.name == "redirect-intercepted" }, lookAlike)
+        }
+        }
+    }
+}
