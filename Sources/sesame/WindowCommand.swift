@@ -44,8 +44,10 @@ extension SesameCommand {
                 }
                 let webData = FileTokenStorage.defaultDirectory(environment: ProcessInfo.processInfo.environment).appending(path: "web-data")
                 return SesameApplication.run(makeModel: {
-                    await AppModel(store: AccountStore(storage: SecretServiceTokenStorage.preferred()), settings: profiles,
-                                   trace: trace, webDataDirectory: webData)
+                    let transport = TracingTransport(trace: trace)
+                    return await AppModel(
+                        store: AccountStore(storage: SecretServiceTokenStorage.preferred(), transport: transport), settings: profiles,
+                        trace: trace, webDataDirectory: webData, transport: transport)
                 }, initialSample: initial)
             }
             if status != 0 { throw ExitCode(status) }

@@ -86,7 +86,7 @@ final class SignInPolicyTests: XCTestCase {
     /// Starts a sign-in whose authorization URL is `start` and whose redirect URI is `redirect`,
     /// and spins the loop until it is intercepted or `timeout` passes.
     @MainActor
-    static func run(start: URL, redirect: URL, timeout: TimeInterval = 10) throws -> (intercepted: URL?, view: SignInView, trace: FlowTrace) {
+    static func run(start: URL, redirect: URL, timeout: TimeInterval = 10) throws -> (intercepted: URL?, shown: Bool, trace: FlowTrace) {
         XCTAssertTrue(Self.displayReady, "no display: run the GUI tests under xvfb-run (make test does)")
         let trace = try FlowTrace(file: nil)
         let view = SignInView(dataDirectory: nil, trace: trace)
@@ -110,7 +110,7 @@ final class SignInPolicyTests: XCTestCase {
         view.onRedirect = { intercepted = $0 }
         view.begin(try XCTUnwrap(pending))
         MainLoopBridge.spin(timeout: timeout) { intercepted != nil }
-        return (intercepted, view, trace)
+        return (intercepted, view.isShown, trace)
     }
 
     static func url(_ path: String, to target: String) -> URL {
@@ -122,10 +122,10 @@ final class SignInPolicyTests: XCTestCase {
     func testServerRedirectToNativeClientIsInterceptedAndNeverLoaded() throws {
         try MainActor.assumeIsolated {
         let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
-        let (intercepted, view, trace) = try Self.run(start: Self.url("/redirect", to: nativeClient + "?code=abc123&state=s1"), redirect: URL(string: nativeClient)!)
+        let (intercepted, shown, trace) = try Self.run(start: Self.url("/redirect", to: nativeClient + "?code=abc123&state=s1"), redirect: URL(string: nativeClient)!)
         let caught = try XCTUnwrap(intercepted, "the 302 to nativeclient was not intercepted")
         XCTAssertEqual(caught.absoluteString, nativeClient + "?code=abc123&state=s1")
-        XCTAssertFalse(view.isShown, "the view must hide when the redirect is intercepted")
+        XCTAssertFalse(shown, "the view must hide when the redirect is intercepted")
         XCTAssertTrue(trace.events.contains { $0.name == "redirect-intercepted" })
         let intercept = try XCTUnwrap(trace.events.first { $0.name == "navigation" && $0.fields.contains { $0 == ("action", "intercept") } })
         XCTAssertTrue(intercept.fields.contains { $0 == ("kind", "redirect") })
@@ -136,10 +136,10 @@ final class SignInPolicyTests: XCTestCase {
     func testJavaScriptNavigationToOutOfBandURNIsIntercepted() throws {
         try MainActor.assumeIsolated {
         let urn = "urn:ietf:wg:oauth:2.0:oob"
-        let (intercepted, view, _) = try Self.run(start: Self.url("/script", to: urn + "?code=js456&state=s2"), redirect: URL(string: urn)!)
+        let (intercepted, shown, _) = try Self.run(start: Self.url("/script", to: urn + "?code=js456&state=s2"), redirect: URL(string: urn)!)
         let caught = try XCTUnwrap(intercepted, "the JavaScript navigation to urn:ietf:wg:oauth:2.0:oob was not intercepted")
         XCTAssertEqual(caught.absoluteString, urn + "?code=js456&state=s2")
-        XCTAssertFalse(view.isShown)
+        XCTAssertFalse(shown)
         }
     }
 

@@ -9,6 +9,11 @@ public final class AppModel {
     public let trace: FlowTrace
     /// Where each storage group's web data (cookies) lives; nil keeps it in memory.
     public let webDataDirectory: URL?
+    /// The transport every API call goes through (traced).
+    public let transport: any HTTPTransport
+
+    /// A client for API calls as an account, through the traced transport.
+    public var httpClient: AuthorizedHTTPClient { AuthorizedHTTPClient(store: store, transport: transport) }
 
     /// One of the seeds' samples, by its settings' shape.
     public struct Sample: Sendable {
@@ -35,8 +40,10 @@ public final class AppModel {
         }
     }
 
-    public init(store: AccountStore, settings: [SampleSettings], trace: FlowTrace, webDataDirectory: URL?) async {
+    public init(store: AccountStore, settings: [SampleSettings], trace: FlowTrace, webDataDirectory: URL?,
+                transport: (any HTTPTransport)? = nil) async {
         self.store = store
+        self.transport = transport ?? TracingTransport(trace: trace)
         self.trace = trace
         self.webDataDirectory = webDataDirectory
         samples = settings.compactMap(Sample.init(settings:))

@@ -14,6 +14,9 @@ public final class MainWindow {
     private let inspector: UnsafeMutablePointer<GtkWidget>
     private let inspectorPane: UnsafeMutablePointer<GtkWidget>
     private(set) var pages: [AppModel.Sample.Kind: any SamplePage] = [:]
+    private let errorBar: UnsafeMutablePointer<GtkWidget>
+    private let errorLabel: UnsafeMutablePointer<GtkWidget>
+    private var errorChoice: ((Bool) -> Void)?
     private var appearing: Task<Void, Never>?
 
     public init(application: UnsafeMutablePointer<GtkApplication>?, model: AppModel, initialSample: AppModel.Sample.Kind?) {
@@ -59,8 +62,18 @@ public final class MainWindow {
         Widgets.pack(inspectorBox, inspectorTitle)
         Widgets.pack(inspectorBox, Widgets.scrolled(inspector), expand: true)
         inspectorPane = inspectorBox
+        // A failed sign-in: the service's description with Retry and Cancel, like the seeds' alert.
+        errorBar = Widgets.box(vertical: false, spacing: 8)
+        Widgets.margin(errorBar, 8)
+        errorLabel = Widgets.label("", wrap: true, xalign: 0)
+        Widgets.setAccessibleName(errorLabel, "Sign-in error")
+        gtk_widget_set_name(errorBar, "sign-in-error")
+        Widgets.pack(errorBar, errorLabel, expand: true)
+        let content = Widgets.box(vertical: true, spacing: 0)
+        Widgets.pack(content, errorBar)
+        Widgets.pack(content, mainStack, expand: true)
         let paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL)!
-        gtk_paned_pack1(sesame_paned(paned), mainStack, 1, 0)
+        gtk_paned_pack1(sesame_paned(paned), content, 1, 0)
         gtk_paned_pack2(sesame_paned(paned), inspectorBox, 0, 1)
         gtk_paned_set_position(sesame_paned(paned), 780)
         gtk_container_add(sesame_container(window), paned)
@@ -81,6 +94,11 @@ public final class MainWindow {
             self?.model.trace.record("sign-in-data-forgotten")
         }
         let cancel = Widgets.button("Cancel", accessibleName: "Cancel sign-in") { [weak self] in self?.signIn.cancel() }
+        let retryButton = Widgets.button("Retry", accessibleName: "Retry sign-in") { [weak self] in self?.answerError(retry: true) }
+        let cancelError = Widgets.button("Cancel", accessibleName: "Cancel after the sign-in error") { [weak self] in self?.answerError(retry: false) }
+        Widgets.pack(errorBar, retryButton)
+        Widgets.pack(errorBar, cancelError)
+        signIn.presentFailure = { [weak self] error, choose in self?.showError(error, choose) }
         Widgets.pack(signInBar, cancel)
         gtk_header_bar_pack_end(sesame_header_bar(header), signOut)
         gtk_header_bar_pack_end(sesame_header_bar(header), forget)
@@ -102,6 +120,7 @@ public final class MainWindow {
 
         gtk_widget_show_all(window)
         if !signIn.isSigningIn { gtk_widget_hide(signInWidget) }
+        gtk_widget_hide(errorBar)
         if let initialSample, pages[initialSample] != nil {
             gtk_stack_set_visible_child_name(sesame_stack(samplesStack), initialSample.rawValue)
         }
@@ -120,6 +139,29 @@ public final class MainWindow {
         guard let kind = currentKind, let page = pages[kind], !signIn.isSigningIn else { return }
         appearing = Task { await page.appear() }
     }
+
+    private func showError(_ error: AccountStoreError, _ choose: @escaping (Bool) -> Void) {
+        errorChoice = choose
+        let detail = [error.serviceCode, error.errorDescription.map { $0.components(separatedBy: "\r\n").first ?? $0 }]
+            .compactMap { $0 }.joined(separator: ": ")
+        Widgets.setText(errorLabel, detail.isEmpty ? error.message : "\(error.message)\n\(detail)")
+        gtk_widget_show_all(errorBar)
+    }
+
+    private func answerError(retry: Bool) {
+        gtk_widget_hide(errorBar)
+        let choose = errorChoice
+        errorChoice = nil
+        choose?(retry)
+    }
+
+    /// The error bar's text while a sign-in error is shown (tests).
+    var signInErrorText: String? {
+        Widgets.isVisible(errorBar) ? gtk_label_get_text(sesame_label(errorLabel)).map { String(cString: $0) } : nil
+    }
+
+    /// Answers the error bar as the user would (tests).
+    func chooseAfterError(retry: Bool) { answerError(retry: retry) }
 
     private func signOutCurrent() {
         guard let kind = currentKind, let page = pages[kind] else { return }

@@ -96,7 +96,7 @@ final class DirectoryPage: SamplePage {
 
     private var directory: GraphUserDirectory? {
         guard let account, case .graph(let graph) = sample.settings else { return nil }
-        return GraphUserDirectory(client: AuthorizedHTTPClient(store: model.store), account: account, baseURL: graph.graphBaseURL)
+        return GraphUserDirectory(client: model.httpClient, account: account, baseURL: graph.graphBaseURL)
     }
 
     /// A new search: the previous one is cancelled, and its answer (if it comes) is dropped.

@@ -67,7 +67,7 @@ final class MePage: SamplePage {
             }
             account = token.account
             gtk_widget_set_sensitive(signOutButton, 1)
-            let response = try await AuthorizedHTTPClient(store: model.store).perform(ResourceRequest(url: msal.graphURI), as: token.account)
+            let response = try await model.httpClient.perform(ResourceRequest(url: msal.graphURI), as: token.account)
             write("GET \(msal.graphURI.absoluteString) → \(response.status)")
             write(String(decoding: response.body, as: UTF8.self))
         } catch {

@@ -21,8 +21,28 @@ public final class SignInCoordinator {
         view.onRedirect = { [weak self] url in self?.finish(url) }
     }
 
-    /// Signs in interactively; nil when the user closed sign-in.
+    /// Shows a failed sign-in's description with Retry and Cancel (the seeds' alert) and calls back
+    /// with `true` for Retry. Without a presenter, the error is thrown to the caller.
+    var presentFailure: ((AccountStoreError, @escaping (Bool) -> Void) -> Void)?
+
+    /// Signs in interactively; nil when the user closed sign-in or cancelled after an error.
+    /// An error from the identity service (declined consent, an AADSTS code) is shown with Retry
+    /// and Cancel; Retry starts over.
     public func signIn(accountType: String, parameters: [String: String] = [:]) async throws -> Account? {
+        while true {
+            do {
+                return try await attempt(accountType: accountType, parameters: parameters)
+            } catch let error where error.code == .cancelled {
+                return nil
+            } catch {
+                guard let presentFailure else { throw error }
+                let retry = await withCheckedContinuation { continuation in presentFailure(error) { continuation.resume(returning: $0) } }
+                if !retry { return nil }
+            }
+        }
+    }
+
+    private func attempt(accountType: String, parameters: [String: String]) async throws(AccountStoreError) -> Account? {
         let pending = try await model.store.prepareAuthorization(accountType: accountType, additionalParameters: parameters)
         onShow?()
         view.begin(pending)
@@ -43,7 +63,7 @@ public final class SignInCoordinator {
             model.trace.record("sign-in-failed", [("error", error.serviceCode ?? "AADB2C90118")])
             let resetType = AppModel.passwordResetType(accountType)
             guard await model.store.configuration(forAccountType: resetType) != nil else { throw error }
-            return try await signIn(accountType: resetType)
+            return try await attempt(accountType: resetType, parameters: [:])
         } catch {
             model.trace.record("sign-in-failed", [("error", error.serviceCode ?? error.code.description)])
             throw error

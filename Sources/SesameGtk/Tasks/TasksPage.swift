@@ -51,7 +51,7 @@ final class TasksPage: SamplePage {
 
     private var service: TaskService? {
         guard let account, case .b2c(let b2c) = sample.settings else { return nil }
-        return TaskService(client: AuthorizedHTTPClient(store: model.store), account: account, baseURL: b2c.taskAPI)
+        return TaskService(client: model.httpClient, account: account, baseURL: b2c.taskAPI)
     }
 
     func appear() async {
