@@ -4,14 +4,14 @@ SHELL := /bin/bash
 
 # Debian packages the build, the app and the tests need.
 DEBIAN_PACKAGES := libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev xvfb xauth dbus dbus-x11 gnome-keyring \
-                   libsecret-tools pkg-config
+                   libsecret-tools pkg-config gettext desktop-file-utils
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 # Microsoft's MSAL for Python, the client the emulator's wire tests sign in with (from PyPI).
 MSAL_VERSION := 1.39.0
 MSAL_VENV := .build/msal-venv
 
-.PHONY: deps build run test bench emulator install clean
+.PHONY: deps build run test bench emulator install translations clean
 
 ## deps: install the Debian packages that are missing (apt-get update once, then non-interactive installs)
 deps:
@@ -25,16 +25,23 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
-## build: build every product
-build: deps
+## build: build every product (and compile the translations into .build/locale)
+build: deps translations
 	swift build $(SWIFT_BUILD_FLAGS)
+
+## translations: Resources/po/*.po → .build/locale/<lang>/LC_MESSAGES/sesame.mo
+translations: deps
+	@for po in Resources/po/*.po; do \
+	  lang=$$(basename "$$po" .po); mkdir -p ".build/locale/$$lang/LC_MESSAGES"; \
+	  msgfmt --check-format -o ".build/locale/$$lang/LC_MESSAGES/sesame.mo" "$$po"; \
+	done
 
 ## run: the identity emulator on a free port and the app against it; the emulator stops with the app
 run: build
 	WEBKIT_DISABLE_COMPOSITING_MODE=$${WEBKIT_DISABLE_COMPOSITING_MODE-1} scripts/run-with-emulator.sh "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)"
 
 ## test: build and pass every test, inside a private D-Bus session with an unlocked gnome-keyring
-test: deps $(MSAL_VENV)/.msal-$(MSAL_VERSION)
+test: deps translations $(MSAL_VENV)/.msal-$(MSAL_VERSION)
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	SESAME_MSAL_PYTHON=$(CURDIR)/$(MSAL_VENV)/bin/python scripts/test-session.sh swift test --skip-build $(SWIFT_BUILD_FLAGS)
 
@@ -55,6 +62,24 @@ bench: deps
 	swift build -c release --product identity-emulator
 	swift build -c release --product emulator-bench
 	.build/release/emulator-bench .build/release/identity-emulator
+
+## install: the app, the emulator, their data (settings, translations), desktop entry and icon under PREFIX
+PREFIX ?= /usr/local
+install: deps
+	swift build -c release --product sesame
+	swift build -c release --product identity-emulator
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/sesame/settings" \
+	  "$(DESTDIR)$(PREFIX)/share/applications" "$(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps"
+	install -m 755 .build/release/sesame .build/release/identity-emulator "$(DESTDIR)$(PREFIX)/bin/"
+	install -m 644 Resources/settings/*.plist "$(DESTDIR)$(PREFIX)/share/sesame/settings/"
+	install -m 644 Resources/desktop/org.sesame.Sesame.desktop "$(DESTDIR)$(PREFIX)/share/applications/"
+	install -m 644 Resources/icons/org.sesame.Sesame.svg "$(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps/"
+	@for po in Resources/po/*.po; do \
+	  lang=$$(basename "$$po" .po); \
+	  install -d "$(DESTDIR)$(PREFIX)/share/locale/$$lang/LC_MESSAGES"; \
+	  msgfmt -o "$(DESTDIR)$(PREFIX)/share/locale/$$lang/LC_MESSAGES/sesame.mo" "$$po"; \
+	done
+	@echo "Installed under $(DESTDIR)$(PREFIX)"
 
 clean:
 	rm -rf .build

@@ -7,6 +7,8 @@
 #include <gtk/gtk.h>
 #include <webkit2/webkit2.h>
 #include <glib-unix.h>
+#include <libintl.h>
+#include <locale.h>
 #include <stdint.h>
 #include <unistd.h>
 

@@ -30,6 +30,9 @@ extension SesameCommand {
             let traceFile = traceEvents.map { URL(fileURLWithPath: $0) }
             let initial = sample.flatMap(AppModel.Sample.Kind.init(rawValue:))
             options.bootstrapLogging()
+            Localization.setUp(
+                executable: URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath(),
+                sourceRoot: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../..").standardizedFileURL)
             let status = MainActor.assumeIsolated { () -> Int32 in
                 guard SesameApplication.initializeDisplay() else {
                     FileHandle.standardError.write(Data("sesame: no display to open a window on (set DISPLAY or WAYLAND_DISPLAY, or run under xvfb-run); `sesame accounts`, `sesame token` and `sesame signout` work without one.\n".utf8))

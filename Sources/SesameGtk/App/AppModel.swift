@@ -24,9 +24,9 @@ public final class AppModel {
         public var accountType: String { settings.accountType }
         public var title: String {
             switch kind {
-            case .directory: "Directory"
-            case .tasks: "Tasks"
-            case .me: "Me"
+            case .directory: L("Directory")
+            case .tasks: L("Tasks")
+            case .me: L("Me")
             }
         }
 

@@ -33,7 +33,7 @@ public final class MainWindow {
         gtk_header_bar_set_title(sesame_header_bar(header), "Sesame")
         let switcher = gtk_stack_switcher_new()!
         gtk_stack_switcher_set_stack(sesame_stack_switcher(switcher), sesame_stack(samplesStack))
-        Widgets.setAccessibleName(switcher, "Samples")
+        Widgets.setAccessibleName(switcher, L("Samples"))
         gtk_header_bar_set_custom_title(sesame_header_bar(header), switcher)
         gtk_window_set_titlebar(sesame_window(window), header)
 
@@ -41,7 +41,7 @@ public final class MainWindow {
         let signInPage = Widgets.box(vertical: true, spacing: 0)
         let signInBar = Widgets.box(vertical: false, spacing: 6)
         Widgets.margin(signInBar, 6)
-        let signInTitle = Widgets.label("Sign in", xalign: 0)
+        let signInTitle = Widgets.label(L("Sign in"), xalign: 0)
         Widgets.pack(signInBar, signInTitle, expand: true)
         let signInWidget = signIn.view.widget
         Widgets.pack(signInPage, signInBar)
@@ -54,11 +54,11 @@ public final class MainWindow {
         gtk_text_view_set_editable(sesame_text_view(inspector), 0)
         gtk_text_view_set_monospace(sesame_text_view(inspector), 1)
         gtk_text_view_set_wrap_mode(sesame_text_view(inspector), GTK_WRAP_WORD_CHAR)
-        Widgets.setAccessibleName(inspector, "Flow inspector")
+        Widgets.setAccessibleName(inspector, L("Flow inspector"))
         let inspectorBox = Widgets.box(vertical: true, spacing: 4)
         Widgets.margin(inspectorBox, 6)
         let inspectorTitle = Widgets.label("", xalign: 0)
-        Widgets.setMarkup(inspectorTitle, "<b>Flow inspector</b>")
+        Widgets.setMarkup(inspectorTitle, "<b>\(L("Flow inspector"))</b>")
         Widgets.pack(inspectorBox, inspectorTitle)
         Widgets.pack(inspectorBox, Widgets.scrolled(inspector), expand: true)
         inspectorPane = inspectorBox
@@ -66,7 +66,7 @@ public final class MainWindow {
         errorBar = Widgets.box(vertical: false, spacing: 8)
         Widgets.margin(errorBar, 8)
         errorLabel = Widgets.label("", wrap: true, xalign: 0)
-        Widgets.setAccessibleName(errorLabel, "Sign-in error")
+        Widgets.setAccessibleName(errorLabel, L("Sign-in error"))
         gtk_widget_set_name(errorBar, "sign-in-error")
         Widgets.pack(errorBar, errorLabel, expand: true)
         let content = Widgets.box(vertical: true, spacing: 0)
@@ -88,14 +88,14 @@ public final class MainWindow {
             gtk_stack_add_titled(sesame_stack(samplesStack), page.widget, sample.kind.rawValue, page.title)
         }
 
-        let signOut = Widgets.button("Sign out", accessibleName: "Sign out of this sample") { [weak self] in self?.signOutCurrent() }
-        let forget = Widgets.button("Forget sign-in data", accessibleName: "Forget sign-in data") { [weak self] in
+        let signOut = Widgets.button(L("Sign out"), accessibleName: L("Sign out of this sample")) { [weak self] in self?.signOutCurrent() }
+        let forget = Widgets.button(L("Forget sign-in data"), accessibleName: L("Forget sign-in data")) { [weak self] in
             self?.signIn.view.forgetSignInData()
             self?.model.trace.record("sign-in-data-forgotten")
         }
-        let cancel = Widgets.button("Cancel", accessibleName: "Cancel sign-in") { [weak self] in self?.signIn.cancel() }
-        let retryButton = Widgets.button("Retry", accessibleName: "Retry sign-in") { [weak self] in self?.answerError(retry: true) }
-        let cancelError = Widgets.button("Cancel", accessibleName: "Cancel after the sign-in error") { [weak self] in self?.answerError(retry: false) }
+        let cancel = Widgets.button(L("Cancel"), accessibleName: L("Cancel sign-in")) { [weak self] in self?.signIn.cancel() }
+        let retryButton = Widgets.button(L("Retry"), accessibleName: L("Retry sign-in")) { [weak self] in self?.answerError(retry: true) }
+        let cancelError = Widgets.button(L("Cancel"), accessibleName: L("Cancel after the sign-in error")) { [weak self] in self?.answerError(retry: false) }
         Widgets.pack(errorBar, retryButton)
         Widgets.pack(errorBar, cancelError)
         signIn.presentFailure = { [weak self] error, choose in self?.showError(error, choose) }
@@ -105,7 +105,7 @@ public final class MainWindow {
 
         signIn.onShow = { [weak self] in
             guard let self else { return }
-            Widgets.setText(signInTitle, "Sign in — the identity service’s own page")
+            Widgets.setText(signInTitle, L("Sign in — the identity service’s own page"))
             gtk_stack_set_visible_child_name(sesame_stack(self.mainStack), "sign-in")
         }
         signIn.onHide = { [weak self] in

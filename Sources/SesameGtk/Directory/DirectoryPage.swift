@@ -29,15 +29,15 @@ final class DirectoryPage: SamplePage {
         self.sample = sample
         self.signIn = signIn
         search = gtk_search_entry_new()!
-        gtk_entry_set_placeholder_text(sesame_entry(search), "Search people by name, email or user name")
-        Widgets.setAccessibleName(search, "Search the directory")
+        gtk_entry_set_placeholder_text(sesame_entry(search), L("Search people by name, email or user name"))
+        Widgets.setAccessibleName(search, L("Search the directory"))
         list = gtk_list_box_new()!
-        Widgets.setAccessibleName(list, "People")
+        Widgets.setAccessibleName(list, L("People"))
         scrolled = Widgets.scrolled(list)
         spinner = gtk_spinner_new()!
-        Widgets.setAccessibleName(spinner, "Loading")
+        Widgets.setAccessibleName(spinner, L("Loading"))
         status = Widgets.label("", wrap: true, xalign: 0.5)
-        retry = Widgets.button("Retry", accessibleName: "Retry the search") {}
+        retry = Widgets.button(L("Retry"), accessibleName: L("Retry the search")) {}
         detail = gtk_grid_new()!
         gtk_grid_set_row_spacing(sesame_grid(detail), 6)
         gtk_grid_set_column_spacing(sesame_grid(detail), 12)
@@ -54,7 +54,7 @@ final class DirectoryPage: SamplePage {
         gtk_paned_pack2(sesame_paned(paned), Widgets.scrolled(detail), 0, 0)
         gtk_paned_set_position(sesame_paned(paned), 520)
         widget = paned
-        gtk_grid_attach(sesame_grid(detail), Widgets.label("Select someone to see their details.", wrap: true), 0, 0, 2, 1)
+        gtk_grid_attach(sesame_grid(detail), Widgets.label(L("Select someone to see their details."), wrap: true), 0, 0, 2, 1)
         gtk_widget_show_all(widget)
         Widgets.setVisible(retry, false)
 
@@ -79,7 +79,7 @@ final class DirectoryPage: SamplePage {
             }
         }
         guard account != nil else {
-            setStatus("Sign in to search your organisation’s people.", retry: false)
+            setStatus(L("Sign in to search your organisation’s people."), retry: false)
             return
         }
         if users.isEmpty { searchChanged() }
@@ -91,7 +91,7 @@ final class DirectoryPage: SamplePage {
         users = []
         Widgets.removeChildren(list)
         model.trace.record("signed-out", [("accountType", sample.accountType)])
-        setStatus("Signed out.", retry: false)
+        setStatus(L("Signed out."), retry: false)
     }
 
     private var directory: GraphUserDirectory? {
@@ -108,7 +108,7 @@ final class DirectoryPage: SamplePage {
         searchTask?.cancel()
         pageTask?.cancel()
         gtk_spinner_start(sesame_spinner(spinner))
-        setStatus("Searching…", retry: false)
+        setStatus(L("Searching…"), retry: false)
         searchTask = Task { [weak self] in
             do {
                 let page = try await directory.search(text)
@@ -142,7 +142,7 @@ final class DirectoryPage: SamplePage {
         users = []
         Widgets.removeChildren(list)
         append(page)
-        if page.users.isEmpty { setStatus("No one matches.", retry: false) }
+        if page.users.isEmpty { setStatus(L("No one matches."), retry: false) }
     }
 
     private func append(_ page: GraphUserPage) {
@@ -150,7 +150,7 @@ final class DirectoryPage: SamplePage {
         for user in page.users {
             let name = Widgets.label("", xalign: 0)
             Widgets.setMarkup(name, "<b>\(Self.markup(user.displayName ?? user.userPrincipalName ?? "?"))</b>")
-            let mail = Widgets.label(user.mail ?? "no mail", xalign: 0)
+            let mail = Widgets.label(user.mail ?? L("no mail"), xalign: 0)
             let upn = Widgets.label(user.userPrincipalName ?? "", xalign: 0)
             gtk_style_context_add_class(gtk_widget_get_style_context(upn), "dim-label")
             let row = Widgets.box(vertical: true, spacing: 2, [name, mail, upn])
@@ -163,7 +163,7 @@ final class DirectoryPage: SamplePage {
         users += page.users
         gtk_widget_show_all(list)
         gtk_spinner_stop(sesame_spinner(spinner))
-        setStatus(users.isEmpty ? "No one matches." : "\(users.count) people\(page.nextLink == nil ? "" : " — scroll for more")", retry: false)
+        setStatus(users.isEmpty ? L("No one matches.") : String(format: page.nextLink == nil ? L("%d people") : L("%d people — scroll for more"), users.count), retry: false)
         let rows = users.count
         MainLoop.whenIdle { [weak self] in
             self?.model.trace.record("list-rendered", [("view", "directory"), ("rows", String(rows))])
@@ -175,9 +175,9 @@ final class DirectoryPage: SamplePage {
         guard let index, index < users.count else { return }
         let user = users[index]
         let fields: [(String, String)] = [
-            ("Name", user.displayName ?? ""), ("User name", user.userPrincipalName ?? ""), ("Mail", user.mail ?? "—"),
-            ("Business phones", user.businessPhones.isEmpty ? "—" : user.businessPhones.joined(separator: "\n")),
-            ("Mobile", user.mobilePhone ?? "—"), ("Job title", user.jobTitle ?? "—"), ("Office", user.officeLocation ?? "—"),
+            (L("Name"), user.displayName ?? ""), (L("User name"), user.userPrincipalName ?? ""), (L("Mail"), user.mail ?? "—"),
+            (L("Business phones"), user.businessPhones.isEmpty ? "—" : user.businessPhones.joined(separator: "\n")),
+            (L("Mobile"), user.mobilePhone ?? "—"), (L("Job title"), user.jobTitle ?? "—"), (L("Office"), user.officeLocation ?? "—"),
         ]
         for (row, field) in fields.enumerated() {
             let key = Widgets.label(field.0, xalign: 1)
@@ -194,7 +194,7 @@ final class DirectoryPage: SamplePage {
     private func setStatus(_ text: String, retry showRetry: Bool) {
         Widgets.setText(status, text)
         Widgets.setVisible(retry, showRetry)
-        if !showRetry, text != "Searching…" { gtk_spinner_stop(sesame_spinner(spinner)) }
+        if !showRetry, text != L("Searching…") { gtk_spinner_stop(sesame_spinner(spinner)) }
     }
 
     private func show(error: Error) {
@@ -204,6 +204,9 @@ final class DirectoryPage: SamplePage {
 
     /// Visible rows (tests).
     var rowCount: Int { users.count }
+
+    /// The search entry's placeholder, as the user reads it (tests).
+    var searchPlaceholder: String { gtk_entry_get_placeholder_text(sesame_entry(search)).map { String(cString: $0) } ?? "" }
 
     static func markup(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")

@@ -21,9 +21,9 @@ final class MePage: SamplePage {
         log = gtk_text_view_new()!
         gtk_text_view_set_editable(sesame_text_view(log), 0)
         gtk_text_view_set_monospace(sesame_text_view(log), 1)
-        Widgets.setAccessibleName(log, "Log")
-        let call = Widgets.button("Call Microsoft Graph", accessibleName: "Call Microsoft Graph") {}
-        signOutButton = Widgets.button("Sign out", accessibleName: "Sign out") {}
+        Widgets.setAccessibleName(log, L("Log"))
+        let call = Widgets.button(L("Call Microsoft Graph"), accessibleName: L("Call Microsoft Graph")) {}
+        signOutButton = Widgets.button(L("Sign out"), accessibleName: L("Sign out")) {}
         let page = Widgets.box(vertical: true, spacing: 8)
         Widgets.margin(page, 12)
         Widgets.pack(page, Widgets.box(vertical: false, spacing: 8, [call, signOutButton]))

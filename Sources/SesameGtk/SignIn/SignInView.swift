@@ -40,10 +40,10 @@ public final class SignInView {
         let settings = webkit_web_view_get_settings(webView)
         webkit_settings_set_hardware_acceleration_policy(settings, WEBKIT_HARDWARE_ACCELERATION_POLICY_NEVER)
         webkit_settings_set_enable_developer_extras(settings, 0)
-        Widgets.setAccessibleName(view, "Sign-in page")
+        Widgets.setAccessibleName(view, L("Sign-in page"))
 
         hostLabel = Widgets.label("", xalign: 0)
-        Widgets.setAccessibleName(hostLabel, "Sign-in host")
+        Widgets.setAccessibleName(hostLabel, L("Sign-in host"))
         gtk_widget_set_name(hostLabel, "sign-in-host")
         Widgets.margin(hostLabel, 6)
         widget = Widgets.box(vertical: true, spacing: 0)
@@ -144,7 +144,7 @@ public final class SignInView {
         var flags = GTlsCertificateFlags(rawValue: 0)
         let secure = webkit_web_view_get_tls_info(webView, &certificate, &flags) != 0 && flags.rawValue == 0
         let port = url.port.map { ":\($0)" } ?? ""
-        Widgets.setText(hostLabel, secure ? "🔒 \(host)\(port) — secure connection" : "\(host)\(port) — not encrypted")
+        Widgets.setText(hostLabel, secure ? "🔒 \(host)\(port) — " + L("secure connection") : "\(host)\(port) — " + L("not encrypted"))
     }
 
     /// The host bar's text (tests and accessibility read it).
@@ -155,7 +155,7 @@ public final class SignInView {
         if error.domain == "WebKitPolicyError" || (error.domain == "WebKitNetworkError" && error.code == 302) { return true }
         let host = URL(string: uri)?.host ?? uri
         trace.record("sign-in-failed", [("error", "load failed: \(error.message)")])
-        showPage(title: "Can’t reach \(host)", message: error.message, for: uri)
+        showPage(title: String(format: L("Can’t reach %@"), host), message: error.message, for: uri)
         return true
     }
 

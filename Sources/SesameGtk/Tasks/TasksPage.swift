@@ -22,16 +22,16 @@ final class TasksPage: SamplePage {
         self.signIn = signIn
         who = Widgets.label("", xalign: 0)
         list = gtk_list_box_new()!
-        Widgets.setAccessibleName(list, "Tasks")
+        Widgets.setAccessibleName(list, L("Tasks"))
         entry = gtk_entry_new()!
-        gtk_entry_set_placeholder_text(sesame_entry(entry), "A new task")
-        Widgets.setAccessibleName(entry, "New task")
+        gtk_entry_set_placeholder_text(sesame_entry(entry), L("A new task"))
+        Widgets.setAccessibleName(entry, L("New task"))
         status = Widgets.label("", wrap: true, xalign: 0)
         let page = Widgets.box(vertical: true, spacing: 8)
         Widgets.margin(page, 12)
         widget = page
-        let add = Widgets.button("Add", accessibleName: "Add the task") {}
-        let switchUser = Widgets.button("Sign in as someone else", accessibleName: "Sign in as someone else") {}
+        let add = Widgets.button(L("Add"), accessibleName: L("Add the task")) {}
+        let switchUser = Widgets.button(L("Sign in as someone else"), accessibleName: L("Sign in as someone else")) {}
         Widgets.pack(page, Widgets.box(vertical: false, spacing: 8, [who, switchUser]))
         let addRow = Widgets.box(vertical: false, spacing: 6)
         Widgets.pack(addRow, entry, expand: true)
@@ -64,7 +64,7 @@ final class TasksPage: SamplePage {
                 return
             }
         }
-        Widgets.setText(who, account.map { "Signed in as \($0.displayName)" } ?? "Not signed in")
+        Widgets.setText(who, account.map { String(format: L("Signed in as %@"), $0.displayName) } ?? L("Not signed in"))
         await reload()
     }
 
@@ -86,7 +86,7 @@ final class TasksPage: SamplePage {
             gtk_container_add(sesame_container(list), row)
         }
         gtk_widget_show_all(list)
-        Widgets.setText(status, tasks.isEmpty ? "No tasks yet." : "\(tasks.count) task\(tasks.count == 1 ? "" : "s")")
+        Widgets.setText(status, tasks.isEmpty ? L("No tasks yet.") : String(format: tasks.count == 1 ? L("%d task") : L("%d tasks"), tasks.count))
         let rows = tasks.count
         MainLoop.whenIdle { [weak self] in self?.model.trace.record("list-rendered", [("view", "tasks"), ("rows", String(rows))]) }
     }
@@ -112,7 +112,7 @@ final class TasksPage: SamplePage {
         account = nil
         tasks = []
         render()
-        Widgets.setText(who, "Not signed in")
+        Widgets.setText(who, L("Not signed in"))
         model.trace.record("signed-out", [("accountType", sample.accountType)])
     }
 }

@@ -1,0 +1,44 @@
+import CGtkWebKit
+import Foundation
+import XCTest
+
+@testable import SesameGtk
+
+/// The window speaks the seeds' languages, chosen by the usual locale variables.
+final class TranslationTests: XCTestCase {
+    func testTheWindowFollowsLANGUAGE() throws {
+        try MainActor.assumeIsolated {
+            let root = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../..").standardized
+            XCTAssertTrue(FileManager.default.fileExists(atPath: root.appending(path: ".build/locale/es/LC_MESSAGES/sesame.mo").path),
+                          "translations are not compiled: run `make translations` (make test does)")
+            setenv("LC_ALL", "C.UTF-8", 1)
+            defer { unsetenv("LANGUAGE"); unsetenv("LC_ALL") }
+            Localization.setUp(executable: URL(filePath: "/nonexistent/bin/sesame"), sourceRoot: root)
+
+            let expected = [
+                ("es", "Cerrar sesión", "Busca personas por nombre, correo o nombre de usuario"),
+                ("el", "Αποσύνδεση", "Αναζήτηση ατόμων με όνομα, email ή όνομα χρήστη"),
+                ("zh_CN", "注销", "按姓名、电子邮件或用户名搜索人员"),
+                ("zh_TW", "登出", "依姓名、電子郵件或使用者名稱搜尋人員"),
+            ]
+            for (language, signOut, placeholder) in expected {
+                setenv("LANGUAGE", language, 1)
+                // A running program does not usually change language; setlocale drops gettext's cache.
+                setlocale(LC_ALL, "")
+                XCTAssertEqual(L("Sign out"), signOut, language)
+                let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory,
+                                         screenshotPrefix: language == "es" ? "translated-es-" : nil)
+                XCTAssertEqual(gui.window.directoryPage?.searchPlaceholder, placeholder, language)
+                if language == "es" {
+                    gui.waitForSignInPage("Spanish window")
+                    gui.screenshot("sign-in")
+                }
+                gui.window.signIn.cancel()
+                gui.close()
+            }
+            unsetenv("LANGUAGE")
+            setlocale(LC_ALL, "")
+            XCTAssertEqual(L("Sign out"), "Sign out")
+        }
+    }
+}
