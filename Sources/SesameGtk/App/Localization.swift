@@ -23,7 +23,11 @@ public enum Localization {
 
     /// The translation of `text` (the English text is the key).
     public static func text(_ text: String) -> String {
-        String(cString: g_dgettext(domain, text))
+        // Without a translation gettext returns the msgid pointer itself: read it while it is alive.
+        text.withCString { msgid in
+            guard let translated = g_dgettext(domain, msgid), UnsafePointer(translated) != msgid else { return text }
+            return String(cString: translated)
+        }
     }
 }
 

@@ -43,9 +43,11 @@ public final class MainWindow {
         Widgets.margin(signInBar, 6)
         let signInTitle = Widgets.label(L("Sign in"), xalign: 0)
         Widgets.pack(signInBar, signInTitle, expand: true)
-        let signInWidget = signIn.view.widget
+        let signInViews = gtk_stack_new()!
+        let firstView = signIn.view.widget
+        gtk_stack_add_named(sesame_stack(signInViews), firstView, "first")
         Widgets.pack(signInPage, signInBar)
-        Widgets.pack(signInPage, signInWidget, expand: true)
+        Widgets.pack(signInPage, signInViews, expand: true)
         mainStack = gtk_stack_new()!
         gtk_stack_add_named(sesame_stack(mainStack), samplesStack, "samples")
         gtk_stack_add_named(sesame_stack(mainStack), signInPage, "sign-in")
@@ -90,7 +92,7 @@ public final class MainWindow {
 
         let signOut = Widgets.button(L("Sign out"), accessibleName: L("Sign out of this sample")) { [weak self] in self?.signOutCurrent() }
         let forget = Widgets.button(L("Forget sign-in data"), accessibleName: L("Forget sign-in data")) { [weak self] in
-            self?.signIn.view.forgetSignInData()
+            self?.signIn.forgetSignInData()
             self?.model.trace.record("sign-in-data-forgotten")
         }
         let cancel = Widgets.button(L("Cancel"), accessibleName: L("Cancel sign-in")) { [weak self] in self?.signIn.cancel() }
@@ -103,8 +105,13 @@ public final class MainWindow {
         gtk_header_bar_pack_end(sesame_header_bar(header), signOut)
         gtk_header_bar_pack_end(sesame_header_bar(header), forget)
 
-        signIn.onShow = { [weak self] in
+        signIn.onShow = { [weak self] view, group in
             guard let self else { return }
+            if gtk_widget_get_parent(view.widget) == nil {
+                gtk_stack_add_named(sesame_stack(signInViews), view.widget, group)
+            }
+            gtk_widget_show(view.widget)
+            gtk_stack_set_visible_child(sesame_stack(signInViews), view.widget)
             Widgets.setText(signInTitle, L("Sign in — the identity service’s own page"))
             gtk_stack_set_visible_child_name(sesame_stack(self.mainStack), "sign-in")
         }
@@ -119,7 +126,7 @@ public final class MainWindow {
         }
 
         gtk_widget_show_all(window)
-        if !signIn.isSigningIn { gtk_widget_hide(signInWidget) }
+        if !signIn.isSigningIn { gtk_widget_hide(firstView) }
         gtk_widget_hide(errorBar)
         if let initialSample, pages[initialSample] != nil {
             gtk_stack_set_visible_child_name(sesame_stack(samplesStack), initialSample.rawValue)

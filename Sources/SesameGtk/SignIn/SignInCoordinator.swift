@@ -7,18 +7,45 @@ import SesameCore
 /// store. B2C's "Forgot your password?" continues into the password-reset user flow by itself.
 @MainActor
 public final class SignInCoordinator {
-    public let view: SignInView
     private let model: AppModel
     private var waiting: CheckedContinuation<URL?, Never>?
-    /// Shown while the view is up (the window switches to the sign-in page).
-    var onShow: (() -> Void)?
+    /// One view per storage group: each keeps its own cookies (SSO) under the XDG data directory.
+    private var views: [String: SignInView] = [:]
+    /// The view of the sign-in in progress, or of the last one.
+    public private(set) var view: SignInView
+    /// Called with the view to show while sign-in is up (the window switches to the sign-in page).
+    var onShow: ((SignInView, String) -> Void)?
     /// Called when sign-in ends either way.
     var onHide: (() -> Void)?
 
     init(model: AppModel) {
         self.model = model
-        view = SignInView(dataDirectory: model.webDataDirectory, trace: model.trace)
+        let group = model.samples.first?.settings.accountConfiguration.storageGroup ?? "default"
+        view = SignInView(dataDirectory: model.webDataDirectory?.appending(path: group), trace: model.trace)
+        views[group] = view
         view.onRedirect = { [weak self] url in self?.finish(url) }
+    }
+
+    /// The storage group an account type keeps its tokens (and web data) in.
+    func storageGroup(for accountType: String) -> String {
+        let base = accountType.components(separatedBy: "#").first ?? accountType
+        return model.samples.first { $0.accountType == base }?.settings.accountConfiguration.storageGroup ?? "default"
+    }
+
+    /// The sign-in view of a storage group, created on first use.
+    func view(forGroup group: String) -> SignInView {
+        if let existing = views[group] { return existing }
+        let created = SignInView(dataDirectory: model.webDataDirectory?.appending(path: group), trace: model.trace)
+        created.onRedirect = { [weak self] url in self?.finish(url) }
+        views[group] = created
+        return created
+    }
+
+    /// "Forget sign-in data": every group's cookies and web data.
+    public func forgetSignInData() {
+        for group in Set(model.samples.map { $0.settings.accountConfiguration.storageGroup }) {
+            view(forGroup: group).forgetSignInData()
+        }
     }
 
     /// Shows a failed sign-in's description with Retry and Cancel (the seeds' alert) and calls back
@@ -44,7 +71,9 @@ public final class SignInCoordinator {
 
     private func attempt(accountType: String, parameters: [String: String]) async throws(AccountStoreError) -> Account? {
         let pending = try await model.store.prepareAuthorization(accountType: accountType, additionalParameters: parameters)
-        onShow?()
+        let group = storageGroup(for: accountType)
+        view = view(forGroup: group)
+        onShow?(view, group)
         view.begin(pending)
         let redirect = await withCheckedContinuation { continuation in waiting = continuation }
         onHide?()
