@@ -47,6 +47,43 @@ static inline WebKitNavigationPolicyDecision *sesame_navigation_decision(gpointe
 static inline GObject *sesame_object(gpointer object) { return G_OBJECT(object); }
 static inline AtkObject *sesame_accessible(GtkWidget *widget) { return gtk_widget_get_accessible(widget); }
 
+static inline GtkTreeView *sesame_tree_view(gpointer object) { return GTK_TREE_VIEW(object); }
+static inline GtkTreeModel *sesame_tree_model(gpointer object) { return GTK_TREE_MODEL(object); }
+static inline GType sesame_type_string(void) { return G_TYPE_STRING; }
+
+// A list store of `columns` string columns, and a row appended with their values.
+static inline GtkListStore *sesame_string_list_store_new(gint columns) {
+    GType types[8];
+    for (gint i = 0; i < columns && i < 8; i++) types[i] = G_TYPE_STRING;
+    return gtk_list_store_newv(columns, types);
+}
+
+static inline void sesame_string_list_store_append(GtkListStore *store, const char *a, const char *b, const char *c) {
+    GtkTreeIter iter;
+    gtk_list_store_insert_with_values(store, &iter, -1, 0, a, 1, b, 2, c, -1);
+}
+
+// The index of the selected row, or -1.
+static inline gint sesame_tree_selection_index(GtkTreeSelection *selection) {
+    GtkTreeModel *model = NULL;
+    GtkTreeIter iter;
+    if (!gtk_tree_selection_get_selected(selection, &model, &iter)) return -1;
+    GtkTreePath *path = gtk_tree_model_get_path(model, &iter);
+    gint index = gtk_tree_path_get_indices(path)[0];
+    gtk_tree_path_free(path);
+    return index;
+}
+
+static inline GtkTreeViewColumn *sesame_text_column(const char *title, gint column, gboolean bold) {
+    GtkCellRenderer *renderer = gtk_cell_renderer_text_new();
+    if (bold) g_object_set(renderer, "weight", PANGO_WEIGHT_BOLD, NULL);
+    g_object_set(renderer, "ellipsize", PANGO_ELLIPSIZE_END, NULL);
+    GtkTreeViewColumn *result = gtk_tree_view_column_new_with_attributes(title, renderer, "text", column, NULL);
+    gtk_tree_view_column_set_resizable(result, TRUE);
+    gtk_tree_view_column_set_expand(result, TRUE);
+    return result;
+}
+
 // WebKit objects whose constructors are varargs in C.
 static inline WebKitWebsiteDataManager *sesame_website_data_manager_new(const char *data_directory, const char *cache_directory) {
     return webkit_website_data_manager_new("base-data-directory", data_directory, "base-cache-directory", cache_directory, NULL);

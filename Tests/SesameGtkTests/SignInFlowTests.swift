@@ -78,4 +78,37 @@ final class SignInFlowTests: XCTestCase {
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { (gui.window.directoryPage?.rowCount ?? 0) > 0 }, "Retry did not end signed in")
         }
     }
+
+    func testClosingSignInCancelsCleanlyAndSearchAsYouTypeShowsTheLatestAnswer() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory)
+            defer { gui.close() }
+            gui.waitForSignInPage("first sign-in")
+            gui.window.signIn.cancel()
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { !gui.window.signIn.isSigningIn })
+            XCTAssertFalse(gui.window.signIn.view.isShown)
+            XCTAssertNil(gui.window.signInErrorText, "cancelling is not an error")
+            XCTAssertEqual(gui.window.directoryPage?.rowCount, 0)
+
+            // Sign in after all (the sample asks again when shown).
+            gui.window.showSampleAgain()
+            gui.waitForSignInPage("second sign-in")
+            gui.act(GUIHarness.fill("i0116", "alex@contoso.onmicrosoft.com"), "password page")
+            gui.act(GUIHarness.fill("i0118", "Passw0rd!"), "stay signed in")
+            gui.act("document.getElementById('idSIButton9').click();", "consent")
+            gui.click("idSIButton9")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { (gui.window.directoryPage?.rowCount ?? 0) > 0 })
+
+            // Typing fast: each keystroke's search replaces the last; only the newest answer shows.
+            let page = try XCTUnwrap(gui.window.directoryPage)
+            let rendered = gui.trace.events.filter { $0.name == "list-rendered" }.count
+            for text in ["m", "me", "meg", "wan", "wang"] {
+                page.type(text)
+                MainLoopBridge.spin(timeout: 0.05) { false }
+            }
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { gui.trace.events.filter { $0.name == "list-rendered" }.count > rendered })
+            MainLoopBridge.spin(timeout: 1.5) { false }
+            XCTAssertEqual(page.firstRowName, "王伟", "a stale answer overwrote the newest search")
+        }
+    }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import SesameCore
 import XCTest
+import IdentityEmulator
 
 @testable import SesameGtk
 
@@ -85,6 +86,9 @@ final class SignInPolicyTests: XCTestCase {
 
     /// Starts a sign-in whose authorization URL is `start` and whose redirect URI is `redirect`,
     /// and spins the loop until it is intercepted or `timeout` passes.
+    /// The page title the last run ended on.
+    nonisolated(unsafe) static var lastTitle: String?
+
     @MainActor
     static func run(start: URL, redirect: URL, timeout: TimeInterval = 10) throws -> (intercepted: URL?, shown: Bool, trace: FlowTrace) {
         XCTAssertTrue(Self.displayReady, "no display: run the GUI tests under xvfb-run (make test does)")
@@ -110,6 +114,7 @@ final class SignInPolicyTests: XCTestCase {
         view.onRedirect = { intercepted = $0 }
         view.begin(try XCTUnwrap(pending))
         MainLoopBridge.spin(timeout: timeout) { intercepted != nil }
+        lastTitle = view.pageTitle
         return (intercepted, view.isShown, trace)
     }
 
@@ -166,6 +171,37 @@ final class SignInPolicyTests: XCTestCase {
             XCTAssertNil(intercepted, "\(lookAlike) was intercepted")
             XCTAssertFalse(trace.events.contains { $0.name == "redirect-intercepted" }, lookAlike)
         }
+        }
+    }
+
+    func testAnUntrustedCertificateStopsSignInWithAReadablePageAndIsNeverBypassed() throws {
+        // An emulator serving HTTPS with its own local CA, which this web view does not trust.
+        let state = FileManager.default.temporaryDirectory.appending(path: "sesame-tls-\(UUID().uuidString)")
+        var configuration = EmulatorConfiguration()
+        configuration.tls = true
+        configuration.stateDirectory = state
+        configuration.userCount = 10
+        let started = DispatchSemaphore(value: 0)
+        final class Box: @unchecked Sendable { var url: URL? }
+        let box = Box()
+        let task = Task.detached {
+            let emulator = try await IdentityEmulator(configuration: configuration)
+            try await emulator.run { url, _ in box.url = url; started.signal() }
+        }
+        defer { task.cancel(); try? FileManager.default.removeItem(at: state) }
+        XCTAssertEqual(started.wait(timeout: .now() + 30), .success)
+        let base = try XCTUnwrap(box.url)
+        try MainActor.assumeIsolated {
+            let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
+            let (intercepted, shown, trace) = try Self.run(
+                start: base.appending(path: "common/oauth2/v2.0/authorize"), redirect: URL(string: nativeClient)!, timeout: 3)
+            XCTAssertNil(intercepted)
+            XCTAssertTrue(shown, "the view stays to show why")
+            let failure = try XCTUnwrap(trace.events.first { $0.name == "sign-in-failed" }, "no sign-in-failed event")
+            XCTAssertTrue(failure.jsonLine.contains("TLS"), failure.jsonLine)
+            XCTAssertTrue(failure.jsonLine.contains("does not trust"), failure.jsonLine)
+            // What shows is Sesame's explanation, not the untrusted server's page.
+            XCTAssertEqual(Self.lastTitle, "This connection is not secure")
         }
     }
 }

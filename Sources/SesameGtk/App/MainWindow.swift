@@ -170,6 +170,9 @@ public final class MainWindow {
     /// Answers the error bar as the user would (tests).
     func chooseAfterError(retry: Bool) { answerError(retry: retry) }
 
+    /// Shows the current sample again (as switching to it does): it signs in if needed.
+    func showSampleAgain() { currentPageAppears() }
+
     private func signOutCurrent() {
         guard let kind = currentKind, let page = pages[kind] else { return }
         Task { await page.signOut() }

@@ -12,6 +12,7 @@ final class DirectoryPage: SamplePage {
     private let signIn: SignInCoordinator
     private let search: UnsafeMutablePointer<GtkWidget>
     private let list: UnsafeMutablePointer<GtkWidget>
+    private let store: UnsafeMutablePointer<GtkListStore>
     private let scrolled: UnsafeMutablePointer<GtkWidget>
     private let spinner: UnsafeMutablePointer<GtkWidget>
     private let status: UnsafeMutablePointer<GtkWidget>
@@ -31,7 +32,13 @@ final class DirectoryPage: SamplePage {
         search = gtk_search_entry_new()!
         gtk_entry_set_placeholder_text(sesame_entry(search), L("Search people by name, email or user name"))
         Widgets.setAccessibleName(search, L("Search the directory"))
-        list = gtk_list_box_new()!
+        // A GtkTreeView over a list store: only the visible rows are drawn, however many pages load.
+        store = sesame_string_list_store_new(3)!
+        list = gtk_tree_view_new_with_model(sesame_tree_model(store))!
+        gtk_tree_view_append_column(sesame_tree_view(list), sesame_text_column(L("Name"), 0, 1))
+        gtk_tree_view_append_column(sesame_tree_view(list), sesame_text_column(L("Mail"), 1, 0))
+        gtk_tree_view_append_column(sesame_tree_view(list), sesame_text_column(L("User name"), 2, 0))
+        gtk_tree_view_set_enable_search(sesame_tree_view(list), 0)
         Widgets.setAccessibleName(list, L("People"))
         scrolled = Widgets.scrolled(list)
         spinner = gtk_spinner_new()!
@@ -59,7 +66,11 @@ final class DirectoryPage: SamplePage {
         Widgets.setVisible(retry, false)
 
         Signals.onVoid(search, "search-changed") { [weak self] in self?.searchChanged() }
-        Signals.onRow(sesame_list_box(list), "row-selected") { [weak self] index in self?.select(index) }
+        let selection = gtk_tree_view_get_selection(sesame_tree_view(list))!
+        Signals.onVoid(selection, "changed") { [weak self] in
+            let index = sesame_tree_selection_index(selection)
+            self?.select(index < 0 ? nil : Int(index))
+        }
         Signals.onEdgeReached(sesame_scrolled_window(scrolled)) { [weak self] position in
             if position == GTK_POS_BOTTOM { self?.loadMore() }
         }
@@ -89,7 +100,7 @@ final class DirectoryPage: SamplePage {
         if let account { try? await model.store.remove(account) }
         account = nil
         users = []
-        Widgets.removeChildren(list)
+        gtk_list_store_clear(store)
         model.trace.record("signed-out", [("accountType", sample.accountType)])
         setStatus(L("Signed out."), retry: false)
     }
@@ -140,7 +151,7 @@ final class DirectoryPage: SamplePage {
 
     private func replace(with page: GraphUserPage) {
         users = []
-        Widgets.removeChildren(list)
+        gtk_list_store_clear(store)
         append(page)
         if page.users.isEmpty { setStatus(L("No one matches."), retry: false) }
     }
@@ -148,20 +159,9 @@ final class DirectoryPage: SamplePage {
     private func append(_ page: GraphUserPage) {
         nextPage = page
         for user in page.users {
-            let name = Widgets.label("", xalign: 0)
-            Widgets.setMarkup(name, "<b>\(Self.markup(user.displayName ?? user.userPrincipalName ?? "?"))</b>")
-            let mail = Widgets.label(user.mail ?? L("no mail"), xalign: 0)
-            let upn = Widgets.label(user.userPrincipalName ?? "", xalign: 0)
-            gtk_style_context_add_class(gtk_widget_get_style_context(upn), "dim-label")
-            let row = Widgets.box(vertical: true, spacing: 2, [name, mail, upn])
-            Widgets.margin(row, 6)
-            gtk_container_add(sesame_container(list), row)
-            if let listRow = gtk_widget_get_parent(row) {
-                Widgets.setAccessibleName(listRow, "\(user.displayName ?? "") \(user.mail ?? "")")
-            }
+            sesame_string_list_store_append(store, user.displayName ?? user.userPrincipalName ?? "?", user.mail ?? L("no mail"), user.userPrincipalName ?? "")
         }
         users += page.users
-        gtk_widget_show_all(list)
         gtk_spinner_stop(sesame_spinner(spinner))
         setStatus(users.isEmpty ? L("No one matches.") : String(format: page.nextLink == nil ? L("%d people") : L("%d people — scroll for more"), users.count), retry: false)
         let rows = users.count
@@ -202,15 +202,17 @@ final class DirectoryPage: SamplePage {
         setStatus("\(error)", retry: true)
     }
 
-    /// Visible rows (tests).
-    var rowCount: Int { users.count }
+    /// Rows in the list (tests).
+    var rowCount: Int { Int(gtk_tree_model_iter_n_children(sesame_tree_model(store), nil)) }
+
+    /// The name in the first row (tests).
+    var firstRowName: String? { users.first?.displayName }
 
     /// The search entry's placeholder, as the user reads it (tests).
     var searchPlaceholder: String { gtk_entry_get_placeholder_text(sesame_entry(search)).map { String(cString: $0) } ?? "" }
 
-    static func markup(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
-    }
+    /// Types into the search entry as a user would (tests).
+    func type(_ text: String) { gtk_entry_set_text(sesame_entry(search), text) }
 }
 
 /// One sample's page in the window.

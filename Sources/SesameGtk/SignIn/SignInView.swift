@@ -76,6 +76,9 @@ public final class SignInView {
 
     public var isShown: Bool { Widgets.isVisible(widget) }
 
+    /// The title of the page the view is showing.
+    public var pageTitle: String? { webkit_web_view_get_title(webView).map { String(cString: $0) } }
+
     /// The address the view is showing.
     public var currentURI: String? { webkit_web_view_get_uri(webView).map { String(cString: $0) } }
 
