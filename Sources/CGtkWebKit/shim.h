@@ -26,25 +26,20 @@ static inline GtkContainer *sesame_container(gpointer object) { return GTK_CONTA
 static inline GtkWindow *sesame_window(gpointer object) { return GTK_WINDOW(object); }
 static inline GtkBox *sesame_box(gpointer object) { return GTK_BOX(object); }
 static inline GtkLabel *sesame_label(gpointer object) { return GTK_LABEL(object); }
-static inline GtkButton *sesame_button(gpointer object) { return GTK_BUTTON(object); }
 static inline GtkEntry *sesame_entry(gpointer object) { return GTK_ENTRY(object); }
 static inline GtkStack *sesame_stack(gpointer object) { return GTK_STACK(object); }
 static inline GtkHeaderBar *sesame_header_bar(gpointer object) { return GTK_HEADER_BAR(object); }
 static inline GtkListBox *sesame_list_box(gpointer object) { return GTK_LIST_BOX(object); }
-static inline GtkListBoxRow *sesame_list_box_row(gpointer object) { return GTK_LIST_BOX_ROW(object); }
 static inline GtkScrolledWindow *sesame_scrolled_window(gpointer object) { return GTK_SCROLLED_WINDOW(object); }
 static inline GtkSpinner *sesame_spinner(gpointer object) { return GTK_SPINNER(object); }
 static inline GtkPaned *sesame_paned(gpointer object) { return GTK_PANED(object); }
 static inline GtkGrid *sesame_grid(gpointer object) { return GTK_GRID(object); }
 static inline GtkTextView *sesame_text_view(gpointer object) { return GTK_TEXT_VIEW(object); }
 static inline GtkStackSwitcher *sesame_stack_switcher(gpointer object) { return GTK_STACK_SWITCHER(object); }
-static inline GtkOverlay *sesame_overlay(gpointer object) { return GTK_OVERLAY(object); }
 static inline GtkApplication *sesame_application(gpointer object) { return GTK_APPLICATION(object); }
 static inline GApplication *sesame_g_application(gpointer object) { return G_APPLICATION(object); }
-static inline GtkAdjustment *sesame_adjustment(gpointer object) { return GTK_ADJUSTMENT(object); }
 static inline WebKitWebView *sesame_web_view(gpointer object) { return WEBKIT_WEB_VIEW(object); }
 static inline WebKitNavigationPolicyDecision *sesame_navigation_decision(gpointer object) { return WEBKIT_NAVIGATION_POLICY_DECISION(object); }
-static inline GObject *sesame_object(gpointer object) { return G_OBJECT(object); }
 static inline AtkObject *sesame_accessible(GtkWidget *widget) { return gtk_widget_get_accessible(widget); }
 
 static inline GtkTreeView *sesame_tree_view(gpointer object) { return GTK_TREE_VIEW(object); }

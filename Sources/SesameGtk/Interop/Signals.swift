@@ -95,16 +95,6 @@ enum Signals {
         connect(webView, "load-failed-with-tls-errors", SignalBox(handler), unsafeBitCast(trampoline, to: GCallback.self))
     }
 
-    /// GtkListBox `row-activated` / `row-selected`: the row's index (or nil).
-    static func onRow(_ list: UnsafeMutablePointer<GtkListBox>, _ signal: String, _ handler: @escaping @MainActor (Int?) -> Void) {
-        let trampoline: @convention(c) (UnsafeMutablePointer<GtkListBox>?, UnsafeMutablePointer<GtkListBoxRow>?, gpointer?) -> Void = { _, row, data in
-            let box: SignalBox<@MainActor (Int?) -> Void> = Signals.box(data)
-            let index = row.map { Int(gtk_list_box_row_get_index($0)) }
-            MainActor.assumeIsolated { box.handler(index) }
-        }
-        connect(list, signal, SignalBox(handler), unsafeBitCast(trampoline, to: GCallback.self))
-    }
-
     /// GtkScrolledWindow `edge-reached`.
     static func onEdgeReached(_ scrolled: UnsafeMutablePointer<GtkScrolledWindow>, _ handler: @escaping @MainActor (GtkPositionType) -> Void) {
         let trampoline: @convention(c) (UnsafeMutablePointer<GtkScrolledWindow>?, GtkPositionType, gpointer?) -> Void = { _, position, data in

@@ -67,10 +67,4 @@ enum Widgets {
         }
         g_list_free(children)
     }
-
-    static func childCount(_ container: Widget) -> Int {
-        guard let children = gtk_container_get_children(sesame_container(container)) else { return 0 }
-        defer { g_list_free(children) }
-        return Int(g_list_length(children))
-    }
 }
