@@ -4,12 +4,15 @@ SHELL := /bin/bash
 
 # Debian packages the build, the app and the tests need.
 DEBIAN_PACKAGES := libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev xvfb xauth dbus dbus-x11 gnome-keyring \
-                   libsecret-tools pkg-config gettext desktop-file-utils
+                   libsecret-tools pkg-config gettext desktop-file-utils webkit2gtk-driver
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
-# Microsoft's MSAL for Python, the client the emulator's wire tests sign in with (from PyPI).
+# From PyPI for the tests: Microsoft's MSAL for Python (the emulator's wire tests sign in with
+# it) and Selenium (the WebDriver client that drives `sesame --automation-mode`).
 MSAL_VERSION := 1.39.0
-MSAL_VENV := .build/msal-venv
+SELENIUM_VERSION := 4.51.0
+TEST_VENV := .build/test-venv
+TEST_VENV_STAMP := $(TEST_VENV)/.msal-$(MSAL_VERSION)-selenium-$(SELENIUM_VERSION)
 
 .PHONY: deps build run test bench emulator install translations clean
 
@@ -41,16 +44,16 @@ run: build
 	WEBKIT_DISABLE_COMPOSITING_MODE=$${WEBKIT_DISABLE_COMPOSITING_MODE-1} scripts/run-with-emulator.sh "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)"
 
 ## test: build and pass every test, inside a private D-Bus session with an unlocked gnome-keyring
-test: deps translations $(MSAL_VENV)/.msal-$(MSAL_VERSION)
+test: deps translations $(TEST_VENV_STAMP)
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
-	SESAME_MSAL_PYTHON=$(CURDIR)/$(MSAL_VENV)/bin/python scripts/test-session.sh swift test --skip-build $(SWIFT_BUILD_FLAGS)
+	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/test-session.sh swift test --skip-build $(SWIFT_BUILD_FLAGS)
 
-## the Python virtual environment with MSAL (python3 -m venv needs Debian's python3-venv when python3 is Debian's)
-$(MSAL_VENV)/.msal-$(MSAL_VERSION):
+## the tests' Python virtual environment (python3 -m venv needs Debian's python3-venv when python3 is Debian's)
+$(TEST_VENV_STAMP):
 	@command -v python3 >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3; }
-	@python3 -m venv $(MSAL_VENV) 2>/dev/null || { rm -rf $(MSAL_VENV); $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && python3 -m venv $(MSAL_VENV); }
-	$(MSAL_VENV)/bin/pip install -q --disable-pip-version-check "msal==$(MSAL_VERSION)"
+	@python3 -m venv $(TEST_VENV) 2>/dev/null || { rm -rf $(TEST_VENV); $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && python3 -m venv $(TEST_VENV); }
+	$(TEST_VENV)/bin/pip install -q --disable-pip-version-check "msal==$(MSAL_VERSION)" "selenium==$(SELENIUM_VERSION)"
 	@touch $@
 
 ## emulator: run the identity emulator on port 8400 with one-time codes shown on its pages

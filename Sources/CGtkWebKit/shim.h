@@ -79,6 +79,20 @@ static inline GtkTreeViewColumn *sesame_text_column(const char *title, gint colu
     return result;
 }
 
+// A web view WebKitWebDriver may drive (the construct-only "is-controlled-by-automation").
+static inline GtkWidget *sesame_web_view_new_for_automation(WebKitWebContext *context) {
+    return GTK_WIDGET(g_object_new(WEBKIT_TYPE_WEB_VIEW, "web-context", context, "is-controlled-by-automation", TRUE, NULL));
+}
+
+// Tells WebDriver which browser this is: the WebKit version it was built with.
+static inline void sesame_automation_session_set_info(WebKitAutomationSession *session, const char *name) {
+    WebKitApplicationInfo *info = webkit_application_info_new();
+    webkit_application_info_set_name(info, name);
+    webkit_application_info_set_version(info, WEBKIT_MAJOR_VERSION, WEBKIT_MINOR_VERSION, WEBKIT_MICRO_VERSION);
+    webkit_automation_session_set_application_info(session, info);
+    webkit_application_info_unref(info);
+}
+
 // WebKit objects whose constructors are varargs in C.
 static inline WebKitWebsiteDataManager *sesame_website_data_manager_new(const char *data_directory, const char *cache_directory) {
     return webkit_website_data_manager_new("base-data-directory", data_directory, "base-cache-directory", cache_directory, NULL);

@@ -19,6 +19,13 @@ extension SesameCommand {
         @Option(name: .customLong("trace-events"), help: ArgumentHelp("Write the flow as JSON lines to FILE.", valueName: "FILE"))
         var traceEvents: String?
 
+        @Flag(name: .customLong("automation-mode"), help: "Let WebKitWebDriver drive the sign-in view (sesame as a WebDriver browser).")
+        var automationMode = false
+
+        /// WebKitWebDriver starts its browser with `--automation`; accepted as a synonym.
+        @Flag(name: .customLong("automation"), help: .hidden)
+        var automation = false
+
         func validate() throws {
             if let sample, AppModel.Sample.Kind(rawValue: sample) == nil {
                 throw ValidationError("--sample must be directory, tasks or me, not '\(sample)'.")
@@ -29,6 +36,7 @@ extension SesameCommand {
             let profiles = try options.profiles()
             let traceFile = traceEvents.map { URL(fileURLWithPath: $0) }
             let initial = sample.flatMap(AppModel.Sample.Kind.init(rawValue:))
+            let automation = automationMode || self.automation
             options.bootstrapLogging()
             Localization.setUp(
                 executable: URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath(),
@@ -48,9 +56,11 @@ extension SesameCommand {
                 let webData = FileTokenStorage.defaultDirectory(environment: ProcessInfo.processInfo.environment).appending(path: "web-data")
                 return SesameApplication.run(makeModel: {
                     let transport = TracingTransport(trace: trace)
-                    return await AppModel(
+                    let model = await AppModel(
                         store: AccountStore(storage: SecretServiceTokenStorage.preferred(), transport: transport), settings: profiles,
                         trace: trace, webDataDirectory: webData, transport: transport)
+                    model.automationMode = automation
+                    return model
                 }, initialSample: initial)
             }
             if status != 0 { throw ExitCode(status) }

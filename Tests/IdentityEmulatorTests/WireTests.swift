@@ -114,11 +114,11 @@ struct WireTests {
         #expect(result["me"] as? String == "Alex Wilber")
     }
 
-    /// A Python with `msal`: `$SESAME_MSAL_PYTHON`, or the venv `make test` creates.
+    /// A Python with `msal`: `$SESAME_TEST_PYTHON`, or the venv `make test` creates.
     static func msalPython() throws -> URL {
-        let configured = ProcessInfo.processInfo.environment["SESAME_MSAL_PYTHON"].map { URL(filePath: $0) }
-        let venv = EmulatorProcess.repositoryRoot.appending(path: ".build/msal-venv/bin/python")
+        let configured = ProcessInfo.processInfo.environment["SESAME_TEST_PYTHON"].map { URL(filePath: $0) }
+        let venv = EmulatorProcess.repositoryRoot.appending(path: ".build/test-venv/bin/python")
         return try #require([configured, venv].compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0.path) },
-                            "No Python with msal: run `make test` (it creates .build/msal-venv with msal from PyPI) or set SESAME_MSAL_PYTHON.")
+                            "No Python with msal: run `make test` (it creates .build/test-venv with msal from PyPI) or set SESAME_TEST_PYTHON.")
     }
 }

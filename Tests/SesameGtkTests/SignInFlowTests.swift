@@ -107,6 +107,8 @@ final class SignInFlowTests: XCTestCase {
                 MainLoopBridge.spin(timeout: 0.05) { false }
             }
             XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { gui.trace.events.filter { $0.name == "list-rendered" }.count > rendered })
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { page.firstRowName == "王伟" }, "the newest search never showed")
+            // Any older search still on its way must not replace it.
             MainLoopBridge.spin(timeout: 1.5) { false }
             XCTAssertEqual(page.firstRowName, "王伟", "a stale answer overwrote the newest search")
         }

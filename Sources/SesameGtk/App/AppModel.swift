@@ -11,6 +11,8 @@ public final class AppModel {
     public let webDataDirectory: URL?
     /// The transport every API call goes through (traced).
     public let transport: any HTTPTransport
+    /// `--automation-mode`: WebKitWebDriver may drive the sign-in view.
+    public var automationMode = false
 
     /// A client for API calls as an account, through the traced transport.
     public var httpClient: AuthorizedHTTPClient { AuthorizedHTTPClient(store: store, transport: transport) }

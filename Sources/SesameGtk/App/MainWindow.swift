@@ -120,6 +120,12 @@ public final class MainWindow {
             gtk_stack_set_visible_child_name(sesame_stack(self.mainStack), "samples")
         }
         model.trace.observe { [weak self] event in self?.appendToInspector(event) }
+        // A WebDriver session drives the sign-in view: show it.
+        signIn.view.onAutomationSession = { [weak self] in
+            guard let self else { return }
+            gtk_widget_show(self.signIn.view.widget)
+            gtk_stack_set_visible_child_name(sesame_stack(self.mainStack), "sign-in")
+        }
         Signals.onEvent(window, "delete-event") { [weak self] in
             if self?.signIn.isSigningIn == true { self?.signIn.cancel() }
             return false

@@ -95,6 +95,27 @@ enum Signals {
         connect(webView, "load-failed-with-tls-errors", SignalBox(handler), unsafeBitCast(trampoline, to: GCallback.self))
     }
 
+    /// WebKitWebContext `automation-started`: WebKitWebDriver opened a session.
+    static func onAutomationStarted(_ context: UnsafeMutablePointer<WebKitWebContext>, _ handler: @escaping @MainActor (UnsafeMutablePointer<WebKitAutomationSession>) -> Void) {
+        let trampoline: @convention(c) (UnsafeMutablePointer<WebKitWebContext>?, UnsafeMutablePointer<WebKitAutomationSession>?, gpointer?) -> Void = { _, session, data in
+            let box: SignalBox<@MainActor (UnsafeMutablePointer<WebKitAutomationSession>) -> Void> = Signals.box(data)
+            guard let session else { return }
+            MainActor.assumeIsolated { box.handler(session) }
+        }
+        connect(context, "automation-started", SignalBox(handler), unsafeBitCast(trampoline, to: GCallback.self))
+    }
+
+    /// WebKitAutomationSession `create-web-view`: the view the session drives.
+    static func onCreateWebView(_ session: UnsafeMutablePointer<WebKitAutomationSession>, _ handler: @escaping @MainActor () -> UnsafeMutablePointer<WebKitWebView>) {
+        let trampoline: @convention(c) (UnsafeMutablePointer<WebKitAutomationSession>?, gpointer?) -> UnsafeMutablePointer<WebKitWebView>? = { _, data in
+            let box: SignalBox<@MainActor () -> UnsafeMutablePointer<WebKitWebView>> = Signals.box(data)
+            // The pointer crosses no thread: GLib emits on the main thread; the bit pattern carries it out.
+            let address = MainActor.assumeIsolated { UInt(bitPattern: box.handler()) }
+            return UnsafeMutablePointer(bitPattern: address)
+        }
+        connect(session, "create-web-view", SignalBox(handler), unsafeBitCast(trampoline, to: GCallback.self))
+    }
+
     /// GtkScrolledWindow `edge-reached`.
     static func onEdgeReached(_ scrolled: UnsafeMutablePointer<GtkScrolledWindow>, _ handler: @escaping @MainActor (GtkPositionType) -> Void) {
         let trampoline: @convention(c) (UnsafeMutablePointer<GtkScrolledWindow>?, GtkPositionType, gpointer?) -> Void = { _, position, data in

@@ -21,7 +21,7 @@ public final class SignInCoordinator {
     init(model: AppModel) {
         self.model = model
         let group = model.samples.first?.settings.accountConfiguration.storageGroup ?? "default"
-        view = SignInView(dataDirectory: model.webDataDirectory?.appending(path: group), trace: model.trace)
+        view = SignInView(dataDirectory: model.webDataDirectory?.appending(path: group), trace: model.trace, automation: model.automationMode)
         views[group] = view
         view.onRedirect = { [weak self] url in self?.finish(url) }
     }
@@ -35,6 +35,8 @@ public final class SignInCoordinator {
     /// The sign-in view of a storage group, created on first use.
     func view(forGroup group: String) -> SignInView {
         if let existing = views[group] { return existing }
+        // Only one context may allow automation: under WebDriver every group shares the first view.
+        if model.automationMode, let first = views.values.first { return first }
         let created = SignInView(dataDirectory: model.webDataDirectory?.appending(path: group), trace: model.trace)
         created.onRedirect = { [weak self] url in self?.finish(url) }
         views[group] = created

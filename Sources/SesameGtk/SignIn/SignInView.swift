@@ -23,7 +23,12 @@ public final class SignInView {
 
     /// - Parameter dataDirectory: where cookies and web data persist (per storage group), so SSO
     ///   survives a restart; nil for an ephemeral session (tests).
-    public init(dataDirectory: URL?, trace: FlowTrace) {
+    /// Called when WebKitWebDriver starts a session on this view (`--automation-mode`).
+    public var onAutomationSession: (() -> Void)?
+
+    /// - Parameter automation: allow WebKitWebDriver sessions; the session's browsing context is
+    ///   this view (created as controlled by automation).
+    public init(dataDirectory: URL?, trace: FlowTrace, automation: Bool = false) {
         self.trace = trace
         if let dataDirectory {
             try? FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -34,7 +39,8 @@ public final class SignInView {
         } else {
             context = webkit_web_context_new_ephemeral()!
         }
-        let view = webkit_web_view_new_with_context(context)!
+        if automation { webkit_web_context_set_automation_allowed(context, 1) }
+        let view = automation ? sesame_web_view_new_for_automation(context)! : webkit_web_view_new_with_context(context)!
         webView = sesame_web_view(view)
         // Software rendering: sign-in pages are simple, and WebKit's GPU paths fail on some machines.
         let settings = webkit_web_view_get_settings(webView)
@@ -52,6 +58,17 @@ public final class SignInView {
         gtk_widget_show_all(widget)
         gtk_widget_hide(widget)
 
+        if automation {
+            let webView = webView
+            Signals.onAutomationStarted(context) { [weak self] session in
+                sesame_automation_session_set_info(session, "sesame")
+                Signals.onCreateWebView(session) {
+                    self?.trace.record("automation-session")
+                    self?.onAutomationSession?()
+                    return webView
+                }
+            }
+        }
         Signals.onDecidePolicy(webView) { [weak self] decision, type in
             self?.decide(decision, type) ?? false
         }
