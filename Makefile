@@ -14,7 +14,7 @@ SELENIUM_VERSION := 4.51.0
 TEST_VENV := .build/test-venv
 TEST_VENV_STAMP := $(TEST_VENV)/.msal-$(MSAL_VERSION)-selenium-$(SELENIUM_VERSION)
 
-.PHONY: deps build run test bench emulator install translations clean
+.PHONY: deps build run test bench demo emulator install translations clean
 
 ## deps: install the Debian packages that are missing (apt-get update once, then non-interactive installs)
 deps:
@@ -55,6 +55,16 @@ $(TEST_VENV_STAMP):
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && python3 -m venv $(TEST_VENV); }
 	$(TEST_VENV)/bin/pip install -q --disable-pip-version-check "msal==$(MSAL_VERSION)" "selenium==$(SELENIUM_VERSION)"
 	@touch $@
+
+## demo: the whole tutorial flow played by itself on a virtual display: numbered screenshots and
+## an animated image in demo/ (no display and no network needed)
+DEMO_DIR ?= demo
+demo: build
+	@command -v convert >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends imagemagick; }
+	swift build $(SWIFT_BUILD_FLAGS) --product sesame-tour
+	WEBKIT_DISABLE_COMPOSITING_MODE=1 xvfb-run -a -s "-screen 0 1280x800x24" "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/sesame-tour" "$(DEMO_DIR)"
+	convert -delay 180 -loop 0 "$(DEMO_DIR)"/[0-9]*.png -resize 800x -colors 96 "$(DEMO_DIR)/sesame-flow.gif"
+	@echo "Screenshots and $(DEMO_DIR)/sesame-flow.gif written."
 
 ## emulator: run the identity emulator on port 8400 with one-time codes shown on its pages
 emulator: build

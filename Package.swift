@@ -90,6 +90,11 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "sesame-tour",
+            dependencies: ["SesameGtk", "SesameCore", "IdentityEmulator", "CGtkWebKit"],
+            path: "Demo/sesame-tour"
+        ),
+        .executableTarget(
             name: "emulator-bench",
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -58,6 +58,8 @@ static inline void sesame_string_list_store_append(GtkListStore *store, const ch
     gtk_list_store_insert_with_values(store, &iter, -1, 0, a, 1, b, 2, c, -1);
 }
 
+static inline GtkTreePath *gtk_tree_path_new_from_indices_single(gint index) { return gtk_tree_path_new_from_indices(index, -1); }
+
 // The index of the selected row, or -1.
 static inline gint sesame_tree_selection_index(GtkTreeSelection *selection) {
     GtkTreeModel *model = NULL;

@@ -18,6 +18,18 @@ struct SilentTokenTests {
         #expect(fixture.provider.refreshCount == 0)
     }
 
+    @Test("a token Entra granted as User.Read answers a request for https://graph.microsoft.com/user.read without a request")
+    func graphScopeSpellings() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        let account = try await fixture.signIn()
+        let before = fixture.provider.transport.requests.count
+        _ = try await fixture.store.accessToken(for: account, scopes: ["https://graph.microsoft.com/user.read"])
+        _ = try await fixture.store.accessToken(for: account, scopes: ["00000003-0000-0000-c000-000000000000/User.Read"])
+        #expect(fixture.provider.transport.requests.count == before)
+        #expect(fixture.provider.refreshCount == 0)
+    }
+
     @Test("a token with less than five minutes left is refreshed, and the rotated refresh token is stored first")
     func refreshNearExpiry() async throws {
         let fixture = StoreFixture()

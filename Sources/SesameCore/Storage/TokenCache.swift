@@ -92,13 +92,25 @@ public struct TokenCache: Sendable, Hashable {
     public func accessToken(
         homeAccountID: String, environment: String, clientID: String, realm: String, scopes: Set<String>, validUntil: Int
     ) -> AccessTokenEntry? {
-        let wanted = Set(scopes.map { $0.lowercased() })
+        let wanted = Set(scopes.map(Self.canonicalScope))
         return accessTokens.values
             .filter {
                 $0.homeAccountID == homeAccountID && $0.environment == environment && $0.clientID == clientID
-                    && $0.realm.lowercased() == realm.lowercased() && wanted.isSubset(of: $0.scopes) && $0.expiresOn > validUntil
+                    && $0.realm.lowercased() == realm.lowercased() && wanted.isSubset(of: Set($0.scopes.map(Self.canonicalScope)))
+                    && $0.expiresOn > validUntil
             }
             .max { $0.expiresOn < $1.expiresOn }
+    }
+
+    /// A scope as Entra grants it, for comparing requests with cached tokens: lower-cased, and a
+    /// Microsoft Graph permission without its resource prefix — Entra answers a request for
+    /// `https://graph.microsoft.com/User.Read` with `User.Read` in `scope`.
+    static func canonicalScope(_ scope: String) -> String {
+        let lower = scope.lowercased()
+        for prefix in ["https://graph.microsoft.com/", "00000003-0000-0000-c000-000000000000/"] where lower.hasPrefix(prefix) {
+            return String(lower.dropFirst(prefix.count))
+        }
+        return lower
     }
 
     /// The account's refresh token for the client.

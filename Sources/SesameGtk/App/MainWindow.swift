@@ -197,4 +197,11 @@ public final class MainWindow {
 
     /// The Directory page (tests).
     var directoryPage: DirectoryPage? { pages[.directory] as? DirectoryPage }
+    var tasksPage: TasksPage? { pages[.tasks] as? TasksPage }
+    var mePage: MePage? { pages[.me] as? MePage }
+
+    /// Switches to a sample, as clicking its tab does.
+    func show(_ kind: AppModel.Sample.Kind) {
+        gtk_stack_set_visible_child_name(sesame_stack(samplesStack), kind.rawValue)
+    }
 }

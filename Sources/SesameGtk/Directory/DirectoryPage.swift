@@ -211,8 +211,16 @@ final class DirectoryPage: SamplePage {
     /// The search entry's placeholder, as the user reads it (tests).
     var searchPlaceholder: String { gtk_entry_get_placeholder_text(sesame_entry(search)).map { String(cString: $0) } ?? "" }
 
-    /// Types into the search entry as a user would (tests).
+    /// Types into the search entry as a user would (tests, the tour).
     func type(_ text: String) { gtk_entry_set_text(sesame_entry(search), text) }
+
+    /// Selects a row as a click would (the tour).
+    func selectRow(_ index: Int) {
+        let selection = gtk_tree_view_get_selection(sesame_tree_view(list))
+        let path = gtk_tree_path_new_from_indices_single(Int32(index))
+        gtk_tree_selection_select_path(selection, path)
+        gtk_tree_path_free(path)
+    }
 }
 
 /// One sample's page in the window.

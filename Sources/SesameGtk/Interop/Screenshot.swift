@@ -6,8 +6,8 @@ import Foundation
 public enum Screenshot {
     public static func save(_ window: UnsafeMutablePointer<GtkWidget>, to file: URL) throws {
         guard let gdkWindow = gtk_widget_get_window(window) else { throw ScreenshotError("the window is not on screen") }
-        // Let pending drawing reach the server first.
-        while gtk_events_pending() != 0 { gtk_main_iteration() }
+        // Callers let the loop paint first (never iterated from here: this may run inside a
+        // main-queue drain, and the loop must not nest). Flush what was drawn to the X server.
         gdk_display_sync(gdk_window_get_display(gdkWindow))
         let width = gdk_window_get_width(gdkWindow)
         let height = gdk_window_get_height(gdkWindow)

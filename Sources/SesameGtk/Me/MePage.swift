@@ -21,6 +21,7 @@ final class MePage: SamplePage {
         log = gtk_text_view_new()!
         gtk_text_view_set_editable(sesame_text_view(log), 0)
         gtk_text_view_set_monospace(sesame_text_view(log), 1)
+        gtk_text_view_set_wrap_mode(sesame_text_view(log), GTK_WRAP_WORD_CHAR)
         Widgets.setAccessibleName(log, L("Log"))
         let call = Widgets.button(L("Call Microsoft Graph"), accessibleName: L("Call Microsoft Graph")) {}
         signOutButton = Widgets.button(L("Sign out"), accessibleName: L("Sign out")) {}
@@ -69,10 +70,18 @@ final class MePage: SamplePage {
             gtk_widget_set_sensitive(signOutButton, 1)
             let response = try await model.httpClient.perform(ResourceRequest(url: msal.graphURI), as: token.account)
             write("GET \(msal.graphURI.absoluteString) → \(response.status)")
-            write(String(decoding: response.body, as: UTF8.self))
+            write(Self.pretty(response.body))
         } catch {
             write("error: \(error)")
         }
+    }
+
+    /// The /me answer as indented JSON (the body as text when it is not JSON).
+    static func pretty(_ body: Data) -> String {
+        guard let object = try? JSONSerialization.jsonObject(with: body),
+              let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        else { return String(decoding: body, as: UTF8.self) }
+        return String(decoding: data, as: UTF8.self)
     }
 
     private func interactive() async throws -> AccessToken {

@@ -91,6 +91,12 @@ final class TasksPage: SamplePage {
         MainLoop.whenIdle { [weak self] in self?.model.trace.record("list-rendered", [("view", "tasks"), ("rows", String(rows))]) }
     }
 
+    /// Types a task and presses Add, as a user would (the tour).
+    func add(_ text: String) {
+        gtk_entry_set_text(sesame_entry(entry), text)
+        addTask()
+    }
+
     /// Sends the typed text; it stays in the entry until the service has it.
     private func addTask() {
         guard let service else { return }
