@@ -47,9 +47,10 @@ final class GUIHarness {
 
     func close() { gtk_widget_destroy(window.window) }
 
-    static func startEmulator(codes: Codes) throws -> URL {
+    static func startEmulator(codes: Codes, demo: Bool = false) throws -> URL {
         var configuration = EmulatorConfiguration()
         configuration.userCount = 300
+        configuration.demoMode = demo
         configuration.announce = { codes.record($0) }
         let started = DispatchSemaphore(value: 0)
         final class Box: @unchecked Sendable { var url: URL?; var error: (any Error)? }
