@@ -40,9 +40,16 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
     @Flag(help: "Show one-time codes on the pages too (they are always printed on stdout).")
     var demo = false
 
+    @Option(name: .customLong("access-token-lifetime"),
+            help: ArgumentHelp("Seconds an access token lives (default: 60–90 minutes, as Entra; B2C one hour). Short lifetimes make clients refresh.", valueName: "SECONDS"))
+    var accessTokenLifetime: Int?
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
         guard users >= 0 else { throw ValidationError("--users must be 0 or more.") }
+        if let accessTokenLifetime, accessTokenLifetime <= 0 {
+            throw ValidationError("--access-token-lifetime must be a positive number of seconds, not \(accessTokenLifetime).")
+        }
         for client in clients {
             do { _ = try ClientRegistration.parse(commandLine: client) } catch { throw ValidationError("\(error)") }
         }
@@ -58,6 +65,7 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         configuration.seed = seed
         configuration.extraClients = try clients.map(ClientRegistration.parse(commandLine:))
         configuration.demoMode = demo
+        configuration.accessTokenLifetime = accessTokenLifetime
         configuration.announce = { line in Self.say(line) }
 
         let emulator: IdentityEmulator

@@ -48,6 +48,24 @@ struct TokenEndpointTests {
         }
     }
 
+    @Test("--access-token-lifetime sets expires_in and the access token's exp, for Entra and B2C")
+    func configuredAccessTokenLifetime() async throws {
+        let fixture = try await EmulatorFixture(accessTokenLifetime: 120)
+        try await fixture.withBrowser { browser in
+            let redirect = try await browser.signIn("alex@contoso.onmicrosoft.com")
+            let body = try await browser.redeem(try #require(redirect.redirectFields["code"])).json
+            #expect(body["expires_in"] as? Int == 120)
+            let (_, claims) = try jwtParts(try #require(body["access_token"] as? String))
+            let issuedAt = try #require(claims["iat"] as? Int)
+            #expect(claims["exp"] as? Int == issuedAt + 120)
+
+            let taskToken = try await TaskAPITests.taskToken(browser)
+            let (_, taskClaims) = try jwtParts(taskToken)
+            #expect(taskClaims["exp"] as? Int == (taskClaims["iat"] as? Int).map { $0 + 120 })
+        }
+        await #expect(throws: EmulatorConfigurationError.self) { _ = try await EmulatorFixture(accessTokenLifetime: 0) }
+    }
+
     @Test("without the profile scope the id_token has no name, oid or preferred_username")
     func profileScopeGovernsClaims() async throws {
         let fixture = try await EmulatorFixture()

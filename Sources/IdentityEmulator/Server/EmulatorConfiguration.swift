@@ -19,6 +19,11 @@ public struct EmulatorConfiguration: Sendable {
     public var extraClients: [ClientRegistration] = []
     /// `--demo`: show one-time codes on the pages too (they are always printed on stdout).
     public var demoMode: Bool = false
+    /// `--access-token-lifetime`: seconds an access token lives (`expires_in`). nil: 60–90 minutes
+    /// at random for Entra, one hour for B2C, as the services do. Entra's token lifetime policies
+    /// allow 10 minutes to a day; the emulator takes any positive value, so that a test can make
+    /// a client refresh on every call.
+    public var accessTokenLifetime: Int?
     /// The time source; tests move it forward.
     public var clock: EmulatorClock = EmulatorClock()
     /// Receives the lines the emulator prints for people and tools (`mfa-code <user> <code>`).

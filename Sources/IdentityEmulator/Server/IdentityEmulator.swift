@@ -33,7 +33,7 @@ public final class IdentityEmulator: Sendable {
     public var base: URL {
         get { baseURL.withLock { $0 } }
     }
-    var issuer: TokenIssuer { TokenIssuer(base: base, key: key) }
+    var issuer: TokenIssuer { TokenIssuer(base: base, key: key, accessTokenLifetime: configuration.accessTokenLifetime) }
 
     /// Builds the directories, loads (or creates) the signing key and the saved state.
     public init(configuration: EmulatorConfiguration, base: URL? = nil) async throws {
@@ -42,6 +42,9 @@ public final class IdentityEmulator: Sendable {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
         guard configuration.userCount >= 0 else { throw EmulatorConfigurationError("--users must be 0 or more.") }
+        if let lifetime = configuration.accessTokenLifetime, lifetime <= 0 {
+            throw EmulatorConfigurationError("--access-token-lifetime must be a positive number of seconds, not \(lifetime).")
+        }
         contoso = Directory(tenant: .contoso, users: DirectoryGenerator.contosoUsers(count: configuration.userCount, seed: configuration.seed))
         fabrikam = Directory(tenant: .fabrikamB2C, users: DirectoryGenerator.fabrikamFixedUsers)
         state = IdentityState(stateDirectory: configuration.stateDirectory)

@@ -7,6 +7,8 @@ import Foundation
 struct TokenIssuer: Sendable {
     let base: URL
     let key: SigningKey
+    /// `--access-token-lifetime`; nil for the services' own lifetimes.
+    var accessTokenLifetime: Int? = nil
 
     /// The issuer of the tenant's id_tokens: `{base}/{tid}/v2.0` (Entra) or `{base}/{tid}/v2.0/` (B2C).
     func issuer(for tenant: Tenant) -> String {
@@ -42,7 +44,7 @@ struct TokenIssuer: Sendable {
         wantsClientInfo: Bool, refreshToken: String?, appName: String, now: Date
     ) throws -> JSON {
         // Access tokens live 60–90 minutes (randomized, as Entra does); clients must read expires_in.
-        let lifetime = Int.random(in: 3600...5400)
+        let lifetime = accessTokenLifetime ?? Int.random(in: 3600...5400)
         var echoed = scopes.permissions
         if scopes.wantsIDToken { echoed += ["profile", "openid", "email"] }
         let scp = echoed.joined(separator: " ")
@@ -128,10 +130,10 @@ struct TokenIssuer: Sendable {
         grant: Grant, user: DirectoryUser, tenant: Tenant, scopes: ScopeRequest, requestedScope: String, nonce: String?,
         wantsClientInfo: Bool, refreshToken: String?, now: Date
     ) throws -> JSON {
-        let lifetime = 3600
+        let lifetime = accessTokenLifetime ?? 3600
         let accessToken = scopes.resource == .taskAPI
             ? try b2cToken(grant: grant, user: user, tenant: tenant, audience: ClientRegistration.taskAPIClientID,
-                           scp: scopes.permissions.joined(separator: " "), nonce: nonce, now: now) : nil
+                           scp: scopes.permissions.joined(separator: " "), nonce: nonce, now: now, lifetime: lifetime) : nil
         let idToken = scopes.wantsIDToken
             ? try b2cToken(grant: grant, user: user, tenant: tenant, audience: grant.clientID, scp: nil, nonce: nonce, now: now) : nil
         let profileInfo = JSON.object([
@@ -156,13 +158,15 @@ struct TokenIssuer: Sendable {
     }
 
     /// A B2C id_token (audience the client) or access token (audience the task API, with `scp`).
-    func b2cToken(grant: Grant, user: DirectoryUser, tenant: Tenant, audience: String, scp: String?, nonce: String?, now: Date) throws -> String {
+    func b2cToken(
+        grant: Grant, user: DirectoryUser, tenant: Tenant, audience: String, scp: String?, nonce: String?, now: Date, lifetime: Int = 3600
+    ) throws -> String {
         let claims = JSON.members([
             ("ver", .string("1.0")),
             ("iss", .string(issuer(for: tenant))),
             ("sub", .string(user.id)),
             ("aud", .string(audience)),
-            ("exp", .int(now.epochSeconds + 3600)),
+            ("exp", .int(now.epochSeconds + lifetime)),
             ("nonce", nonce.map(JSON.string)),
             ("iat", .int(now.epochSeconds)),
             ("auth_time", .int(grant.authTime.epochSeconds)),

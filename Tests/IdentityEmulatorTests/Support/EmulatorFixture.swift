@@ -37,12 +37,14 @@ struct EmulatorFixture {
     let clock: EmulatorClock
     static let base = URL(string: "http://127.0.0.1:8400")!
 
-    init(users: Int = 60, stateDirectory: URL? = nil, extraClients: [ClientRegistration] = [], demo: Bool = false) async throws {
+    init(users: Int = 60, stateDirectory: URL? = nil, extraClients: [ClientRegistration] = [], demo: Bool = false,
+         accessTokenLifetime: Int? = nil) async throws {
         var configuration = EmulatorConfiguration()
         configuration.userCount = users
         configuration.stateDirectory = stateDirectory
         configuration.extraClients = extraClients
         configuration.demoMode = demo
+        configuration.accessTokenLifetime = accessTokenLifetime
         let announcements = Announcements()
         configuration.announce = { announcements.append($0) }
         clock = configuration.clock
