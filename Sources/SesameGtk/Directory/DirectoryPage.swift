@@ -99,6 +99,7 @@ final class DirectoryPage: SamplePage {
     func signOut() async {
         if let account { try? await model.store.remove(account) }
         account = nil
+        signIn.userSignedOut(accountType: sample.accountType)
         users = []
         gtk_list_store_clear(store)
         model.trace.record("signed-out", [("accountType", sample.accountType)])

@@ -95,6 +95,7 @@ final class MePage: SamplePage {
     func signOut() async {
         if let account { try? await model.store.remove(account) }
         account = nil
+        signIn.userSignedOut(accountType: sample.accountType)
         gtk_widget_set_sensitive(signOutButton, 0)
         write("signed out")
         model.trace.record("signed-out", [("accountType", sample.accountType)])

@@ -17,6 +17,9 @@ public final class SignInCoordinator {
     var onShow: ((SignInView, String) -> Void)?
     /// Called when sign-in ends either way.
     var onHide: (() -> Void)?
+    /// Storage groups whose user signed out: their next sign-in asks who signs in
+    /// (`prompt=login`) rather than letting the service's single sign-on pick the same user again.
+    private var signedOutGroups: Set<String> = []
 
     init(model: AppModel) {
         self.model = model
@@ -41,6 +44,11 @@ public final class SignInCoordinator {
         created.onRedirect = { [weak self] url in self?.finish(url) }
         views[group] = created
         return created
+    }
+
+    /// The user signed out of `accountType`: the next sign-in in its group asks for an account.
+    public func userSignedOut(accountType: String) {
+        signedOutGroups.insert(storageGroup(for: accountType))
     }
 
     /// "Forget sign-in data": every group's cookies and web data.
@@ -72,8 +80,10 @@ public final class SignInCoordinator {
     }
 
     private func attempt(accountType: String, parameters: [String: String]) async throws(AccountStoreError) -> Account? {
-        let pending = try await model.store.prepareAuthorization(accountType: accountType, additionalParameters: parameters)
         let group = storageGroup(for: accountType)
+        var parameters = parameters
+        if signedOutGroups.contains(group), parameters["prompt"] == nil { parameters["prompt"] = "login" }
+        let pending = try await model.store.prepareAuthorization(accountType: accountType, additionalParameters: parameters)
         view = view(forGroup: group)
         onShow?(view, group)
         view.begin(pending)
@@ -86,6 +96,7 @@ public final class SignInCoordinator {
         do {
             let account = try await model.store.handleRedirect(redirect)
             if let account {
+                signedOutGroups.remove(group)
                 model.trace.record("token-acquired", [("accountType", account.accountType.components(separatedBy: "#").first ?? account.accountType)])
             }
             return account

@@ -116,6 +116,7 @@ final class TasksPage: SamplePage {
     func signOut() async {
         if let account { try? await model.store.remove(account) }
         account = nil
+        signIn.userSignedOut(accountType: sample.accountType)
         tasks = []
         render()
         Widgets.setText(who, L("Not signed in"))
