@@ -120,12 +120,6 @@ public final class MainWindow {
             gtk_stack_set_visible_child_name(sesame_stack(self.mainStack), "samples")
         }
         model.trace.observe { [weak self] event in self?.appendToInspector(event) }
-        // A WebDriver session drives the sign-in view: show it.
-        signIn.view.onAutomationSession = { [weak self] in
-            guard let self else { return }
-            gtk_widget_show(self.signIn.view.widget)
-            gtk_stack_set_visible_child_name(sesame_stack(self.mainStack), "sign-in")
-        }
         Signals.onEvent(window, "delete-event") { [weak self] in
             if self?.signIn.isSigningIn == true { self?.signIn.cancel() }
             return false
@@ -155,9 +149,10 @@ public final class MainWindow {
 
     private func showError(_ error: AccountStoreError, _ choose: @escaping (Bool) -> Void) {
         errorChoice = choose
-        let detail = [error.serviceCode, error.errorDescription.map { $0.components(separatedBy: "\r\n").first ?? $0 }]
-            .compactMap { $0 }.joined(separator: ": ")
-        Widgets.setText(errorLabel, detail.isEmpty ? error.message : "\(error.message)\n\(detail)")
+        // The service's first line ("AADSTS65004: User declined…") is the message; its code is
+        // added only when the message does not already say it.
+        let code = error.serviceCode.flatMap { error.message.contains($0) ? nil : $0 }
+        Widgets.setText(errorLabel, [error.message, code].compactMap { $0 }.joined(separator: "\n"))
         gtk_widget_show_all(errorBar)
     }
 

@@ -23,11 +23,9 @@ public final class SignInView {
 
     /// - Parameter dataDirectory: where cookies and web data persist (per storage group), so SSO
     ///   survives a restart; nil for an ephemeral session (tests).
-    /// Called when WebKitWebDriver starts a session on this view (`--automation-mode`).
-    public var onAutomationSession: (() -> Void)?
-
     /// - Parameter automation: allow WebKitWebDriver sessions; the session's browsing context is
-    ///   this view (created as controlled by automation).
+    ///   this view (created as controlled by automation). The view is shown only while the app
+    ///   signs someone in, as without WebDriver.
     public init(dataDirectory: URL?, trace: FlowTrace, automation: Bool = false) {
         self.trace = trace
         if let dataDirectory {
@@ -64,7 +62,6 @@ public final class SignInView {
                 sesame_automation_session_set_info(session, "sesame")
                 Signals.onCreateWebView(session) {
                     self?.trace.record("automation-session")
-                    self?.onAutomationSession?()
                     return webView
                 }
             }
