@@ -4,15 +4,17 @@ SHELL := /bin/bash
 
 # Debian packages the build, the app and the tests need.
 DEBIAN_PACKAGES := libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev xvfb xauth dbus dbus-x11 gnome-keyring \
-                   libsecret-tools pkg-config gettext desktop-file-utils webkit2gtk-driver
+                   libsecret-tools pkg-config gettext desktop-file-utils webkit2gtk-driver \
+                   python3 python3-venv python3-gi gir1.2-atspi-2.0 at-spi2-core
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 # From PyPI for the tests: Microsoft's MSAL for Python (the emulator's wire tests sign in with
-# it) and Selenium (the WebDriver client that drives `sesame --automation-mode`).
+# it) and Selenium (the WebDriver client that drives `sesame --automation-mode`), in a virtual
+# environment over Debian's Python, whose python3-gi reads the app's accessibility tree (AT-SPI).
 MSAL_VERSION := 1.39.0
 SELENIUM_VERSION := 4.51.0
 TEST_VENV := .build/test-venv
-TEST_VENV_STAMP := $(TEST_VENV)/.msal-$(MSAL_VERSION)-selenium-$(SELENIUM_VERSION)
+TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-selenium-$(SELENIUM_VERSION)
 
 .PHONY: deps build run test bench demo emulator install translations clean
 
@@ -48,12 +50,11 @@ test: deps translations $(TEST_VENV_STAMP)
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/test-session.sh swift test --skip-build $(SWIFT_BUILD_FLAGS)
 
-## the tests' Python virtual environment (python3 -m venv needs Debian's python3-venv when python3 is Debian's)
-$(TEST_VENV_STAMP):
-	@command -v python3 >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3; }
-	@python3 -m venv $(TEST_VENV) 2>/dev/null || { rm -rf $(TEST_VENV); $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && python3 -m venv $(TEST_VENV); }
-	$(TEST_VENV)/bin/pip install -q --disable-pip-version-check "msal==$(MSAL_VERSION)" "selenium==$(SELENIUM_VERSION)"
+## the tests' Python: Debian's (for python3-gi and AT-SPI) with MSAL and Selenium from PyPI
+$(TEST_VENV_STAMP): | deps
+	rm -rf $(TEST_VENV)
+	/usr/bin/python3 -m venv --system-site-packages $(TEST_VENV)
+	$(TEST_VENV)/bin/pip install -q --disable-pip-version-check --ignore-installed "msal==$(MSAL_VERSION)" "selenium==$(SELENIUM_VERSION)"
 	@touch $@
 
 ## demo: the whole tutorial flow played by itself on a virtual display: numbered screenshots and

@@ -47,10 +47,11 @@ final class GUIHarness {
 
     func close() { gtk_widget_destroy(window.window) }
 
-    static func startEmulator(codes: Codes, demo: Bool = false) throws -> URL {
+    static func startEmulator(codes: Codes, demo: Bool = false, users: Int = 300, accessTokenLifetime: Int? = nil) throws -> URL {
         var configuration = EmulatorConfiguration()
-        configuration.userCount = 300
+        configuration.userCount = users
         configuration.demoMode = demo
+        configuration.accessTokenLifetime = accessTokenLifetime
         configuration.announce = { codes.record($0) }
         let started = DispatchSemaphore(value: 0)
         final class Box: @unchecked Sendable { var url: URL?; var error: (any Error)? }

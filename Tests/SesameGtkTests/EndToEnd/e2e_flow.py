@@ -1,0 +1,251 @@
+"""One end-to-end flow through the real app (see sesame_e2e.py for how it is driven).
+
+    python e2e_flow.py FLOW SESAME_BINARY EMULATOR_URL SCRATCH_DIR
+
+Prints one JSON object: what the flow saw on screen. The app's trace of run N is in
+SCRATCH_DIR/trace-N.jsonl; its tokens and web data in SCRATCH_DIR/data. EndToEndFlowTests.swift
+runs every flow and says what must hold.
+"""
+import json
+import os
+import sys
+from urllib.parse import parse_qs, urlsplit
+
+from sesame_e2e import PASSWORD, Sesame, isolate_app_environment, wait
+
+flow, binary, emulator, scratch = sys.argv[1:5]
+isolate_app_environment(os.path.join(scratch, "data"))
+runs = 0
+seen = {}
+
+
+def launch(sample):
+    global runs
+    runs += 1
+    return Sesame(binary, emulator, os.path.join(scratch, f"trace-{runs}.jsonl"), sample)
+
+
+def rows_after(app, mark, view="directory"):
+    """The people (or tasks) the list shows once the app has rendered it after `mark`."""
+    event = app.trace.wait_for("list-rendered", since=mark, view=view)
+    return int(event["rows"])
+
+
+def search(app, text):
+    mark = app.trace.mark()
+    app.ui.type("Search the directory", text)
+    rows_after(app, mark)
+    return app.ui.rows("People")
+
+
+def signed_in_as(app):
+    return next((text for text in app.ui.label_texts() if text.startswith("Signed in as")), None)
+
+
+def alex(app):
+    app.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
+    rows_after(app, 0)
+    seen["rows"] = len(app.ui.rows("People"))
+    seen["sign_in_visible_after"] = app.ui.is_visible("push button", "Cancel sign-in")
+
+
+def wrong_password(app):
+    app.page_with("i0116", "the user name page")
+    app.fill("i0116", "alex@contoso.onmicrosoft.com")
+    app.submit("idSIButton9")
+    app.page_with("i0118", "the password page")
+    app.fill("i0118", "not-the-password")
+    app.submit("idSIButton9")
+    seen["inline_error"] = app.page_with("passwordError", "the inline password error").text
+    seen["still_on"] = app.url
+    app.fill("i0118", PASSWORD)
+    app.submit("idSIButton9")
+    app.page_with("KmsiCheckboxField", "the stay-signed-in page")
+    if not app.submit("idSIButton9"):
+        app.answer_consent(seen)
+    rows_after(app, 0)
+
+
+def megan(app):
+    app.sign_in_entra("megan@contoso.onmicrosoft.com", seen=seen)
+    rows_after(app, 0)
+
+
+def directory_search(app):
+    app.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
+    rows_after(app, 0)
+    seen["meg"] = search(app, "meg")
+    seen["apostrophe"] = search(app, "O'Br")
+    seen["nobody"] = search(app, "zzzq")
+    seen["status"] = app.ui.label_texts()
+
+
+def directory_paging(app):
+    app.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
+    seen["first_rows"] = rows_after(app, 0)
+    seen["first_table_rows"] = len(app.ui.rows("People"))
+    mark = app.trace.mark()
+    app.ui.scroll_to_end("People")
+    seen["after_scroll_rows"] = rows_after(app, mark)
+    seen["after_scroll_table_rows"] = len(app.ui.rows("People"))
+    names = app.ui.rows("People", column=2)
+    seen["distinct_user_names"] = len(set(names))
+
+
+def consent_retry(app):
+    app.sign_in_entra("alex@contoso.onmicrosoft.com", consent=False, seen=seen)
+    error = app.ui.find("label", "Sign-in error")
+    seen["error"] = app.ui.text(error)
+    seen["retry_visible"] = app.ui.is_visible("push button", "Retry sign-in")
+    seen["list_before_retry"] = bool(app.trace.find("list-rendered"))
+    mark = app.trace.mark()
+    app.ui.click("Retry sign-in")
+    app.trace.wait_for("page-loaded", since=mark)
+    seen["sign_in_visible_on_retry"] = app.ui.is_visible("push button", "Cancel sign-in")
+    seen["retry_page"] = app.url
+    # The service remembers alex (single sign-on): straight to consent, or to the user name again.
+    if app.element("i0116"):
+        app.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
+    else:
+        app.answer_consent(seen)
+    rows_after(app, mark)
+    seen["error_visible_after"] = app.ui.is_visible("label", "Sign-in error")
+
+
+def add_task(app, text):
+    mark = app.trace.mark()
+    app.ui.type("New task", text)
+    app.ui.click("Add the task")
+    return rows_after(app, mark, view="tasks")
+
+
+def tasks(app):
+    app.sign_in_b2c("sam@example.com")
+    rows_after(app, 0, view="tasks")
+    seen["sam"] = wait("the signed-in line", lambda: signed_in_as(app))
+    seen["sam_before"] = app.ui.list_items("Tasks")
+    add_task(app, "Water the plants")
+    add_task(app, "Call the bank")
+    seen["sam_tasks"] = app.ui.list_items("Tasks")
+    mark = app.trace.mark()
+    app.ui.click("Sign out of this sample")
+    app.trace.wait_for("signed-out", since=mark)
+    seen["after_sign_out"] = app.ui.list_items("Tasks")
+    mark = app.trace.mark()
+    app.ui.click("Sign in as someone else")
+    app.sign_in_b2c("kim@example.com")
+    rows_after(app, mark, view="tasks")
+    seen["kim"] = wait("the signed-in line for kim", lambda: (lambda s: s if s and "Kim" in s else None)(signed_in_as(app)))
+    seen["kim_tasks"] = app.ui.list_items("Tasks")
+
+
+def forgot_password(app):
+    app.page_with("forgotPassword", "the B2C sign-in page")
+    app.submit("forgotPassword")
+    app.page_with("emailVer_but_send", "the password-reset page")
+    seen["reset_page"] = app.driver.find_element("id", "pageTitle").text
+    seen["reset_url"] = app.url
+    seen["reset_policy"] = parse_qs(urlsplit(app.driver.current_url).query).get("p")
+    app.fill("email", "kim@example.com")
+    app.submit("emailVer_but_send")
+    code = app.page_with("demoCode", "the e-mail code").text.split()[-1]
+    app.fill("emailVerificationCode", code)
+    app.submit("emailVer_but_verify")
+    app.page_with("newPassword", "the new-password page")
+    app.fill("newPassword", "N3w-Passw0rd!")
+    app.fill("reenterPassword", "N3w-Passw0rd!")
+    app.submit("continue")
+    rows_after(app, 0, view="tasks")
+    seen["after_reset"] = wait("the signed-in line", lambda: signed_in_as(app))
+    mark = app.trace.mark()
+    app.ui.click("Sign in as someone else")
+    app.sign_in_b2c("kim@example.com", "N3w-Passw0rd!")
+    rows_after(app, mark, view="tasks")
+    seen["new_password_signs_in"] = wait("the signed-in line", lambda: signed_in_as(app))
+
+
+def sign_up(app):
+    app.page_with("createAccount", "the B2C sign-in page")
+    app.submit("createAccount")
+    app.page_with("newPassword", "the sign-up page")
+    seen["sign_up_page"] = app.driver.find_element("id", "pageTitle").text
+    for field, value in (("email", "robin@example.com"), ("newPassword", "R0bin-Passw0rd"), ("reenterPassword", "R0bin-Passw0rd"),
+                         ("displayName", "Robin Ortiz"), ("givenName", "Robin"), ("surname", "Ortiz")):
+        app.fill(field, value)
+    app.submit("continue")
+    rows_after(app, 0, view="tasks")
+    seen["after_sign_up"] = wait("the signed-in line", lambda: signed_in_as(app))
+    mark = app.trace.mark()
+    app.ui.click("Sign in as someone else")
+    app.sign_in_b2c("robin@example.com", "R0bin-Passw0rd")
+    rows_after(app, mark, view="tasks")
+    seen["signs_in_again"] = wait("the signed-in line", lambda: signed_in_as(app))
+
+
+def call_graph(app):
+    log = app.ui.find("text", "Log")
+    before = app.ui.text(log).count("→ 200")
+    app.ui.click("Call Microsoft Graph")
+    return log, before
+
+
+def wait_for_me(app, log, before):
+    wait("/me to answer 200 in the log", lambda: app.ui.text(log).count("→ 200") > before)
+
+
+def me(app):
+    mark = app.trace.mark()
+    log, before = call_graph(app)
+    app.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
+    wait_for_me(app, log, before)
+    seen["first_navigations"] = len(app.trace.find("navigation", since=mark))
+
+    mark = app.trace.mark()
+    log, before = call_graph(app)
+    wait_for_me(app, log, before)
+    seen["second_navigations"] = len(app.trace.find("navigation", since=mark))
+    seen["second_token_requests"] = [e.get("status") for e in app.trace.find("token-request", since=mark)]
+    seen["second_sign_in_visible"] = app.ui.is_visible("push button", "Cancel sign-in")
+
+    seen["revoke_status"] = app.revoke_sign_in_sessions("alex@contoso.onmicrosoft.com")
+    mark = app.trace.mark()
+    log, before = call_graph(app)
+    app.page_with("i0116", "the user name page after the revocation")
+    seen["third_sign_in_visible"] = app.ui.is_visible("push button", "Cancel sign-in")
+    app.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
+    wait_for_me(app, log, before)
+    seen["third_token_requests"] = [e.get("status") for e in app.trace.find("token-request", since=mark)]
+    seen["third_navigations"] = len(app.trace.find("navigation", since=mark))
+    seen["log"] = app.ui.text(log)
+
+
+def restart(first):
+    first.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
+    seen["first_rows"] = rows_after(first, 0)
+    first.quit()
+    second = launch("directory")
+    try:
+        seen["second_rows"] = rows_after(second, 0)
+        seen["second_sign_in_visible"] = second.ui.is_visible("push button", "Cancel sign-in")
+        seen["second_rows_in_table"] = len(second.ui.rows("People"))
+    finally:
+        second.quit()
+
+
+FLOWS = {
+    "alex": ("directory", alex), "wrong-password": ("directory", wrong_password), "megan": ("directory", megan),
+    "search": ("directory", directory_search), "paging": ("directory", directory_paging),
+    "consent-retry": ("directory", consent_retry), "tasks": ("tasks", tasks), "forgot-password": ("tasks", forgot_password),
+    "sign-up": ("tasks", sign_up), "me": ("me", me), "restart": ("directory", restart),
+}
+
+sample, run = FLOWS[flow]
+app = launch(sample)
+try:
+    run(app)
+finally:
+    try:
+        app.quit()
+    except Exception:  # already quit (restart)
+        pass
+print(json.dumps(seen))

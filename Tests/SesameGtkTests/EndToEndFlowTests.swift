@@ -1,0 +1,232 @@
+import Foundation
+import XCTest
+
+@testable import SesameGtk
+
+/// Every tutorial flow through the real app, driven from outside as a user's CI would drive it:
+/// WebKitWebDriver starts `sesame --automation-mode` as its browser and Selenium fills the
+/// identity service's pages; the GTK widgets are read and pressed through the accessibility tree
+/// (AT-SPI); `--trace-events` says what happened underneath. Each flow runs against its own
+/// in-process emulator (demo mode, so SMS and e-mail codes are on the pages) and its own storage,
+/// so each starts signed out. The flows are in EndToEnd/e2e_flow.py.
+final class EndToEndFlowTests: XCTestCase {
+    // MARK: Directory
+
+    func testAlexSignsInAndTheDirectoryFills() throws {
+        let run = try flow("alex")
+        XCTAssertEqual(run.seen["first_page"] as? String, run.base.appending(path: "common/oauth2/v2.0/authorize").absoluteString)
+        XCTAssertEqual(run.seen["title"] as? String, "Sign in to your account")
+        XCTAssertTrue((run.seen["consent"] as? [String])?.contains("Read all users’ basic profiles") == true)
+        XCTAssertTrue(run.has("automation-session"), "WebDriver did not drive the sign-in view")
+        XCTAssertTrue(run.has("redirect-intercepted"))
+        XCTAssertTrue(run.has("token-acquired", ["accountType": "myGraphService"]))
+        XCTAssertGreaterThan(run.seen["rows"] as? Int ?? 0, 0, "the people list (accessibility tree) is empty")
+        XCTAssertEqual(run.seen["sign_in_visible_after"] as? Bool, false, "the sign-in view stays on screen after the redirect")
+        XCTAssertFalse(run.traceText.contains("Passw0rd"), "the password reached the trace")
+    }
+
+    func testMeganSignsInWithTheSMSCode() throws {
+        let run = try flow("megan")
+        XCTAssertTrue((run.seen["sms_page"] as? String)?.contains("+X XXXXXXX99") == true)
+        XCTAssertTrue(run.has("token-acquired", ["accountType": "myGraphService"]))
+        XCTAssertTrue(run.has("list-rendered", ["view": "directory"]))
+    }
+
+    func testSearchingMegShowsMeganAndAnApostropheWorks() throws {
+        let run = try flow("search")
+        let meg = try XCTUnwrap(run.seen["meg"] as? [String])
+        XCTAssertTrue(meg.contains("Megan Bowen"), "\(meg)")
+        XCTAssertTrue(meg.allSatisfy { $0.lowercased().hasPrefix("meg") }, "\(meg)")
+        let apostrophe = try XCTUnwrap(run.seen["apostrophe"] as? [String])
+        XCTAssertTrue(apostrophe.contains("Seán O'Brien"), "\(apostrophe)")
+        XCTAssertTrue(apostrophe.allSatisfy { $0.contains("O'Brien") }, "\(apostrophe)")
+        XCTAssertEqual(run.seen["nobody"] as? [String], [])
+        XCTAssertTrue((run.seen["status"] as? [String])?.contains("No one matches.") == true)
+        XCTAssertFalse(run.events.contains { $0["event"] as? String == "api-call" && ($0["status"] as? Int ?? 0) >= 400 })
+    }
+
+    func testScrollingLoadsTheNextPageOfATenThousandUserDirectory() throws {
+        let run = try flow("paging", users: 10_000)
+        let first = try XCTUnwrap(run.seen["first_rows"] as? Int)
+        XCTAssertGreaterThan(first, 0)
+        XCTAssertEqual(run.seen["first_table_rows"] as? Int, first)
+        XCTAssertEqual(run.seen["after_scroll_rows"] as? Int, 2 * first, "scrolling to the end did not load one more page")
+        XCTAssertEqual(run.seen["after_scroll_table_rows"] as? Int, 2 * first)
+        XCTAssertEqual(run.seen["distinct_user_names"] as? Int, 2 * first, "the second page repeats people")
+        XCTAssertTrue(run.events.contains { ($0["url"] as? String)?.contains("skiptoken") == true }, "the next page did not follow @odata.nextLink")
+    }
+
+    // MARK: Errors
+
+    func testAWrongPasswordShowsTheInlineErrorThenTheRightOneSignsIn() throws {
+        let run = try flow("wrong-password")
+        XCTAssertEqual(run.seen["inline_error"] as? String, "Your account or password is incorrect. If you don't remember your password, reset it now.")
+        XCTAssertEqual(run.seen["still_on"] as? String, run.base.appending(path: "common/login").absoluteString, "a wrong password must not redirect")
+        XCTAssertEqual(run.count("redirect-intercepted"), 1)
+        XCTAssertFalse(run.has("sign-in-failed"), "a wrong password is not a failed sign-in")
+        XCTAssertTrue(run.has("list-rendered", ["view": "directory"]))
+        XCTAssertFalse(run.traceText.contains("not-the-password"))
+    }
+
+    func testDeclinedConsentShowsTheErrorWithRetryAndRetrySignsIn() throws {
+        let run = try flow("consent-retry")
+        XCTAssertEqual(run.seen["error"] as? String, "AADSTS65004: User declined to consent to access the app.")
+        XCTAssertEqual(run.seen["retry_visible"] as? Bool, true)
+        XCTAssertEqual(run.seen["list_before_retry"] as? Bool, false)
+        XCTAssertEqual(run.seen["sign_in_visible_on_retry"] as? Bool, true, "Retry did not bring sign-in back")
+        XCTAssertTrue(run.has("sign-in-failed", ["error": "AADSTS65004"]))
+        XCTAssertEqual(run.count("redirect-intercepted"), 2)
+        XCTAssertTrue(run.has("token-acquired", ["accountType": "myGraphService"]))
+        XCTAssertTrue(run.has("list-rendered", ["view": "directory"]))
+        XCTAssertEqual(run.seen["error_visible_after"] as? Bool, false)
+    }
+
+    // MARK: Tasks (B2C)
+
+    func testSamAddsTwoTasksSignsOutAndKimSeesNoneOfThem() throws {
+        let run = try flow("tasks")
+        XCTAssertEqual(run.seen["sam"] as? String, "Signed in as Sam Carter")
+        XCTAssertEqual(run.seen["sam_before"] as? [String], [])
+        XCTAssertEqual(run.seen["sam_tasks"] as? [String], ["Water the plants", "Call the bank"])
+        XCTAssertEqual(run.seen["after_sign_out"] as? [String], [])
+        XCTAssertEqual(run.seen["kim"] as? String, "Signed in as Kim Abercrombie")
+        XCTAssertEqual(run.seen["kim_tasks"] as? [String], [], "kim sees sam's tasks")
+        XCTAssertEqual(run.events.filter { $0["event"] as? String == "api-call" && $0["method"] as? String == "POST" }.map { $0["status"] as? Int }, [204, 204])
+        XCTAssertEqual(run.count("token-acquired", ["accountType": "B2C_Acccount"]), 2)
+        XCTAssertFalse(run.traceText.contains("Water the plants"), "task texts do not belong in the trace")
+    }
+
+    func testForgotPasswordLeadsIntoThePasswordResetPolicy() throws {
+        let run = try flow("forgot-password")
+        XCTAssertTrue(run.has("sign-in-failed", ["error": "AADB2C90118"]))
+        XCTAssertEqual(run.seen["reset_page"] as? String, "Reset your password")
+        XCTAssertEqual((run.seen["reset_policy"] as? [String])?.first?.lowercased(), "b2c_1_passwordreset")
+        XCTAssertEqual(run.seen["after_reset"] as? String, "Signed in as Kim Abercrombie")
+        XCTAssertEqual(run.seen["new_password_signs_in"] as? String, "Signed in as Kim Abercrombie")
+        XCTAssertFalse(run.traceText.contains("N3w-Passw0rd"))
+    }
+
+    func testSignUpCreatesAUserWhoCanThenSignIn() throws {
+        let run = try flow("sign-up")
+        XCTAssertEqual(run.seen["sign_up_page"] as? String, "Sign up")
+        XCTAssertEqual(run.seen["after_sign_up"] as? String, "Signed in as Robin Ortiz")
+        XCTAssertEqual(run.seen["signs_in_again"] as? String, "Signed in as Robin Ortiz")
+        XCTAssertEqual(run.count("token-acquired", ["accountType": "B2C_Acccount"]), 2)
+    }
+
+    // MARK: Me (MSAL)
+
+    /// Access tokens live 2 minutes here, less than the 5 minutes before expiry at which a client
+    /// refreshes, so every silent call uses the refresh token, and its revocation is noticed.
+    func testMeIsInteractiveThenSilentThenInteractiveAfterTheRevocation() throws {
+        let run = try flow("me", accessTokenLifetime: 120)
+        XCTAssertGreaterThan(run.seen["first_navigations"] as? Int ?? 0, 0, "the first call was not interactive")
+        XCTAssertEqual(run.seen["second_navigations"] as? Int, 0, "the second call navigated: it was not silent")
+        XCTAssertEqual(run.seen["second_sign_in_visible"] as? Bool, false)
+        let second = try XCTUnwrap(run.seen["second_token_requests"] as? [Int])
+        XCTAssertFalse(second.isEmpty, "the silent call did not use the refresh token")
+        XCTAssertTrue(second.allSatisfy { $0 == 200 })
+        XCTAssertEqual(run.seen["revoke_status"] as? Int, 200)
+        XCTAssertEqual((run.seen["third_token_requests"] as? [Int])?.first, 400, "the revoked refresh token was not refused")
+        XCTAssertEqual(run.seen["third_sign_in_visible"] as? Bool, true, "no interactive sign-in after the revocation")
+        XCTAssertGreaterThan(run.seen["third_navigations"] as? Int ?? 0, 0)
+        let log = try XCTUnwrap(run.seen["log"] as? String)
+        XCTAssertEqual(log.components(separatedBy: "acquireToken (interactive)").count - 1, 2, log)
+        XCTAssertTrue(log.contains("acquireTokenSilent"), log)
+        XCTAssertTrue(log.contains("interaction required: Sign in again: AADSTS50173"), log)
+        XCTAssertEqual(log.components(separatedBy: "→ 200").count - 1, 3, log)
+    }
+
+    // MARK: Restart
+
+    func testTheAppRestartedWithTheSameStorageSignsInSilently() throws {
+        let run = try flow("restart")
+        let second = try XCTUnwrap(run.traces.dropFirst().first, "no second run")
+        XCTAssertEqual(run.seen["second_sign_in_visible"] as? Bool, false, "the sign-in view was shown after the restart")
+        XCTAssertEqual(run.seen["second_rows"] as? Int, run.seen["first_rows"] as? Int)
+        XCTAssertEqual(run.seen["second_rows_in_table"] as? Int, run.seen["second_rows"] as? Int)
+        let names = second.compactMap { $0["event"] as? String }
+        XCTAssertFalse(names.contains("navigation"), "the restarted app navigated: \(names)")
+        XCTAssertFalse(names.contains("page-loaded"))
+        XCTAssertFalse(names.contains("redirect-intercepted"))
+        XCTAssertTrue(names.contains("list-rendered"))
+    }
+
+    // MARK: Running a flow
+
+    struct Run {
+        let seen: [String: Any]
+        /// One list of events per run of the app (the restart flow has two).
+        let traces: [[[String: Any]]]
+        let traceText: String
+        let base: URL
+        var events: [[String: Any]] { traces.first ?? [] }
+
+        func matching(_ event: String, _ fields: [String: String]) -> [[String: Any]] {
+            events.filter { candidate in
+                candidate["event"] as? String == event && fields.allSatisfy { key, value in candidate[key].map { "\($0)" } == value }
+            }
+        }
+        func has(_ event: String, _ fields: [String: String] = [:]) -> Bool { !matching(event, fields).isEmpty }
+        func count(_ event: String, _ fields: [String: String] = [:]) -> Int { matching(event, fields).count }
+    }
+
+    /// Runs one flow of e2e_flow.py against a fresh demo-mode emulator.
+    func flow(_ name: String, users: Int = 300, accessTokenLifetime: Int? = nil) throws -> Run {
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: "/usr/bin/WebKitWebDriver"),
+                      "WebKitWebDriver is missing: install webkit2gtk-driver (make test does)")
+        let python = try WireTestsPython.interpreter()
+        let base = try MainActor.assumeIsolated {
+            try GUIHarness.startEmulator(codes: GUIHarness.Codes(), demo: true, users: users, accessTokenLifetime: accessTokenLifetime)
+        }
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "sesame-e2e-\(name)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+
+        let script = Process()
+        script.executableURL = python
+        script.arguments = [
+            URL(filePath: #filePath).deletingLastPathComponent().appending(path: "EndToEnd/e2e_flow.py").path,
+            name, try CommandLineTests.sesame.path, base.absoluteString, scratch.path,
+        ]
+        let output = Pipe()
+        let errors = Pipe()
+        script.standardOutput = output
+        script.standardError = errors
+        try script.run()
+        // Read stderr on its own thread so that neither pipe fills up and blocks the script.
+        final class Box: @unchecked Sendable { var data = Data() }
+        let stderrBox = Box()
+        let stderrRead = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            stderrBox.data = errors.fileHandleForReading.readDataToEndOfFile()
+            stderrRead.signal()
+        }
+        let stdout = output.fileHandleForReading.readDataToEndOfFile()
+        script.waitUntilExit()
+        stderrRead.wait()
+        let stderr = String(decoding: stderrBox.data, as: UTF8.self)
+        XCTAssertEqual(script.terminationStatus, 0, "flow \(name): \(stderr.suffix(3000))")
+
+        let seen = try XCTUnwrap(try? JSONSerialization.jsonObject(with: stdout) as? [String: Any], "flow \(name) printed no result: \(stderr.suffix(3000))")
+        var traces: [[[String: Any]]] = []
+        var text = ""
+        for index in 1... {
+            guard let contents = try? String(contentsOf: scratch.appending(path: "trace-\(index).jsonl"), encoding: .utf8) else { break }
+            text += contents
+            traces.append(contents.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        }
+        return Run(seen: seen, traces: traces, traceText: text, base: base)
+    }
+}
+
+/// The Python `make test` prepares: Debian's, for python3-gi (AT-SPI), with MSAL and Selenium
+/// from PyPI.
+enum WireTestsPython {
+    static func interpreter() throws -> URL {
+        let configured = ProcessInfo.processInfo.environment["SESAME_TEST_PYTHON"].map { URL(filePath: $0) }
+        let venv = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../.build/test-venv/bin/python").standardized
+        return try XCTUnwrap([configured, venv].compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0.path) },
+                            "No test Python: run `make test` (it creates .build/test-venv with msal and selenium) or set SESAME_TEST_PYTHON.")
+    }
+}
