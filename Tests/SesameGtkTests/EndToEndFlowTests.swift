@@ -12,7 +12,7 @@ import XCTest
 final class EndToEndFlowTests: XCTestCase {
     // MARK: Directory
 
-    func testAlexSignsInAndTheDirectoryFills() throws {
+    func testAlexSignsInTheDirectoryFillsAndSigningOutAsksWhoSignsInNext() throws {
         let run = try flow("alex")
         XCTAssertEqual(run.seen["first_page"] as? String, run.base.appending(path: "common/oauth2/v2.0/authorize").absoluteString)
         XCTAssertEqual(run.seen["title"] as? String, "Sign in to your account")
@@ -23,6 +23,11 @@ final class EndToEndFlowTests: XCTestCase {
         XCTAssertGreaterThan(run.seen["rows"] as? Int ?? 0, 0, "the people list (accessibility tree) is empty")
         XCTAssertEqual(run.seen["sign_in_visible_after"] as? Bool, false, "the sign-in view stays on screen after the redirect")
         XCTAssertFalse(run.traceText.contains("Passw0rd"), "the password reached the trace")
+        // Signed out, the list empties; "Sign in" asks for an account again, and megan signs in.
+        XCTAssertEqual(run.seen["rows_after_sign_out"] as? Int, 0)
+        XCTAssertEqual(run.seen["asked_again"] as? Bool, true)
+        XCTAssertGreaterThan(run.seen["rows_after_switch"] as? Int ?? 0, 0)
+        XCTAssertEqual(run.count("token-acquired", ["accountType": "myGraphService"]), 2)
     }
 
     func testMeganSignsInWithTheSMSCode() throws {

@@ -17,6 +17,8 @@ final class DirectoryPage: SamplePage {
     private let spinner: UnsafeMutablePointer<GtkWidget>
     private let status: UnsafeMutablePointer<GtkWidget>
     private let retry: UnsafeMutablePointer<GtkWidget>
+    /// Shown while nobody is signed in (after signing out, or a closed sign-in).
+    private let signInButton: UnsafeMutablePointer<GtkWidget>
     private let detail: UnsafeMutablePointer<GtkWidget>
     private var users: [GraphUser] = []
     private var nextPage: GraphUserPage?
@@ -45,6 +47,7 @@ final class DirectoryPage: SamplePage {
         Widgets.setAccessibleName(spinner, L("Loading"))
         status = Widgets.label("", wrap: true, xalign: 0.5)
         retry = Widgets.button(L("Retry"), accessibleName: L("Retry the search")) {}
+        signInButton = Widgets.button(L("Sign in"), accessibleName: L("Sign in")) {}
         detail = gtk_grid_new()!
         gtk_grid_set_row_spacing(sesame_grid(detail), 6)
         gtk_grid_set_column_spacing(sesame_grid(detail), 12)
@@ -53,7 +56,7 @@ final class DirectoryPage: SamplePage {
         let left = Widgets.box(vertical: true, spacing: 6)
         Widgets.margin(left, 12)
         Widgets.pack(left, search)
-        let statusRow = Widgets.box(vertical: false, spacing: 6, [spinner, status, retry])
+        let statusRow = Widgets.box(vertical: false, spacing: 6, [spinner, status, retry, signInButton])
         Widgets.pack(left, statusRow)
         Widgets.pack(left, scrolled, expand: true)
         let paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL)!
@@ -64,6 +67,7 @@ final class DirectoryPage: SamplePage {
         gtk_grid_attach(sesame_grid(detail), Widgets.label(L("Select someone to see their details."), wrap: true), 0, 0, 2, 1)
         gtk_widget_show_all(widget)
         Widgets.setVisible(retry, false)
+        Widgets.setVisible(signInButton, false)
 
         Signals.onVoid(search, "search-changed") { [weak self] in self?.searchChanged() }
         let selection = gtk_tree_view_get_selection(sesame_tree_view(list))!
@@ -75,6 +79,10 @@ final class DirectoryPage: SamplePage {
             if position == GTK_POS_BOTTOM { self?.loadMore() }
         }
         Signals.onVoid(retry, "clicked") { [weak self] in self?.searchChanged() }
+        Signals.onVoid(signInButton, "clicked") { [weak self] in
+            guard let self, !self.signIn.isSigningIn else { return }
+            Task { await self.appear() }
+        }
     }
 
     var title: String { sample.title }
@@ -89,6 +97,7 @@ final class DirectoryPage: SamplePage {
                 return
             }
         }
+        Widgets.setVisible(signInButton, account == nil)
         guard account != nil else {
             setStatus(L("Sign in to search your organisation’s people."), retry: false)
             return
@@ -104,6 +113,7 @@ final class DirectoryPage: SamplePage {
         gtk_list_store_clear(store)
         model.trace.record("signed-out", [("accountType", sample.accountType)])
         setStatus(L("Signed out."), retry: false)
+        Widgets.setVisible(signInButton, true)
     }
 
     private var directory: GraphUserDirectory? {

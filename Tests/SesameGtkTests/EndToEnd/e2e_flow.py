@@ -47,6 +47,25 @@ def alex(app):
     rows_after(app, 0)
     seen["rows"] = len(app.ui.rows("People"))
     seen["sign_in_visible_after"] = app.ui.is_visible("push button", "Cancel sign-in")
+    # Signing out, then in again: the service asks who signs in rather than reusing alex's session.
+    mark = app.trace.mark()
+    app.ui.click("Sign out of this sample")
+    app.trace.wait_for("signed-out", since=mark)
+    seen["rows_after_sign_out"] = len(app.ui.rows("People"))
+    app.ui.click("Sign in")
+    app.page_with("i0116", "the user name page after signing out")
+    seen["asked_again"] = True
+    app.fill("i0116", "megan@contoso.onmicrosoft.com")
+    app.submit("idSIButton9")
+    app.page_with("i0118", "the password page")
+    app.fill("i0118", PASSWORD)
+    app.submit("idSIButton9")
+    app.fill("idTxtBx_SAOTCC_OTC", app.page_with("demoCode", "the SMS code").text.split()[-1])
+    app.submit("idSubmit_SAOTCC_Continue")
+    app.page_with("KmsiCheckboxField", "the stay-signed-in page")
+    if not app.submit("idSIButton9"):
+        app.answer_consent(seen)
+    seen["rows_after_switch"] = rows_after(app, mark)
 
 
 def wrong_password(app):
