@@ -16,7 +16,7 @@ SELENIUM_VERSION := 4.51.0
 TEST_VENV := .build/test-venv
 TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-selenium-$(SELENIUM_VERSION)
 
-.PHONY: deps build run test bench demo emulator install translations clean
+.PHONY: deps build run test test-e2e bench demo emulator install translations clean
 
 ## deps: install the Debian packages that are missing (apt-get update once, then non-interactive installs)
 deps:
@@ -49,6 +49,13 @@ run: build
 test: deps translations $(TEST_VENV_STAMP)
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/test-session.sh swift test --skip-build $(SWIFT_BUILD_FLAGS)
+
+## test-e2e: the end-to-end flows REPEAT times in a row (default 1), each failure reported with its
+## run, flow and step; e.g. `make test-e2e REPEAT=20`
+REPEAT ?= 1
+test-e2e: deps translations $(TEST_VENV_STAMP)
+	swift build --build-tests $(SWIFT_BUILD_FLAGS)
+	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/test-session.sh scripts/repeat-e2e.sh $(REPEAT)
 
 ## the tests' Python: Debian's (for python3-gi and AT-SPI) with MSAL and Selenium from PyPI
 $(TEST_VENV_STAMP): | deps

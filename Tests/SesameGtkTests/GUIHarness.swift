@@ -79,6 +79,9 @@ final class GUIHarness {
         guard let screenshotPrefix else { return }
         shot += 1
         let file = Self.screenshots.appending(path: String(format: "%@%02d-%@.png", screenshotPrefix, shot, name))
+        // Nothing announces that WebKit has painted a page it loaded: give it a moment, for the
+        // picture only (no test step waits on this).
+        MainLoopBridge.spin(timeout: 0.4) { false }
         do { try Screenshot.save(window.window, to: file) } catch { XCTFail("screenshot \(name): \(error)") }
     }
 
@@ -86,20 +89,26 @@ final class GUIHarness {
 
     func has(_ event: String) -> Bool { trace.events.contains { $0.name == event } }
 
+    /// The page loads the test has already waited for: a step waits for a load after these, so
+    /// that a page still showing from before never passes for the one the step expects.
+    private var pagesSeen = 0
+
     /// Runs JavaScript in the sign-in page and waits for the page the service answers with.
     func act(_ script: String, _ step: String) {
         let before = pagesLoaded
         window.signIn.view.runJavaScript(script)
         XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { self.pagesLoaded > before }, "\(step): no page loaded")
-        MainLoopBridge.spin(timeout: 0.4) { false }
+        pagesSeen = pagesLoaded
     }
 
     /// Clicks the primary button without waiting for a page (the last click redirects to the app).
     func click(_ id: String) { window.signIn.view.runJavaScript("document.getElementById('\(id)').click();") }
 
+    /// Waits for sign-in to show a page it loaded after every page the test has seen so far.
     func waitForSignInPage(_ step: String) {
-        XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { self.window.signIn.view.isShown && self.pagesLoaded > 0 }, "\(step): sign-in did not open")
-        MainLoopBridge.spin(timeout: 0.5) { false }
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { self.window.signIn.view.isShown && self.pagesLoaded > self.pagesSeen },
+                      "\(step): sign-in did not open")
+        pagesSeen = pagesLoaded
     }
 
     static func fill(_ id: String, _ value: String, click button: String = "idSIButton9") -> String {

@@ -35,7 +35,6 @@ final class SignInFlowTests: XCTestCase {
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { (gui.window.directoryPage?.rowCount ?? 0) > 0 && gui.has("list-rendered") },
                           "the directory list stayed empty")
             XCTAssertFalse(gui.window.signIn.view.isShown)
-            MainLoopBridge.spin(timeout: 0.5) { false }
             gui.screenshot("directory")
 
             let rendered = try XCTUnwrap(gui.trace.events.last { $0.name == "list-rendered" })
@@ -70,7 +69,6 @@ final class SignInFlowTests: XCTestCase {
             let loaded = gui.pagesLoaded
             gui.window.chooseAfterError(retry: true)
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.window.signIn.view.isShown && gui.pagesLoaded > loaded }, "Retry did not reopen sign-in")
-            MainLoopBridge.spin(timeout: 0.4) { false }
             gui.act(GUIHarness.fill("i0116", "alex@contoso.onmicrosoft.com"), "password page")
             gui.act(GUIHarness.fill("i0118", "Passw0rd!"), "stay signed in")
             gui.act("document.getElementById('idSIButton9').click();", "consent")

@@ -1,5 +1,8 @@
 import CGtkWebKit
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Hummingbird
 import SesameCore
 import XCTest
@@ -56,6 +59,19 @@ final class SignInPolicyTests: XCTestCase {
 
         deinit { task?.cancel() }
 
+        /// Fetches a page of the site from the test itself (not through the view) and waits.
+        func get(_ path: String) throws {
+            final class Outcome: @unchecked Sendable { var error: (any Error)? }
+            let outcome = Outcome()
+            let done = DispatchSemaphore(value: 0)
+            URLSession.shared.dataTask(with: base.appending(path: path)) { _, _, error in
+                outcome.error = error
+                done.signal()
+            }.resume()
+            guard done.wait(timeout: .now() + 15) == .success else { throw URLError(.timedOut) }
+            if let error = outcome.error { throw error }
+        }
+
         static func jsString(_ text: String) -> String {
             "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
         }
@@ -84,13 +100,17 @@ final class SignInPolicyTests: XCTestCase {
         return ready
     }
 
-    /// Starts a sign-in whose authorization URL is `start` and whose redirect URI is `redirect`,
-    /// and spins the loop until it is intercepted or `timeout` passes.
     /// The page title the last run ended on.
     nonisolated(unsafe) static var lastTitle: String?
 
+    /// Starts a sign-in whose authorization URL is `start` and whose redirect URI is `redirect`,
+    /// and spins the loop until it is intercepted, or until `settled` says the view got where it
+    /// was going without an interception (a page loaded, sign-in failed); `timeout` only bounds a
+    /// step that never happens.
     @MainActor
-    static func run(start: URL, redirect: URL, timeout: TimeInterval = 10) throws -> (intercepted: URL?, shown: Bool, trace: FlowTrace) {
+    static func run(
+        start: URL, redirect: URL, timeout: TimeInterval = 15, settled: @escaping (FlowTrace, SignInView) -> Bool = { _, _ in false }
+    ) throws -> (intercepted: URL?, shown: Bool, trace: FlowTrace) {
         XCTAssertTrue(Self.displayReady, "no display: run the GUI tests under xvfb-run (make test does)")
         let trace = try FlowTrace(file: nil)
         let view = SignInView(dataDirectory: nil, trace: trace)
@@ -113,7 +133,8 @@ final class SignInPolicyTests: XCTestCase {
         var intercepted: URL?
         view.onRedirect = { intercepted = $0 }
         view.begin(try XCTUnwrap(pending))
-        MainLoopBridge.spin(timeout: timeout) { intercepted != nil }
+        XCTAssertTrue(MainLoopBridge.spin(timeout: timeout) { intercepted != nil || settled(trace, view) },
+                      "neither intercepted nor settled after \(timeout) s; the view shows \(view.currentURI ?? "nothing")")
         lastTitle = view.pageTitle
         return (intercepted, view.isShown, trace)
     }
@@ -153,7 +174,9 @@ final class SignInPolicyTests: XCTestCase {
         let callback = Self.site.base.appending(path: "callback").absoluteString
         let (intercepted, _, _) = try Self.run(start: Self.url("/redirect", to: callback + "?code=c789"), redirect: URL(string: callback)!)
         XCTAssertNotNil(intercepted)
-        MainLoopBridge.spin(timeout: 0.5) { false }
+        // Had the view gone on to load the callback, the site would have answered it before any
+        // later request: one more round trip to the site is the barrier.
+        try Self.site.get("page")
         XCTAssertEqual(Self.site.callbackCount, 0, "the redirect URI's page was loaded")
         }
     }
@@ -167,7 +190,10 @@ final class SignInPolicyTests: XCTestCase {
             Self.site.base.appending(path: "common/oauth2/nativeclient").absoluteString + "?code=1",
         ]
         for lookAlike in lookAlikes {
-            let (intercepted, _, trace) = try Self.run(start: Self.url("/redirect", to: lookAlike), redirect: URL(string: nativeClient)!, timeout: 1.5)
+            // A look-alike loads like any page: its page-loaded event settles the run.
+            let (intercepted, _, trace) = try Self.run(start: Self.url("/redirect", to: lookAlike), redirect: URL(string: nativeClient)!) { trace, _ in
+                trace.events.contains { event in event.name == "page-loaded" && !event.jsonLine.contains("/redirect") }
+            }
             XCTAssertNil(intercepted, "\(lookAlike) was intercepted")
             XCTAssertFalse(trace.events.contains { $0.name == "redirect-intercepted" }, lookAlike)
         }
@@ -194,14 +220,18 @@ final class SignInPolicyTests: XCTestCase {
         try MainActor.assumeIsolated {
             let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
             let (intercepted, shown, trace) = try Self.run(
-                start: base.appending(path: "common/oauth2/v2.0/authorize"), redirect: URL(string: nativeClient)!, timeout: 3)
+                start: base.appending(path: "common/oauth2/v2.0/authorize"), redirect: URL(string: nativeClient)!
+            ) { trace, view in
+                // Settled once Sesame's own page, loaded in place of the refused one, has its title.
+                trace.events.contains { $0.name == "sign-in-failed" } && view.pageTitle != nil
+            }
             XCTAssertNil(intercepted)
             XCTAssertTrue(shown, "the view stays to show why")
             let failure = try XCTUnwrap(trace.events.first { $0.name == "sign-in-failed" }, "no sign-in-failed event")
             XCTAssertTrue(failure.jsonLine.contains("TLS"), failure.jsonLine)
             XCTAssertTrue(failure.jsonLine.contains("does not trust"), failure.jsonLine)
             // What shows is Sesame's explanation, not the untrusted server's page.
-            XCTAssertEqual(Self.lastTitle, "This connection is not secure")
+            XCTAssertEqual(Self.lastTitle, "This connection is not secure", trace.events.map(\.jsonLine).joined(separator: "\n"))
         }
     }
 }

@@ -15,6 +15,8 @@ public final class SignInView {
     private let trace: FlowTrace
     private let context: UnsafeMutablePointer<WebKitWebContext>
     private var pending: PendingAuthorization?
+    /// Whether the load in progress failed or was interrupted (its FINISHED is no page load).
+    private var currentLoadFailed = false
 
     /// Called with the intercepted redirect URL (the view is already hidden).
     public var onRedirect: ((URL) -> Void)?
@@ -141,10 +143,14 @@ public final class SignInView {
 
     private func loadChanged(_ event: WebKitLoadEvent) {
         switch event {
+        case WEBKIT_LOAD_STARTED:
+            currentLoadFailed = false
         case WEBKIT_LOAD_COMMITTED:
             updateHostBar()
         case WEBKIT_LOAD_FINISHED:
-            if let uri = currentURI, let url = URL(string: uri) {
+            // WebKit ends a failed or interrupted load (the redirect we ignored) with FINISHED too;
+            // that is no page the user sees.
+            if !currentLoadFailed, let uri = currentURI, let url = URL(string: uri) {
                 trace.record("page-loaded", [("url", FlowTrace.redacted(url))])
             }
         default:
@@ -168,6 +174,7 @@ public final class SignInView {
     public var hostBarText: String { gtk_label_get_text(sesame_label(hostLabel)).map { String(cString: $0) } ?? "" }
 
     private func loadFailed(_ uri: String, _ error: GLibError) -> Bool {
+        currentLoadFailed = true
         // Our own `ignore` of the redirect, or a page replaced by a newer navigation: not failures.
         if error.domain == "WebKitPolicyError" || (error.domain == "WebKitNetworkError" && error.code == 302) { return true }
         let host = URL(string: uri)?.host ?? uri
@@ -177,6 +184,7 @@ public final class SignInView {
     }
 
     private func tlsFailed(_ uri: String, _ flags: GTlsCertificateFlags) -> Bool {
+        currentLoadFailed = true
         let host = URL(string: uri)?.host ?? uri
         var reasons: [String] = []
         if flags.rawValue & G_TLS_CERTIFICATE_UNKNOWN_CA.rawValue != 0 { reasons.append("it is signed by an authority this computer does not trust") }

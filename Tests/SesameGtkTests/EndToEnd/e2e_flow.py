@@ -11,7 +11,7 @@ import os
 import sys
 from urllib.parse import parse_qs, urlsplit
 
-from sesame_e2e import PASSWORD, Sesame, isolate_app_environment, wait
+from sesame_e2e import PASSWORD, Sesame, StepFailed, isolate_app_environment, wait
 
 flow, binary, emulator, scratch = sys.argv[1:5]
 isolate_app_environment(os.path.join(scratch, "data"))
@@ -29,6 +29,15 @@ def rows_after(app, mark, view="directory"):
     """The people (or tasks) the list shows once the app has rendered it after `mark`."""
     event = app.trace.wait_for("list-rendered", since=mark, view=view)
     return int(event["rows"])
+
+
+def rows_after_sign_in(app, mark, view="directory"):
+    """The rows of the list the app renders once the sign-in that began after `mark` has its
+    token (a sign-out before it renders an empty list, which must not count)."""
+    app.trace.wait_for("token-acquired", since=mark)
+    events = app.trace.events()
+    signed_in = max(index for index, event in enumerate(events) if index >= mark and event.get("event") == "token-acquired")
+    return rows_after(app, signed_in + 1, view)
 
 
 def search(app, text):
@@ -60,12 +69,13 @@ def alex(app):
     app.page_with("i0118", "the password page")
     app.fill("i0118", PASSWORD)
     app.submit("idSIButton9")
-    app.fill("idTxtBx_SAOTCC_OTC", app.page_with("demoCode", "the SMS code").text.split()[-1])
+    app.page_with("idTxtBx_SAOTCC_OTC", "the SMS code page")
+    app.fill("idTxtBx_SAOTCC_OTC", app.demo_code())
     app.submit("idSubmit_SAOTCC_Continue")
     app.page_with("KmsiCheckboxField", "the stay-signed-in page")
     if not app.submit("idSIButton9"):
         app.answer_consent(seen)
-    seen["rows_after_switch"] = rows_after(app, mark)
+    seen["rows_after_switch"] = rows_after_sign_in(app, mark)
 
 
 def wrong_password(app):
@@ -75,7 +85,7 @@ def wrong_password(app):
     app.page_with("i0118", "the password page")
     app.fill("i0118", "not-the-password")
     app.submit("idSIButton9")
-    seen["inline_error"] = app.page_with("passwordError", "the inline password error").text
+    seen["inline_error"] = app.text_of("passwordError", "the inline password error")
     seen["still_on"] = app.url
     app.fill("i0118", PASSWORD)
     app.submit("idSIButton9")
@@ -123,11 +133,11 @@ def consent_retry(app):
     seen["sign_in_visible_on_retry"] = app.ui.is_visible("push button", "Cancel sign-in")
     seen["retry_page"] = app.url
     # The service remembers alex (single sign-on): straight to consent, or to the user name again.
-    if app.element("i0116"):
+    if app.next_page({"username": "i0116", "consent": "permissionList"}, "the page Retry opens") == "username":
         app.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
     else:
         app.answer_consent(seen)
-    rows_after(app, mark)
+    rows_after_sign_in(app, mark)
     seen["error_visible_after"] = app.ui.is_visible("label", "Sign-in error")
 
 
@@ -153,7 +163,7 @@ def tasks(app):
     mark = app.trace.mark()
     app.ui.click("Sign in as someone else")
     app.sign_in_b2c("kim@example.com")
-    rows_after(app, mark, view="tasks")
+    rows_after_sign_in(app, mark, view="tasks")
     seen["kim"] = wait("the signed-in line for kim", lambda: (lambda s: s if s and "Kim" in s else None)(signed_in_as(app)))
     seen["kim_tasks"] = app.ui.list_items("Tasks")
 
@@ -162,12 +172,12 @@ def forgot_password(app):
     app.page_with("forgotPassword", "the B2C sign-in page")
     app.submit("forgotPassword")
     app.page_with("emailVer_but_send", "the password-reset page")
-    seen["reset_page"] = app.driver.find_element("id", "pageTitle").text
+    seen["reset_page"] = app.text_of("pageTitle", "the password-reset page's title")
     seen["reset_url"] = app.url
     seen["reset_policy"] = parse_qs(urlsplit(app.driver.current_url).query).get("p")
     app.fill("email", "kim@example.com")
     app.submit("emailVer_but_send")
-    code = app.page_with("demoCode", "the e-mail code").text.split()[-1]
+    code = app.demo_code()
     app.fill("emailVerificationCode", code)
     app.submit("emailVer_but_verify")
     app.page_with("newPassword", "the new-password page")
@@ -179,7 +189,7 @@ def forgot_password(app):
     mark = app.trace.mark()
     app.ui.click("Sign in as someone else")
     app.sign_in_b2c("kim@example.com", "N3w-Passw0rd!")
-    rows_after(app, mark, view="tasks")
+    rows_after_sign_in(app, mark, view="tasks")
     seen["new_password_signs_in"] = wait("the signed-in line", lambda: signed_in_as(app))
 
 
@@ -187,7 +197,7 @@ def sign_up(app):
     app.page_with("createAccount", "the B2C sign-in page")
     app.submit("createAccount")
     app.page_with("newPassword", "the sign-up page")
-    seen["sign_up_page"] = app.driver.find_element("id", "pageTitle").text
+    seen["sign_up_page"] = app.text_of("pageTitle", "the sign-up page's title")
     for field, value in (("email", "robin@example.com"), ("newPassword", "R0bin-Passw0rd"), ("reenterPassword", "R0bin-Passw0rd"),
                          ("displayName", "Robin Ortiz"), ("givenName", "Robin"), ("surname", "Ortiz")):
         app.fill(field, value)
@@ -197,7 +207,7 @@ def sign_up(app):
     mark = app.trace.mark()
     app.ui.click("Sign in as someone else")
     app.sign_in_b2c("robin@example.com", "R0bin-Passw0rd")
-    rows_after(app, mark, view="tasks")
+    rows_after_sign_in(app, mark, view="tasks")
     seen["signs_in_again"] = wait("the signed-in line", lambda: signed_in_as(app))
 
 
@@ -262,9 +272,13 @@ sample, run = FLOWS[flow]
 app = launch(sample)
 try:
     run(app)
+except StepFailed as failure:
+    # One line that names the flow and the step (what `make test-e2e` collects).
+    print(f"E2E-STEP-FAILED flow={flow}: {failure}", file=sys.stderr)
+    raise
 finally:
     try:
         app.quit()
-    except Exception:  # already quit (restart)
+    except Exception:  # noqa: BLE001 — already quit (restart)
         pass
 print(json.dumps(seen))

@@ -20,7 +20,9 @@ import gi
 gi.require_version("Atspi", "2.0")
 from gi.repository import Atspi, Gio, GLib  # noqa: E402
 from selenium import webdriver  # noqa: E402
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException  # noqa: E402
+from selenium.common.exceptions import (  # noqa: E402
+    NoSuchElementException, NoSuchFrameException, NoSuchWindowException, StaleElementReferenceException,
+    WebDriverException)
 from selenium.webdriver.common.by import By  # noqa: E402
 
 PASSWORD = "Passw0rd!"
@@ -31,19 +33,55 @@ class StepFailed(Exception):
     """A step of a flow did not happen in time; the message says which and what was on screen."""
 
 
-def wait(what, condition, timeout=TIMEOUT, interval=0.1):
-    """Polls `condition` until it returns something truthy; that value is returned."""
+# What WebDriver answers while the page a command named is being replaced by the next one: the
+# element belongs to a document that went away (stale), the script that looked for it was cut
+# short by the unload (WebKit says "Callback was not called before the unload event" as "no such
+# frame", "no such window" or "javascript error", depending on its version), or the new document
+# has not parsed the element yet. None of them means a step failed; each means "not yet". The
+# accessibility tree answers GLib errors while a widget is being replaced.
+TRANSIENT_ERRORS = (StaleElementReferenceException, NoSuchFrameException, NoSuchWindowException, NoSuchElementException,
+                    GLib.Error)
+TRANSIENT_MESSAGES = ("unload event", "document unloaded", "navigation", "not interactable")
+
+
+def is_transient(error):
+    """Whether `error` is a page or widget being replaced under a command (see TRANSIENT_ERRORS)."""
+    if isinstance(error, TRANSIENT_ERRORS):
+        return True
+    return isinstance(error, WebDriverException) and any(text in (error.msg or "") for text in TRANSIENT_MESSAGES)
+
+
+def wait(what, condition, timeout=TIMEOUT, interval=0.1, recover=None):
+    """Polls `condition` until it returns something truthy; that value is returned. A transient
+    answer (`is_transient`) counts as "not yet" (then `recover` runs, if given); any other error
+    fails at once. After `timeout`, StepFailed says what was awaited and the last transient error."""
     deadline = time.monotonic() + timeout
     last_error = None
-    while time.monotonic() < deadline:
+    while True:
         try:
             value = condition()
             if value:
                 return value
-        except (GLib.Error, StaleElementReferenceException, NoSuchElementException) as error:
+        except Exception as error:  # noqa: BLE001 — sorted by is_transient
+            if not is_transient(error):
+                raise
             last_error = error
+            if recover is not None:
+                try:
+                    recover()
+                except Exception as recovery_error:  # noqa: BLE001
+                    if not is_transient(recovery_error):
+                        raise
+        if time.monotonic() >= deadline:
+            break
         time.sleep(interval)
-    raise StepFailed(f"waited {timeout} s for {what}" + (f" (last error: {last_error})" if last_error else ""))
+    detail = f" (last error: {type(last_error).__name__}: {str(last_error).strip()})" if last_error else ""
+    raise StepFailed(f"waited {timeout} s for {what}{detail}")
+
+
+def read(what, reader, timeout=TIMEOUT):
+    """`reader()`'s answer, whatever it is (an empty list too), read again while it is transient."""
+    return wait(what, lambda: (reader(),), timeout)[0]
 
 
 def isolate_app_environment(data_home):
@@ -164,17 +202,22 @@ class Widgets:
 
     def rows(self, table_name, column=0):
         """The cell texts of one column of a table (the people list)."""
-        table = self.find("table", table_name)
-        return [table.get_accessible_at(row, column).get_name() for row in range(table.get_n_rows())]
+        def cells():
+            table = self.find("table", table_name)
+            return [table.get_accessible_at(row, column).get_name() for row in range(table.get_n_rows())]
+        return read(f"the rows of the table '{table_name}'", cells)
 
     def list_items(self, list_name):
         """The texts of a list box's rows (the task list)."""
-        listbox = self.find("list box", list_name)
-        texts = []
-        for index in range(listbox.get_child_count()):
-            row = listbox.get_child_at_index(index)
-            texts += [self.text(row.get_child_at_index(i)) for i in range(row.get_child_count())]
-        return texts
+        def texts():
+            listbox = self.find("list box", list_name)
+            found = []
+            for index in range(listbox.get_child_count()):
+                row = listbox.get_child_at_index(index)
+                cells = [row.get_child_at_index(i) for i in range(row.get_child_count())] if row else []
+                found += [self.text(cell) for cell in cells if cell is not None]
+            return found
+        return read(f"the rows of the list '{list_name}'", texts)
 
     def scroll_to_end(self, table_name):
         """Drags the table's vertical scroll bar to its end."""
@@ -210,45 +253,83 @@ class Sesame:
     def quit(self):
         self.driver.quit()
 
-    # The identity service's pages, by Microsoft's and B2C's element ids.
+    # The identity service's pages, by Microsoft's and B2C's element ids. Every read goes through
+    # `wait`, so that a page being replaced under a command is "not yet", never a failure.
+
+    def settle(self):
+        """After a transient error: address the top-level document again (a command cut short by
+        an unload may leave the session pointing at the frame that went away)."""
+        self.driver.switch_to.default_content()
+
+    def wait(self, what, condition, timeout=TIMEOUT):
+        return wait(f"{what}; the view shows {self.where()}", condition, timeout, recover=self.settle)
 
     def element(self, element_id):
-        found = self.driver.find_elements(By.ID, element_id)
-        return found[0] if found else None
+        """The element with this id on the current page, or None (also while the page changes)."""
+        try:
+            found = self.driver.find_elements(By.ID, element_id)
+            return found[0] if found and found[0].is_displayed() else None
+        except Exception as error:  # noqa: BLE001
+            if is_transient(error):
+                return None
+            raise
 
     def page_with(self, element_id, what, timeout=TIMEOUT):
-        return wait(f"{what} (#{element_id}); the view shows {self.where()}", lambda: self.element(element_id), timeout)
+        return self.wait(f"{what} (#{element_id})", lambda: self.element(element_id), timeout)
+
+    def next_page(self, pages, what):
+        """Waits for whichever of `pages` (name → element id) comes next; returns its name."""
+        return self.wait(what, lambda: next((name for name, element_id in pages.items() if self.element(element_id)), None))
 
     def where(self):
         try:
             return f"{self.driver.current_url.split('?')[0]} '{self.driver.title}'"
-        except Exception as error:  # the description of a failure must not fail
+        except Exception as error:  # noqa: BLE001 — the description of a failure must not fail
             return f"(unknown: {error})"
 
     @property
     def url(self):
         return self.driver.current_url.split("?")[0]
 
+    def text_of(self, element_id, what):
+        """The text of an element, read once it is there."""
+        return self.wait(what, lambda: (lambda e: e.text if e else None)(self.element(element_id)))
+
     def fill(self, element_id, text):
-        field = self.element(element_id)
-        field.clear()
-        field.send_keys(text)
+        """Types into a field as a user does; done again from a clear field if the page was still
+        being replaced under the first try."""
+        def typed():
+            field = self.element(element_id)
+            if field is None:
+                return False
+            field.clear()
+            field.send_keys(text)
+            return field.get_property("value") == text
+        self.wait(f"#{element_id} to take the typed text", typed)
 
     def submit(self, button_id):
-        """Clicks and waits for the next page, or for the app to take the redirect (then True)."""
-        button = self.element(button_id)
+        """Clicks and waits for the next page, or for the app to take the redirect (then True).
+
+        The page has moved on once the document that had the button is gone: the page is marked
+        before the click, and the mark is looked for afterwards. The redirect is intercepted, never
+        loaded, so then the page stays and the trace says so."""
+        button = self.page_with(button_id, f"the button #{button_id}")
         mark = self.trace.mark()
-        button.click()
+        page = self.wait("the page to take a mark", lambda: self.driver.execute_script(
+            "window.__sesameStep = (window.__sesameStep || 0) + 1; return document.URL;"))
+        try:
+            button.click()
+        except Exception as error:  # noqa: BLE001
+            # The click's own navigation replaced the page before WebDriver answered: it was clicked.
+            if not is_transient(error):
+                raise
 
         def moved_on():
             if self.trace.find("redirect-intercepted", since=mark):
                 return "redirect"
-            try:
-                button.is_enabled()
-                return None
-            except StaleElementReferenceException:
-                return "page"
-        return wait(f"the page after #{button_id}; the view shows {self.where()}", moved_on) == "redirect"
+            # Still the old document while its mark is there; a new document has none.
+            return None if self.driver.execute_script("return window.__sesameStep === undefined ? null : 1;") else "page"
+        return self.wait(f"the page after #{button_id} (on {page.split('?')[0]})", moved_on) == "redirect"
 
     def sign_in_entra(self, user, password=PASSWORD, consent=True, seen=None):
         """Microsoft's pages: user name, password, the SMS code (demo mode shows it on the page),
@@ -262,10 +343,10 @@ class Sesame:
         self.page_with("i0118", "the password page")
         self.fill("i0118", password)
         self.submit("idSIButton9")
-        if self.element("idTxtBx_SAOTCC_OTC"):
-            seen["sms_page"] = self.element("idDiv_SAOTCC_Description").text
-            code = self.driver.find_element(By.CSS_SELECTOR, "#demoCode code").text
-            self.fill("idTxtBx_SAOTCC_OTC", code)
+        if self.next_page({"sms": "idTxtBx_SAOTCC_OTC", "kmsi": "KmsiCheckboxField"},
+                          "the SMS code page or the stay-signed-in page") == "sms":
+            seen["sms_page"] = self.text_of("idDiv_SAOTCC_Description", "the SMS page's description")
+            self.fill("idTxtBx_SAOTCC_OTC", self.demo_code())
             self.submit("idSubmit_SAOTCC_Continue")
         self.page_with("KmsiCheckboxField", "the stay-signed-in page")
         seen["kmsi_page"] = self.url
@@ -273,9 +354,14 @@ class Sesame:
             self.answer_consent(seen, consent)
         return seen
 
+    def demo_code(self):
+        """The one-time code (SMS or e-mail) that demo mode shows on the page."""
+        return self.text_of("demoCode", "the one-time code on the page").split()[-1]
+
     def answer_consent(self, seen, consent=True):
         self.page_with("permissionList", "the consent page")
-        seen["consent"] = [item.text for item in self.driver.find_elements(By.CSS_SELECTOR, "#permissionList li")]
+        seen["consent"] = self.wait("the requested permissions", lambda: [
+            item.text for item in self.driver.find_elements(By.CSS_SELECTOR, "#permissionList li")])
         self.submit("idSIButton9" if consent else "idBtn_Back")
 
     def sign_in_b2c(self, email, password=PASSWORD):
