@@ -51,10 +51,15 @@ let package = Package(
                 "SesameCore",
                 "SesameKeyring",
                 "SesameGtk",
+                "SesameSamples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            resources: []
+            ]
+        ),
+        .systemLibrary(name: "CLibIntl"),
+        .target(
+            name: "SesameSamples",
+            dependencies: ["SesameCore", "CLibIntl"]
         ),
         .systemLibrary(
             name: "CGtkWebKit",
@@ -63,7 +68,7 @@ let package = Package(
         ),
         .target(
             name: "SesameGtk",
-            dependencies: ["SesameCore", "CGtkWebKit"]
+            dependencies: ["SesameCore", "SesameSamples", "CGtkWebKit"]
         ),
         .target(
             name: "IdentityEmulator",
@@ -91,7 +96,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "sesame-tour",
-            dependencies: ["SesameGtk", "SesameCore", "IdentityEmulator", "CGtkWebKit"],
+            dependencies: ["SesameGtk", "SesameSamples", "SesameCore", "IdentityEmulator"],
             path: "Demo/sesame-tour"
         ),
         .executableTarget(
@@ -102,43 +107,91 @@ let package = Package(
             ],
             path: "Benchmarks/emulator-bench"
         ),
-        .testTarget(
-            name: "SesameCoreTests",
+        // Test support: what several test targets share. SesameTestSupport knows the emulator
+        // (in process and as a process), the one headless browser, the one-time codes, the page ids
+        // and the process runner, and not SesameCore; SesameCoreTestSupport has the Core's fakes.
+        .target(
+            name: "SesameTestSupport",
+            dependencies: [
+                "IdentityEmulator",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/SesameTestSupport"
+        ),
+        .target(
+            name: "SesameCoreTestSupport",
             dependencies: [
                 "SesameCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/SesameCoreTestSupport"
+        ),
+        .testTarget(
+            name: "SesameCoreTests",
+            dependencies: [
+                "SesameCore",
+                "SesameCoreTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "SesameSamplesTests",
+            dependencies: ["SesameSamples", "SesameCore", "SesameCoreTestSupport"]
         ),
         .testTarget(
             name: "SesameKeyringTests",
             dependencies: ["SesameKeyring", "SesameCore"]
         ),
+        // GTK: the real WebKit view and window under Xvfb (synchronous XCTest).
         .testTarget(
             name: "SesameGtkTests",
             dependencies: [
                 "SesameGtk",
+                "SesameSamples",
                 "SesameCore",
-                "CGtkWebKit",
+                "SesameTestSupport",
                 "IdentityEmulator",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
+        // The `sesame` executable's command-line contract.
+        .testTarget(
+            name: "SesameCLITests",
+            dependencies: ["SesameTestSupport"]
+        ),
+        // Every tutorial flow through the real app, driven from outside (WebDriver, AT-SPI).
+        .testTarget(
+            name: "SesameAppEndToEndTests",
+            dependencies: ["SesameTestSupport", "IdentityEmulator"],
+            exclude: ["EndToEnd"]
+        ),
+        // SesameCore against the emulator over real sockets.
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
                 "SesameCore",
                 "IdentityEmulator",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                "SesameTestSupport",
             ]
         ),
         .testTarget(
             name: "IdentityEmulatorTests",
             dependencies: [
                 "IdentityEmulator",
+                "SesameTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]

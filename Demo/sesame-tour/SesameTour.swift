@@ -1,8 +1,8 @@
-import CGtkWebKit
 import Foundation
 import IdentityEmulator
 import SesameCore
 import SesameGtk
+import SesameSamples
 
 /// `make demo`: an identity emulator in-process, the real window against it, and the tour
 /// playing the tutorial flow, saving numbered screenshots into the folder given (default `demo`).
@@ -51,28 +51,36 @@ enum SesameTour {
                 FileHandle.standardError.write(Data("sesame-tour: no display (make demo runs it under xvfb-run)\n".utf8))
                 exit(1)
             }
-            MainLoopBridge.install()
-            Task { @MainActor in
-                do {
-                    let settings = try ["directory", "tasks", "me"].map {
-                        try SampleSettings.load(contentsOf: root.appending(path: "Resources/settings/\($0).plist")).pointed(at: base)
+            let trace: FlowTrace
+            let settings: [SampleSettings]
+            do {
+                settings = try ["directory", "tasks", "me"].map {
+                    try SampleSettings.load(contentsOf: root.appending(path: "Resources/settings/\($0).plist")).pointed(at: base)
+                }
+                trace = try FlowTrace(file: output.appending(path: "trace.jsonl"))
+            } catch {
+                FileHandle.standardError.write(Data("sesame-tour: \(error)\n".utf8))
+                exit(1)
+            }
+            // The app's own loop and window, as `sesame` runs them; the tour plays in it.
+            let status = SesameApplication.run(makeModel: {
+                let transport = TracingTransport(trace: trace)
+                let storage = FileTokenStorage(directory: FileManager.default.temporaryDirectory.appending(path: "sesame-tour-\(UUID().uuidString)"))
+                return await AppModel(store: AccountStore(storage: storage, transport: transport), settings: settings, trace: trace, transport: transport)
+            }, options: MainWindow.Options(webDataDirectory: nil, initialSample: .directory)) { window in
+                Task { @MainActor in
+                    do {
+                        let tour = Tour(window: window, trace: trace, screenshots: output, smsCode: { codes.code(for: $0) })
+                        try await tour.run()
+                        for file in tour.files { print(file.path) }
+                        window.window.destroy()
+                    } catch {
+                        FileHandle.standardError.write(Data("sesame-tour: \(error)\n".utf8))
+                        exit(1)
                     }
-                    let trace = try FlowTrace(file: output.appending(path: "trace.jsonl"))
-                    let transport = TracingTransport(trace: trace)
-                    let storage = FileTokenStorage(directory: FileManager.default.temporaryDirectory.appending(path: "sesame-tour-\(UUID().uuidString)"))
-                    let model = await AppModel(store: AccountStore(storage: storage, transport: transport), settings: settings, trace: trace,
-                                               webDataDirectory: nil, transport: transport)
-                    let window = MainWindow(application: nil, model: model, initialSample: .directory)
-                    let tour = Tour(window: window, trace: trace, screenshots: output, smsCode: { codes.code(for: $0) })
-                    try await tour.run()
-                    for file in tour.files { print(file.path) }
-                    exit(0)
-                } catch {
-                    FileHandle.standardError.write(Data("sesame-tour: \(error)\n".utf8))
-                    exit(1)
                 }
             }
+            exit(status)
         }
-        gtk_main()
     }
 }

@@ -1,14 +1,13 @@
-// What Swift cannot import from GTK 3 and WebKitGTK 4.1 by itself: the type-cast macros, the
-// g_signal_connect macro, and libdispatch's main-queue hooks for the GLib ↔ Swift main-actor
-// bridge. Everything else is called directly.
+// What Swift cannot import from GTK 3 and WebKitGTK 4.1 by itself, and nothing else: the
+// type-cast macros, macro constants, wrappers of variadic functions (g_object_new, g_object_set,
+// g_signal_connect's data form, gtk_tree_model_get, …), and libdispatch's main-queue hooks for the
+// GLib ↔ Swift main-actor bridge. Only Sources/SesameGtk/Interop imports this module.
 #ifndef SESAME_GTK_WEBKIT_SHIM_H
 #define SESAME_GTK_WEBKIT_SHIM_H
 
 #include <gtk/gtk.h>
 #include <webkit2/webkit2.h>
 #include <glib-unix.h>
-#include <libintl.h>
-#include <locale.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -17,60 +16,63 @@
 extern int _dispatch_get_main_queue_handle_4CF(void);
 extern void _dispatch_main_queue_callback_4CF(void *msg);
 
+// g_signal_connect is a macro over g_signal_connect_data.
 static inline gulong sesame_signal_connect(gpointer instance, const char *signal, GCallback handler, gpointer data, GClosureNotify destroy) {
     return g_signal_connect_data(instance, signal, handler, data, destroy, (GConnectFlags)0);
 }
 
+// Type-cast macros.
+static inline GObject *sesame_object(gpointer object) { return G_OBJECT(object); }
+static inline GTypeInstance *sesame_type_instance(gpointer object) { return (GTypeInstance *)object; }
 static inline GtkWidget *sesame_widget(gpointer object) { return GTK_WIDGET(object); }
 static inline GtkContainer *sesame_container(gpointer object) { return GTK_CONTAINER(object); }
 static inline GtkWindow *sesame_window(gpointer object) { return GTK_WINDOW(object); }
 static inline GtkBox *sesame_box(gpointer object) { return GTK_BOX(object); }
+static inline GtkButton *sesame_button(gpointer object) { return GTK_BUTTON(object); }
 static inline GtkLabel *sesame_label(gpointer object) { return GTK_LABEL(object); }
 static inline GtkEntry *sesame_entry(gpointer object) { return GTK_ENTRY(object); }
 static inline GtkStack *sesame_stack(gpointer object) { return GTK_STACK(object); }
 static inline GtkHeaderBar *sesame_header_bar(gpointer object) { return GTK_HEADER_BAR(object); }
-static inline GtkListBox *sesame_list_box(gpointer object) { return GTK_LIST_BOX(object); }
 static inline GtkScrolledWindow *sesame_scrolled_window(gpointer object) { return GTK_SCROLLED_WINDOW(object); }
 static inline GtkSpinner *sesame_spinner(gpointer object) { return GTK_SPINNER(object); }
 static inline GtkPaned *sesame_paned(gpointer object) { return GTK_PANED(object); }
 static inline GtkGrid *sesame_grid(gpointer object) { return GTK_GRID(object); }
 static inline GtkTextView *sesame_text_view(gpointer object) { return GTK_TEXT_VIEW(object); }
 static inline GtkStackSwitcher *sesame_stack_switcher(gpointer object) { return GTK_STACK_SWITCHER(object); }
+static inline GtkTreeView *sesame_tree_view(gpointer object) { return GTK_TREE_VIEW(object); }
+static inline GtkTreeModel *sesame_tree_model(gpointer object) { return GTK_TREE_MODEL(object); }
 static inline GtkApplication *sesame_application(gpointer object) { return GTK_APPLICATION(object); }
 static inline GApplication *sesame_g_application(gpointer object) { return G_APPLICATION(object); }
 static inline WebKitWebView *sesame_web_view(gpointer object) { return WEBKIT_WEB_VIEW(object); }
 static inline WebKitNavigationPolicyDecision *sesame_navigation_decision(gpointer object) { return WEBKIT_NAVIGATION_POLICY_DECISION(object); }
-static inline AtkObject *sesame_accessible(GtkWidget *widget) { return gtk_widget_get_accessible(widget); }
+static inline WebKitAutomationSession *sesame_automation_session(gpointer object) { return WEBKIT_AUTOMATION_SESSION(object); }
 
-static inline GtkTreeView *sesame_tree_view(gpointer object) { return GTK_TREE_VIEW(object); }
-static inline GtkTreeModel *sesame_tree_model(gpointer object) { return GTK_TREE_MODEL(object); }
+// G_TYPE_STRING is a macro.
 static inline GType sesame_type_string(void) { return G_TYPE_STRING; }
 
-// A list store of `columns` string columns, and a row appended with their values.
+// A list store of `columns` string columns (gtk_list_store_new is variadic).
 static inline GtkListStore *sesame_string_list_store_new(gint columns) {
     GType types[8];
     for (gint i = 0; i < columns && i < 8; i++) types[i] = G_TYPE_STRING;
-    return gtk_list_store_newv(columns, types);
+    return gtk_list_store_newv(columns < 8 ? columns : 8, types);
 }
 
+// A row of three strings (gtk_list_store_insert_with_values is variadic).
 static inline void sesame_string_list_store_append(GtkListStore *store, const char *a, const char *b, const char *c) {
     GtkTreeIter iter;
     gtk_list_store_insert_with_values(store, &iter, -1, 0, a, 1, b, 2, c, -1);
 }
 
-static inline GtkTreePath *gtk_tree_path_new_from_indices_single(gint index) { return gtk_tree_path_new_from_indices(index, -1); }
-
-// The index of the selected row, or -1.
-static inline gint sesame_tree_selection_index(GtkTreeSelection *selection) {
-    GtkTreeModel *model = NULL;
-    GtkTreeIter iter;
-    if (!gtk_tree_selection_get_selected(selection, &model, &iter)) return -1;
-    GtkTreePath *path = gtk_tree_model_get_path(model, &iter);
-    gint index = gtk_tree_path_get_indices(path)[0];
-    gtk_tree_path_free(path);
-    return index;
+// One string cell (gtk_tree_model_get is variadic); the caller frees it with g_free.
+static inline void sesame_tree_model_get_string(GtkTreeModel *model, GtkTreeIter *iter, gint column, gchar **value) {
+    gtk_tree_model_get(model, iter, column, value, -1);
 }
 
+// A path to one top-level row (gtk_tree_path_new_from_indices is variadic).
+static inline GtkTreePath *sesame_tree_path_new_from_index(gint index) { return gtk_tree_path_new_from_indices(index, -1); }
+
+// A text column over `column`, ellipsized, resizable, bold when asked (g_object_set and
+// gtk_tree_view_column_new_with_attributes are variadic).
 static inline GtkTreeViewColumn *sesame_text_column(const char *title, gint column, gboolean bold) {
     GtkCellRenderer *renderer = gtk_cell_renderer_text_new();
     if (bold) g_object_set(renderer, "weight", PANGO_WEIGHT_BOLD, NULL);
@@ -81,27 +83,20 @@ static inline GtkTreeViewColumn *sesame_text_column(const char *title, gint colu
     return result;
 }
 
-// A web view WebKitWebDriver may drive (the construct-only "is-controlled-by-automation").
+// A web view WebKitWebDriver may drive: "is-controlled-by-automation" is construct-only
+// (g_object_new is variadic).
 static inline GtkWidget *sesame_web_view_new_for_automation(WebKitWebContext *context) {
     return GTK_WIDGET(g_object_new(WEBKIT_TYPE_WEB_VIEW, "web-context", context, "is-controlled-by-automation", TRUE, NULL));
 }
 
-// Tells WebDriver which browser this is: the WebKit version it was built with.
-static inline void sesame_automation_session_set_info(WebKitAutomationSession *session, const char *name) {
-    WebKitApplicationInfo *info = webkit_application_info_new();
-    webkit_application_info_set_name(info, name);
-    webkit_application_info_set_version(info, WEBKIT_MAJOR_VERSION, WEBKIT_MINOR_VERSION, WEBKIT_MICRO_VERSION);
-    webkit_automation_session_set_application_info(session, info);
-    webkit_application_info_unref(info);
-}
-
-// WebKit objects whose constructors are varargs in C.
+// A website data manager with its directories (webkit_website_data_manager_new is variadic).
 static inline WebKitWebsiteDataManager *sesame_website_data_manager_new(const char *data_directory, const char *cache_directory) {
     return webkit_website_data_manager_new("base-data-directory", data_directory, "base-cache-directory", cache_directory, NULL);
 }
 
-static inline GtkApplication *sesame_application_new(const char *id) {
-    return gtk_application_new(id, G_APPLICATION_NON_UNIQUE);
-}
+// WEBKIT_*_VERSION are macros.
+static inline guint sesame_webkit_major_version(void) { return WEBKIT_MAJOR_VERSION; }
+static inline guint sesame_webkit_minor_version(void) { return WEBKIT_MINOR_VERSION; }
+static inline guint sesame_webkit_micro_version(void) { return WEBKIT_MICRO_VERSION; }
 
 #endif

@@ -3,6 +3,7 @@ import Foundation
 import SesameCore
 import SesameGtk
 import SesameKeyring
+import SesameSamples
 
 extension SesameCommand {
     /// `sesame [--emulator URL] [--settings FILE]… [--sample directory|tasks|me] [--trace-events FILE]`:
@@ -27,7 +28,7 @@ extension SesameCommand {
         var automation = false
 
         func validate() throws {
-            if let sample, AppModel.Sample.Kind(rawValue: sample) == nil {
+            if let sample, Sample.Kind(rawValue: sample) == nil {
                 throw ValidationError("--sample must be directory, tasks or me, not '\(sample)'.")
             }
         }
@@ -35,7 +36,7 @@ extension SesameCommand {
         func run() throws {
             let profiles = try options.profiles()
             let traceFile = traceEvents.map { URL(fileURLWithPath: $0) }
-            let initial = sample.flatMap(AppModel.Sample.Kind.init(rawValue:))
+            let initial = sample.flatMap(Sample.Kind.init(rawValue:))
             let automation = automationMode || self.automation
             options.bootstrapLogging()
             Localization.setUp(
@@ -54,14 +55,13 @@ extension SesameCommand {
                     return 1
                 }
                 let webData = FileTokenStorage.defaultDirectory(environment: ProcessInfo.processInfo.environment).appending(path: "web-data")
+                let options = MainWindow.Options(webDataDirectory: webData, automation: automation, initialSample: initial)
                 return SesameApplication.run(makeModel: {
                     let transport = TracingTransport(trace: trace)
-                    let model = await AppModel(
+                    return await AppModel(
                         store: AccountStore(storage: SecretServiceTokenStorage.preferred(), transport: transport), settings: profiles,
-                        trace: trace, webDataDirectory: webData, transport: transport)
-                    model.automationMode = automation
-                    return model
-                }, initialSample: initial)
+                        trace: trace, transport: transport)
+                }, options: options)
             }
             if status != 0 { throw ExitCode(status) }
         }

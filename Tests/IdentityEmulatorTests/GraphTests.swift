@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import SesameTestSupport
 import Testing
 
 @testable import IdentityEmulator

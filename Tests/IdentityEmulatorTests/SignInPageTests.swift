@@ -1,4 +1,5 @@
 import Foundation
+import SesameTestSupport
 import Testing
 
 @testable import IdentityEmulator

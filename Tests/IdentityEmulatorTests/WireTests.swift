@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOSSL
+import SesameTestSupport
 import Testing
 
 @testable import IdentityEmulator
@@ -10,15 +11,9 @@ import Testing
 /// own MSAL library against it.
 @Suite("identity-emulator on the wire", .serialized)
 struct WireTests {
-    static func temporaryDirectory() -> URL {
-        let url = FileManager.default.temporaryDirectory.appending(path: "identity-emulator-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
-
     @Test("the first line names the base URL; with --tls the second names the CA, and HTTPS verifies against it")
     func commandLineContractAndTLS() async throws {
-        let state = Self.temporaryDirectory()
+        let state = Repository.temporaryDirectory("identity-emulator")
         defer { try? FileManager.default.removeItem(at: state) }
         let emulator = try EmulatorProcess(["--port", "0", "--tls", "--state-dir", state.path, "--users", "50"])
         defer { emulator.stop() }
@@ -48,8 +43,8 @@ struct WireTests {
     @Test("a bad --client is refused with a message that says what to write")
     func badClientOption() throws {
         let emulator = try EmulatorProcess(["--client", "just-an-id"])
-        emulator.process.waitUntilExit()
-        #expect(emulator.process.terminationStatus != 0)
+        emulator.waitUntilExit()
+        #expect(emulator.terminationStatus != 0)
         #expect(emulator.standardError.contains("--client needs ID=REDIRECT_URI"))
     }
 
@@ -80,8 +75,8 @@ struct WireTests {
 
     @Test("Microsoft's MSAL for Python signs in (auth code + PKCE + nonce + client_info), gets a silent token from its cache, and refreshes")
     func msalPython() async throws {
-        let python = try Self.msalPython()
-        let state = Self.temporaryDirectory()
+        let python = try Repository.python()
+        let state = Repository.temporaryDirectory("identity-emulator")
         defer { try? FileManager.default.removeItem(at: state) }
         let clientID = "5e1d7f10-3c2b-4b7a-9f0e-0d1c2b3a4f5e"
         let emulator = try EmulatorProcess(["--port", "0", "--tls", "--state-dir", state.path, "--users", "50", "--client", "\(clientID)=http://localhost"])
@@ -89,36 +84,18 @@ struct WireTests {
         let base = String(try #require(emulator.readLine()).split(separator: " ").last!)
         let ca = String(try #require(emulator.readLine()).dropFirst("ca-certificate ".count))
 
-        let script = Process()
-        script.executableURL = python
-        script.arguments = [EmulatorProcess.repositoryRoot.appending(path: "Tests/IdentityEmulatorTests/MSAL/msal_sign_in.py").path, clientID]
         var environment = ProcessInfo.processInfo.environment
         environment["EMULATOR_URL"] = base
         environment["REQUESTS_CA_BUNDLE"] = ca
-        script.environment = environment
-        let output = Pipe()
-        let errors = Pipe()
-        script.standardOutput = output
-        script.standardError = errors
-        try script.run()
-        let stdout = output.fileHandleForReading.readDataToEndOfFile()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        script.waitUntilExit()
-        #expect(script.terminationStatus == 0, "MSAL: \(stderr)")
-        let result = try #require(try JSONSerialization.jsonObject(with: stdout) as? [String: Any], "\(stderr)")
+        let run = try ProcessRunner.run(
+            python, [Repository.root.appending(path: "Tests/IdentityEmulatorTests/MSAL/msal_sign_in.py").path, clientID], environment: environment)
+        #expect(run.status == 0, "MSAL: \(run.stderr)")
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stderr)")
         #expect(result["signed_in"] as? String == "alex@contoso.onmicrosoft.com")
         #expect(result["home_account_id"] as? String == "4c1b9a54-7f4e-4f2b-9a5f-2a0c6c1d7e01.\(Tenant.contoso.id)")
         #expect(result["silent_source"] as? String == "cache")
         #expect(result["refreshed_source"] as? String == "identity_provider")
         #expect(result["me_status"] as? Int == 200)
         #expect(result["me"] as? String == "Alex Wilber")
-    }
-
-    /// A Python with `msal`: `$SESAME_TEST_PYTHON`, or the venv `make test` creates.
-    static func msalPython() throws -> URL {
-        let configured = ProcessInfo.processInfo.environment["SESAME_TEST_PYTHON"].map { URL(filePath: $0) }
-        let venv = EmulatorProcess.repositoryRoot.appending(path: ".build/test-venv/bin/python")
-        return try #require([configured, venv].compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0.path) },
-                            "No Python with msal: run `make test` (it creates .build/test-venv with msal from PyPI) or set SESAME_TEST_PYTHON.")
     }
 }

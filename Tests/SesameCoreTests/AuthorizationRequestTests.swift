@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SesameCore
+import SesameCoreTestSupport
 import Testing
 
 @Suite("Authorization requests")

@@ -1,5 +1,6 @@
 import Foundation
 import SesameCore
+import SesameCoreTestSupport
 import Testing
 
 /// A recorder for the client's waits, so throttling tests take no time.

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SesameCore
+import SesameCoreTestSupport
 import Testing
 
 /// Collects every log line, formatted as a real handler would.
@@ -69,9 +70,10 @@ struct RedactionTests {
         let fixture = StoreFixture(logger: collector.logger)
         defer { fixture.remove() }
         await fixture.configure()
-        let pending = try await fixture.store.prepareAuthorization(accountType: fixture.accountType)
-        let redirect = fixture.provider.redirect(for: pending.url)
-        let account = try #require(try await fixture.store.handleRedirect(redirect))
+        let agent = FakeUserAgent(provider: fixture.provider)
+        let account = try await fixture.store.signIn(accountType: fixture.accountType, using: agent)
+        let redirect = agent.answers[0].0
+        let session = agent.presented[0]
         fixture.clock.advance(by: 7200)
         let token = try await fixture.store.accessToken(for: account)
         let client = AuthorizedHTTPClient(store: fixture.store, transport: fixture.provider.transport, logger: collector.logger)
@@ -80,13 +82,15 @@ struct RedactionTests {
         fixture.provider.refreshError = ["error": "invalid_grant", "error_description": "AADSTS700082: expired"]
         _ = try? await fixture.store.accessToken(for: account)
         // A forged redirect with a code in it is logged too, redacted.
-        _ = try? await fixture.store.handleRedirect(URL(string: "https://login.microsoftonline.com/common/oauth2/nativeclient?code=FORGED-CODE&state=FORGED-STATE")!)
+        _ = try? await fixture.store.signIn(accountType: fixture.accountType, using: FakeUserAgent { _, _ in
+            [.navigate(URL(string: "https://login.microsoftonline.com/common/oauth2/nativeclient?code=FORGED-CODE&state=FORGED-STATE")!)]
+        })
 
         let log = collector.text
         #expect(log.contains("signed in"))
         #expect(log.contains("refreshing"))
         let items = Dictionary(FormEncoding.decode(URLComponents(url: redirect, resolvingAgainstBaseURL: false)!.percentEncodedQuery!), uniquingKeysWith: { $1 })
-        let pendingQuery = Dictionary(FormEncoding.decode(URLComponents(url: pending.url, resolvingAgainstBaseURL: false)!.percentEncodedQuery!), uniquingKeysWith: { $1 })
+        let pendingQuery = Dictionary(FormEncoding.decode(URLComponents(url: session.authorizationURL, resolvingAgainstBaseURL: false)!.percentEncodedQuery!), uniquingKeysWith: { $1 })
         let cache = try fixture.storedCache()
         var secrets = [items["code"]!, pendingQuery["state"]!, pendingQuery["nonce"]!, token.secret.revealed, "FORGED-CODE", "FORGED-STATE"]
         secrets += cache.refreshTokens.values.map(\.secret.revealed) + cache.idTokens.values.map(\.secret.revealed)
@@ -100,23 +104,26 @@ struct RedactionTests {
     }
 }
 
-@Suite("Pending sign-ins")
-struct PendingAuthorizationTests {
-    @Test("a pending sign-in prints without its state or nonce; cancelling it refuses its redirect")
-    func pending() async throws {
+@Suite("Sign-in sessions")
+struct SignInSessionTests {
+    @Test("a session prints without its state, nonce or challenge; once cancelled, its redirect is not redeemed")
+    func session() async throws {
         let fixture = StoreFixture()
         defer { fixture.remove() }
         await fixture.configure()
-        let pending = try await fixture.store.prepareAuthorization(accountType: fixture.accountType)
-        let query = Dictionary(FormEncoding.decode(URLComponents(url: pending.url, resolvingAgainstBaseURL: false)!.percentEncodedQuery!), uniquingKeysWith: { $1 })
-        var dumped = ""
-        dump(pending, to: &dumped)
-        for text in ["\(pending)", String(reflecting: pending), dumped] {
-            #expect(!text.contains(query["state"]!) && !text.contains(query["nonce"]!))
+        let provider = fixture.provider
+        let agent = FakeUserAgent { session, _ in
+            let query = Dictionary(FormEncoding.decode(URLComponents(url: session.authorizationURL, resolvingAgainstBaseURL: false)!.percentEncodedQuery!), uniquingKeysWith: { $1 })
+            var dumped = ""
+            dump(session, to: &dumped)
+            for text in ["\(session)", String(reflecting: session), dumped] {
+                #expect(!text.contains(query["state"]!) && !text.contains(query["nonce"]!) && !text.contains(query["code_challenge"]!))
+            }
+            return [.close, .navigate(provider.redirect(for: session.authorizationURL))]
         }
-        let redirect = fixture.provider.redirect(for: pending.url)
-        await fixture.store.cancelAuthorization(pending)
-        #expect(try await fixture.store.handleRedirect(redirect) == nil)
+        await #expect { try await fixture.store.signIn(accountType: fixture.accountType, using: agent) } throws: { error in
+            (error as? AccountStoreError)?.code == .cancelled
+        }
         #expect(fixture.provider.transport.requests.isEmpty)
     }
 }

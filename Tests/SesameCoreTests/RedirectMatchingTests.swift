@@ -1,5 +1,6 @@
 import Foundation
 import SesameCore
+import SesameCoreTestSupport
 import Testing
 
 @Suite("Redirect matching and navigation classes")

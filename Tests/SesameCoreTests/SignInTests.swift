@@ -1,5 +1,6 @@
 import Foundation
 import SesameCore
+import SesameCoreTestSupport
 import Testing
 import _CryptoExtras
 
@@ -44,7 +45,7 @@ struct SignInTests {
         #expect(accounts.map(\.username) == ["alex@contoso.onmicrosoft.com", "megan@contoso.onmicrosoft.com"])
     }
 
-    @Test("look-alike URLs are not handled and nothing is redeemed", arguments: [
+    @Test("look-alike URLs are not taken, the view goes on to load them, and the real redirect still signs in", arguments: [
         "https://evil.example/?x=https://login.microsoftonline.com/common/oauth2/nativeclient?code=1",
         "https://login.microsoftonline.com.evil.example/common/oauth2/nativeclient?code=1",
     ])
@@ -52,34 +53,42 @@ struct SignInTests {
         let fixture = StoreFixture()
         defer { fixture.remove() }
         await fixture.configure()
-        let pending = try await fixture.store.prepareAuthorization(accountType: fixture.accountType)
-        let realRedirect = fixture.provider.redirect(for: pending.url)
-        let state = URLComponents(url: realRedirect, resolvingAgainstBaseURL: false)!.queryItems!.first { $0.name == "state" }!.value!
-        let lookAlike = URL(string: url + "&state=" + state)!
-        #expect(!pending.isRedirect(lookAlike))
-        #expect(try await fixture.store.handleRedirect(lookAlike) == nil)
-        #expect(fixture.provider.transport.requests.isEmpty)
-        // The real redirect still works afterwards: the pending request was not consumed.
-        #expect(try await fixture.store.handleRedirect(realRedirect) != nil)
+        let provider = fixture.provider
+        let agent = FakeUserAgent { session, _ in
+            let realRedirect = provider.redirect(for: session.authorizationURL)
+            let state = URLComponents(url: realRedirect, resolvingAgainstBaseURL: false)!.queryItems!.first { $0.name == "state" }!.value!
+            return [.navigate(URL(string: url + "&state=" + state)!), .navigate(realRedirect)]
+        }
+        let account = try await fixture.store.signIn(accountType: fixture.accountType, using: agent)
+        #expect(account.username == "alex@contoso.onmicrosoft.com")
+        #expect(agent.answers.map(\.1) == [false, true], "the look-alike was taken for the redirect")
+        #expect(fixture.provider.transport.requests.filter { $0.url.path.hasSuffix("/token") }.count == 1)
+        #expect(fixture.provider.transport.requests.allSatisfy { $0.form["code"] != "1" })
     }
 
-    @Test("a redirect whose state matches no pending sign-in is refused before any token request")
+    @Test("a redirect whose state is not the sign-in's is refused before any token request")
     func stateMismatch() async throws {
-        let fixture = StoreFixture()
-        defer { fixture.remove() }
-        await fixture.configure()
-        let pending = try await fixture.store.prepareAuthorization(accountType: fixture.accountType)
-        var components = URLComponents(url: fixture.provider.redirect(for: pending.url), resolvingAgainstBaseURL: false)!
-        components.queryItems = components.queryItems!.map { $0.name == "state" ? URLQueryItem(name: "state", value: "forged") : $0 }
-        await #expect { try await fixture.store.handleRedirect(components.url!) } throws: { error in
-            (error as? AccountStoreError)?.code == .stateMismatch
+        let forgeries: [@Sendable ([URLQueryItem]) -> [URLQueryItem]] = [
+            { items in items.map { $0.name == "state" ? URLQueryItem(name: "state", value: "forged") : $0 } },
+            { items in items.filter { $0.name != "state" } },
+        ]
+        for forge in forgeries {
+            let fixture = StoreFixture()
+            defer { fixture.remove() }
+            await fixture.configure()
+            let provider = fixture.provider
+            let agent = FakeUserAgent { session, _ in
+                var components = URLComponents(url: provider.redirect(for: session.authorizationURL), resolvingAgainstBaseURL: false)!
+                components.queryItems = forge(components.queryItems!)
+                return [.navigate(components.url!)]
+            }
+            await #expect { try await fixture.store.signIn(accountType: fixture.accountType, using: agent) } throws: { error in
+                (error as? AccountStoreError)?.code == .stateMismatch
+            }
+            #expect(agent.dismissed == agent.presented.map(\.id), "the agent was not dismissed")
+            #expect(fixture.provider.transport.requests.isEmpty)
+            #expect(try await fixture.store.accounts(ofType: fixture.accountType).isEmpty)
         }
-        components.queryItems = components.queryItems!.filter { $0.name != "state" }
-        await #expect { try await fixture.store.handleRedirect(components.url!) } throws: { error in
-            (error as? AccountStoreError)?.code == .stateMismatch
-        }
-        #expect(fixture.provider.transport.requests.isEmpty)
-        #expect(try await fixture.store.accounts(ofType: fixture.accountType).isEmpty)
     }
 
     @Test("error redirects become typed errors, announced on the event stream", arguments: [
@@ -94,10 +103,12 @@ struct SignInTests {
         defer { fixture.remove() }
         await fixture.configure()
         let events = await fixture.store.events()
-        let pending = try await fixture.store.prepareAuthorization(accountType: fixture.accountType)
-        let redirect = fixture.provider.errorRedirect(for: pending.url, error: error, description: description, subcode: subcode)
+        let provider = fixture.provider
+        let agent = FakeUserAgent { session, _ in
+            [.navigate(provider.errorRedirect(for: session.authorizationURL, error: error, description: description, subcode: subcode))]
+        }
         do {
-            _ = try await fixture.store.handleRedirect(redirect)
+            _ = try await fixture.store.signIn(accountType: fixture.accountType, using: agent)
             Issue.record("an error redirect signed someone in")
         } catch {
             #expect(error.code == code)
@@ -203,17 +214,101 @@ struct SignInTests {
         }
     }
 
-    @Test("a redirect seen twice is redeemed once: the second is no pending sign-in's")
+    @Test("a second navigation to the redirect is not loaded and not redeemed again")
     func codeReplay() async throws {
         let fixture = StoreFixture()
         defer { fixture.remove() }
         await fixture.configure()
-        let pending = try await fixture.store.prepareAuthorization(accountType: fixture.accountType)
-        let redirect = fixture.provider.redirect(for: pending.url)
-        _ = try await fixture.store.handleRedirect(redirect)
-        // The same redirect again: its state was consumed with the first use.
-        #expect(try await fixture.store.handleRedirect(redirect) == nil)
+        let provider = fixture.provider
+        let agent = FakeUserAgent { session, _ in
+            let redirect = provider.redirect(for: session.authorizationURL)
+            return [.navigate(redirect), .navigate(redirect)]
+        }
+        _ = try await fixture.store.signIn(accountType: fixture.accountType, using: agent)
+        #expect(agent.answers.map(\.1) == [true, true], "the second navigation to the redirect URI would load")
         #expect(fixture.provider.transport.requests.filter { $0.url.path.hasSuffix("/token") }.count == 1)
+    }
+
+    @Test("closing the sign-in cancels it: a typed error, the agent dismissed, nothing sent or stored")
+    func closed() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        await fixture.configure()
+        let agent = FakeUserAgent { _, _ in [.close] }
+        await #expect { try await fixture.store.signIn(accountType: fixture.accountType, using: agent) } throws: { error in
+            (error as? AccountStoreError)?.code == .cancelled
+        }
+        #expect(agent.dismissed == agent.presented.map(\.id))
+        #expect(fixture.provider.transport.requests.isEmpty)
+    }
+
+    @Test("cancelling the task that signs in cancels the session and dismisses the agent")
+    func taskCancelled() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        await fixture.configure()
+        let agent = FakeUserAgent { _, _ in [] }  // the user does nothing
+        let signIn = Task { try await fixture.store.signIn(accountType: fixture.accountType, using: agent) }
+        while agent.presented.isEmpty { await Task.yield() }
+        signIn.cancel()
+        await #expect { try await signIn.value } throws: { error in (error as? AccountStoreError)?.code == .cancelled }
+        #expect(agent.presented.first?.isFinished == true)
+        #expect(agent.dismissed == agent.presented.map(\.id))
+    }
+
+    @Test("B2C: \"Forgot your password?\" goes on in the password-reset user flow, which signs the user in")
+    func passwordResetChains() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        var configuration = fixture.provider.configuration
+        configuration.authorizationURL = FormEncoding.url(configuration.authorizationURL, appending: [("p", "B2C_1_SignUpSignIn")])
+        configuration.tokenURL = FormEncoding.url(configuration.tokenURL, appending: [("p", "B2C_1_SignUpSignIn")])
+        configuration.passwordResetPolicy = "B2C_1_PasswordReset"
+        await fixture.store.setConfiguration(configuration, forAccountType: fixture.accountType)
+        let provider = fixture.provider
+        let agent = FakeUserAgent { session, shown in
+            shown == 0
+                ? [.navigate(provider.errorRedirect(for: session.authorizationURL, error: "access_denied",
+                                                    description: "AADB2C90118: The user has forgotten their password."))]
+                : [.navigate(provider.redirect(for: session.authorizationURL))]
+        }
+        let account = try await fixture.store.signIn(accountType: fixture.accountType, using: agent)
+        #expect(account.accountType == fixture.accountType)
+        #expect(agent.presented.count == 2)
+        let policies = agent.presented.map { URLComponents(url: $0.authorizationURL, resolvingAgainstBaseURL: false)!.queryItems!.first { $0.name == "p" }?.value }
+        #expect(policies == ["B2C_1_SignUpSignIn", "B2C_1_PasswordReset"])
+        let token = try #require(fixture.provider.transport.requests.first { $0.url.path.hasSuffix("/token") })
+        #expect(token.url.query?.contains("p=B2C_1_PasswordReset") == true, "the reset flow's code was redeemed at another policy")
+        #expect(agent.dismissed == [agent.presented[1].id], "the agent must stay up between the two user flows")
+    }
+
+    @Test("after a sign-out the next sign-in asks who signs in (prompt=login), also in a new store; a sign-in ends that")
+    func signOutThenSignIn() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        let first = FakeUserAgent(provider: fixture.provider)
+        await fixture.configure()
+        let account = try await fixture.store.signIn(accountType: fixture.accountType, using: first)
+        #expect(Self.prompt(first.presented[0]) == nil)
+        try await fixture.store.remove(account)
+
+        // The app restarts: a new store over the same storage.
+        let clock = fixture.clock
+        let restarted = AccountStore(storage: fixture.storage, transport: fixture.provider.transport, now: { clock.now })
+        await restarted.setConfiguration(fixture.provider.configuration, forAccountType: fixture.accountType)
+        #expect(try await restarted.asksForAccountNext(accountType: fixture.accountType))
+        let second = FakeUserAgent(provider: fixture.provider)
+        _ = try await restarted.signIn(accountType: fixture.accountType, using: second)
+        #expect(Self.prompt(second.presented[0]) == "login")
+
+        let third = FakeUserAgent(provider: fixture.provider)
+        _ = try await restarted.signIn(accountType: fixture.accountType, using: third)
+        #expect(Self.prompt(third.presented[0]) == nil, "single sign-on stays off after someone signed in")
+        #expect(try await !restarted.asksForAccountNext(accountType: fixture.accountType))
+    }
+
+    static func prompt(_ session: SignInSession) -> String? {
+        URLComponents(url: session.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "prompt" }?.value
     }
 
     @Test("sign-out removes the account and its tokens, and announces it")
@@ -235,7 +330,7 @@ struct SignInTests {
     func unknownType() async {
         let fixture = StoreFixture()
         defer { fixture.remove() }
-        await #expect { try await fixture.store.prepareAuthorization(accountType: "nope") } throws: { error in
+        await #expect { try await fixture.store.signIn(accountType: "nope", using: FakeUserAgent(provider: fixture.provider)) } throws: { error in
             (error as? AccountStoreError)?.code == .unknownAccountType && "\(error)".contains("nope")
         }
     }

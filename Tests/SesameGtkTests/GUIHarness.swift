@@ -1,78 +1,156 @@
-import CGtkWebKit
 import Foundation
 import IdentityEmulator
 import SesameCore
+import SesameSamples
+import SesameTestSupport
 import XCTest
 
 @testable import SesameGtk
 
-/// The real window against an in-process identity emulator, and the moves a user makes in it.
-@MainActor
-final class GUIHarness {
-    final class Codes: @unchecked Sendable {
-        private let lock = NSLock()
-        private var lines: [String] = []
-        func record(_ line: String) { lock.withLock { lines.append(line) } }
-        func code(for user: String) -> String? {
-            lock.withLock { lines.last { $0.hasPrefix("mfa-code \(user) ") }.map { String($0.split(separator: " ")[2]) } }
-        }
+/// GUI tests: synchronous XCTest on the main thread (XCTest on Linux calls test methods as
+/// nonisolated functions there; each body enters the main actor with `MainActor.assumeIsolated`).
+/// Every test fails if GTK or GLib printed a critical warning while it ran.
+class GUITestCase: XCTestCase {
+    /// Whether a display is open (GTK initialised, the main-loop bridge installed, critical
+    /// warnings recorded).
+    nonisolated(unsafe) static let displayReady: Bool = MainActor.assumeIsolated {
+        GLibWarnings.startRecording()
+        let ready = SesameApplication.initializeDisplay()
+        if ready { MainLoopBridge.install() }
+        return ready
     }
 
-    let codes = Codes()
+    override func setUp() {
+        super.setUp()
+        XCTAssertTrue(Self.displayReady, "no display: run the GUI tests under xvfb-run (make test does)")
+        _ = GLibWarnings.take()
+    }
+
+    override func tearDown() {
+        // Let what the test left behind (closed windows, cancelled requests) run its course.
+        MainActor.assumeIsolated { _ = MainLoopBridge.spin(timeout: 0.3) { false } }
+        let criticals = GLibWarnings.take()
+        XCTAssertEqual(criticals, [], "GTK or GLib printed critical warnings")
+        super.tearDown()
+    }
+}
+
+/// The real window against an in-process identity emulator, and the moves a user makes in it,
+/// by the widgets' accessible names (as a screen reader finds them).
+@MainActor
+final class GUIHarness {
+    let emulator: RunningEmulator
     let trace: FlowTrace
     let window: MainWindow
-    let base: URL
+    var base: URL { emulator.base }
+    var codes: OneTimeCodes { emulator.codes }
     private var shot = 0
     private let screenshotPrefix: String?
+    /// The page loads the test has already waited for: a step waits for a load after these, so
+    /// that a page still showing from before never passes for the one the step expects.
+    private var pagesSeen = 0
 
     /// Starts an emulator and opens the window on `sample` with the bundled `settingsFile`.
-    init(settingsFile: String, sample: AppModel.Sample.Kind, screenshotPrefix: String? = nil) throws {
-        XCTAssertTrue(SignInPolicyTests.displayReady, "no display: run the GUI tests under xvfb-run (make test does)")
+    init(settingsFile: String, sample: Sample.Kind, screenshotPrefix: String? = nil) throws {
         self.screenshotPrefix = screenshotPrefix
-        base = try Self.startEmulator(codes: codes)
-        let resources = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../Resources/settings").standardized
-        let settings = try SampleSettings.load(contentsOf: resources.appending(path: settingsFile)).pointed(at: base)
+        emulator = try RunningEmulator.startBlocking()
+        let settings = try SampleSettings.load(contentsOf: Repository.settings(settingsFile)).pointed(at: emulator.base)
         trace = try FlowTrace(file: nil)
         let transport = TracingTransport(trace: trace)
-        let storage = FileTokenStorage(directory: FileManager.default.temporaryDirectory.appending(path: "sesame-gui-\(UUID().uuidString)"))
+        let storage = FileTokenStorage(directory: Repository.temporaryDirectory("sesame-gui"))
         var model: AppModel?
         let trace = trace
         Task { @MainActor in
-            model = await AppModel(store: AccountStore(storage: storage, transport: transport), settings: [settings], trace: trace,
-                                   webDataDirectory: nil, transport: transport)
+            model = await AppModel(store: AccountStore(storage: storage, transport: transport), settings: [settings], trace: trace, transport: transport)
         }
         XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { model != nil })
-        window = MainWindow(application: nil, model: try XCTUnwrap(model), initialSample: sample)
+        window = MainWindow(application: nil, model: try XCTUnwrap(model), options: .init(webDataDirectory: nil, initialSample: sample))
     }
 
-    func close() { gtk_widget_destroy(window.window) }
+    /// Closes the window, as the user does.
+    func close() {
+        window.window.destroy()
+        emulator.stop()
+    }
 
-    static func startEmulator(codes: Codes, demo: Bool = false, users: Int = 300, accessTokenLifetime: Int? = nil) throws -> URL {
-        var configuration = EmulatorConfiguration()
-        configuration.userCount = users
-        configuration.demoMode = demo
-        configuration.accessTokenLifetime = accessTokenLifetime
-        configuration.announce = { codes.record($0) }
-        let started = DispatchSemaphore(value: 0)
-        final class Box: @unchecked Sendable { var url: URL?; var error: (any Error)? }
-        let box = Box()
-        Task.detached {
-            do {
-                let emulator = try await IdentityEmulator(configuration: configuration)
-                try await emulator.run { url, _ in box.url = url; started.signal() }
-            } catch {
-                box.error = error
-                started.signal()
-            }
+    // MARK: What the user sees
+
+    /// The sign-in view on screen, if one is.
+    var signInPage: WebView? {
+        window.window.descendants.lazy.compactMap { $0 as? WebView }.first { $0.isMapped }
+    }
+
+    var signInShown: Bool { signInPage != nil }
+
+    /// The host bar's text.
+    var hostBar: String { window.window.find(Label.self, named: L("Sign-in host"))?.text ?? "" }
+
+    /// The error bar's text while a sign-in error shows.
+    var signInError: String? {
+        window.window.find(Label.self, named: L("Sign-in error")).flatMap { $0.isMapped ? $0.text : nil }
+    }
+
+    /// The people table.
+    var people: TextTable? { window.window.find(TextTable.self, named: L("People")) }
+
+    var peopleRows: Int { people?.rowCount ?? 0 }
+
+    /// Presses a button by its accessible name.
+    func click(button name: String) {
+        guard let button = window.window.find(Button.self, named: L(name)) else {
+            XCTFail("no button named '\(name)'")
+            return
         }
-        started.wait()
-        if let error = box.error { throw error }
-        return try XCTUnwrap(box.url)
+        button.click()
     }
+
+    /// Types into the directory's search field.
+    func search(_ text: String) {
+        window.window.find(SearchEntry.self, named: L("Search the directory"))?.text = text
+    }
+
+    var pagesLoaded: Int { trace.events.filter { $0.name == "page-loaded" }.count }
+
+    func has(_ event: String) -> Bool { trace.events.contains { $0.name == event } }
+
+    // MARK: The identity service's pages
+
+    /// Runs JavaScript in the sign-in page and waits for the page the service answers with.
+    func act(_ script: String, _ step: String) {
+        let before = pagesLoaded
+        signInPage?.evaluateJavaScript(script)
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { self.pagesLoaded > before }, "\(step): no page loaded")
+        pagesSeen = pagesLoaded
+    }
+
+    /// Clicks a button in the page without waiting for a page (the last click redirects to the app).
+    func clickInPage(_ id: String) { signInPage?.evaluateJavaScript("document.getElementById('\(id)').click();") }
+
+    /// Waits for sign-in to show a page it loaded after every page the test has seen so far.
+    func waitForSignInPage(_ step: String) {
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { self.signInShown && self.pagesLoaded > self.pagesSeen }, "\(step): sign-in did not open")
+        pagesSeen = pagesLoaded
+    }
+
+    static func fill(_ id: String, _ value: String, click button: String = SignInPageIDs.primaryButton) -> String {
+        "document.getElementById('\(id)').value=\(jsString(value)); document.getElementById('\(button)').click();"
+    }
+
+    static func jsString(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+    }
+
+    /// Runs the loop until it is idle: everything already queued (redraws, main-actor work) ran.
+    func drainIdle() {
+        var idle = false
+        MainLoop.whenIdle { idle = true }
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { idle })
+    }
+
+    // MARK: Screenshots
 
     static var screenshots: URL {
-        ProcessInfo.processInfo.environment["SESAME_SCREENSHOTS"].map { URL(filePath: $0) }
-            ?? URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../.build/screenshots").standardized
+        ProcessInfo.processInfo.environment["SESAME_SCREENSHOTS"].map { URL(filePath: $0) } ?? Repository.root.appending(path: ".build/screenshots")
     }
 
     func screenshot(_ name: String) {
@@ -83,35 +161,5 @@ final class GUIHarness {
         // picture only (no test step waits on this).
         MainLoopBridge.spin(timeout: 0.4) { false }
         do { try Screenshot.save(window.window, to: file) } catch { XCTFail("screenshot \(name): \(error)") }
-    }
-
-    var pagesLoaded: Int { trace.events.filter { $0.name == "page-loaded" }.count }
-
-    func has(_ event: String) -> Bool { trace.events.contains { $0.name == event } }
-
-    /// The page loads the test has already waited for: a step waits for a load after these, so
-    /// that a page still showing from before never passes for the one the step expects.
-    private var pagesSeen = 0
-
-    /// Runs JavaScript in the sign-in page and waits for the page the service answers with.
-    func act(_ script: String, _ step: String) {
-        let before = pagesLoaded
-        window.signIn.view.runJavaScript(script)
-        XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { self.pagesLoaded > before }, "\(step): no page loaded")
-        pagesSeen = pagesLoaded
-    }
-
-    /// Clicks the primary button without waiting for a page (the last click redirects to the app).
-    func click(_ id: String) { window.signIn.view.runJavaScript("document.getElementById('\(id)').click();") }
-
-    /// Waits for sign-in to show a page it loaded after every page the test has seen so far.
-    func waitForSignInPage(_ step: String) {
-        XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { self.window.signIn.view.isShown && self.pagesLoaded > self.pagesSeen },
-                      "\(step): sign-in did not open")
-        pagesSeen = pagesLoaded
-    }
-
-    static func fill(_ id: String, _ value: String, click button: String = "idSIButton9") -> String {
-        "document.getElementById('\(id)').value=\(SignInPolicyTests.TestSite.jsString(value)); document.getElementById('\(button)').click();"
     }
 }

@@ -1,6 +1,7 @@
-import CGtkWebKit
 import Foundation
 import SesameCore
+import SesameSamples
+import SesameTestSupport
 import XCTest
 
 @testable import SesameGtk
@@ -8,7 +9,9 @@ import XCTest
 /// The tutorial flows through the real window and the real web view, against the identity
 /// emulator. The Directory flow saves each screen as a PNG in `$SESAME_SCREENSHOTS` (default
 /// `.build/screenshots`).
-final class SignInFlowTests: XCTestCase {
+final class SignInFlowTests: GUITestCase {
+    typealias IDs = SignInPageIDs
+
     func testMeganSignsInThroughTheRealViewWithHerSMSCodeAndTheDirectoryFills() throws {
         try MainActor.assumeIsolated {
             let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, screenshotPrefix: "")
@@ -16,25 +19,24 @@ final class SignInFlowTests: XCTestCase {
 
             // The sample has no account: sign-in opens by itself, on the emulator's username page.
             gui.waitForSignInPage("first sign-in")
-            XCTAssertTrue(gui.window.signIn.view.hostBarText.contains("127.0.0.1"))
+            XCTAssertTrue(gui.hostBar.contains("127.0.0.1"), gui.hostBar)
             gui.screenshot("username")
 
-            gui.act(GUIHarness.fill("i0116", "megan@contoso.onmicrosoft.com"), "password page")
+            gui.act(GUIHarness.fill(IDs.userName, "megan@contoso.onmicrosoft.com"), "password page")
             gui.screenshot("password")
-            gui.act(GUIHarness.fill("i0118", "Passw0rd!"), "SMS page")
+            gui.act(GUIHarness.fill(IDs.password, IDs.demoPassword), "SMS page")
             let code = try XCTUnwrap(gui.codes.code(for: "megan@contoso.onmicrosoft.com"), "the emulator sent no SMS code")
             gui.screenshot("sms-code")
-            gui.act(GUIHarness.fill("idTxtBx_SAOTCC_OTC", code, click: "idSubmit_SAOTCC_Continue"), "stay signed in")
+            gui.act(GUIHarness.fill(IDs.smsCode, code, click: IDs.smsContinue), "stay signed in")
             gui.screenshot("stay-signed-in")
-            gui.act("document.getElementById('idSIButton9').click();", "consent")
+            gui.act("document.getElementById('\(IDs.primaryButton)').click();", "consent")
             gui.screenshot("consent")
-            gui.click("idSIButton9")
+            gui.clickInPage(IDs.primaryButton)
 
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.has("redirect-intercepted") }, "the redirect was not intercepted")
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.has("token-acquired") }, "no token")
-            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { (gui.window.directoryPage?.rowCount ?? 0) > 0 && gui.has("list-rendered") },
-                          "the directory list stayed empty")
-            XCTAssertFalse(gui.window.signIn.view.isShown)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 && gui.has("list-rendered") }, "the directory list stayed empty")
+            XCTAssertFalse(gui.signInShown)
             gui.screenshot("directory")
 
             let rendered = try XCTUnwrap(gui.trace.events.last { $0.name == "list-rendered" })
@@ -55,25 +57,25 @@ final class SignInFlowTests: XCTestCase {
             let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory)
             defer { gui.close() }
             gui.waitForSignInPage("first sign-in")
-            gui.act(GUIHarness.fill("i0116", "alex@contoso.onmicrosoft.com"), "password page")
-            gui.act(GUIHarness.fill("i0118", "Passw0rd!"), "stay signed in")
-            gui.act("document.getElementById('idSIButton9').click();", "consent")
-            gui.click("idBtn_Back")
+            gui.act(GUIHarness.fill(IDs.userName, "alex@contoso.onmicrosoft.com"), "password page")
+            gui.act(GUIHarness.fill(IDs.password, IDs.demoPassword), "stay signed in")
+            gui.act("document.getElementById('\(IDs.primaryButton)').click();", "consent")
+            gui.clickInPage(IDs.secondaryButton)
 
-            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.window.signInErrorText != nil }, "no error shown")
-            let text = try XCTUnwrap(gui.window.signInErrorText)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.signInError != nil }, "no error shown")
+            let text = try XCTUnwrap(gui.signInError)
             XCTAssertTrue(text.contains("AADSTS65004"), text)
             XCTAssertTrue(gui.has("sign-in-failed"))
-            XCTAssertEqual(gui.window.directoryPage?.rowCount, 0)
+            XCTAssertEqual(gui.peopleRows, 0)
 
-            let loaded = gui.pagesLoaded
-            gui.window.chooseAfterError(retry: true)
-            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.window.signIn.view.isShown && gui.pagesLoaded > loaded }, "Retry did not reopen sign-in")
-            gui.act(GUIHarness.fill("i0116", "alex@contoso.onmicrosoft.com"), "password page")
-            gui.act(GUIHarness.fill("i0118", "Passw0rd!"), "stay signed in")
-            gui.act("document.getElementById('idSIButton9').click();", "consent")
-            gui.click("idSIButton9")
-            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { (gui.window.directoryPage?.rowCount ?? 0) > 0 }, "Retry did not end signed in")
+            gui.click(button: "Retry sign-in")
+            gui.waitForSignInPage("Retry")
+            gui.act(GUIHarness.fill(IDs.userName, "alex@contoso.onmicrosoft.com"), "password page")
+            gui.act(GUIHarness.fill(IDs.password, IDs.demoPassword), "stay signed in")
+            gui.act("document.getElementById('\(IDs.primaryButton)').click();", "consent")
+            gui.clickInPage(IDs.primaryButton)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 }, "Retry did not end signed in")
+            XCTAssertNil(gui.signInError)
         }
     }
 
@@ -82,33 +84,50 @@ final class SignInFlowTests: XCTestCase {
             let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory)
             defer { gui.close() }
             gui.waitForSignInPage("first sign-in")
-            gui.window.signIn.cancel()
-            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { !gui.window.signIn.isSigningIn })
-            XCTAssertFalse(gui.window.signIn.view.isShown)
-            XCTAssertNil(gui.window.signInErrorText, "cancelling is not an error")
-            XCTAssertEqual(gui.window.directoryPage?.rowCount, 0)
+            gui.click(button: "Cancel sign-in")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { !gui.signInShown && gui.has("sign-in-cancelled") })
+            XCTAssertNil(gui.signInError, "cancelling is not an error")
+            XCTAssertEqual(gui.peopleRows, 0)
 
-            // Sign in after all (the sample asks again when shown).
-            gui.window.showSampleAgain()
+            // Sign in after all: the page offers "Sign in".
+            gui.click(button: "Sign in")
             gui.waitForSignInPage("second sign-in")
-            gui.act(GUIHarness.fill("i0116", "alex@contoso.onmicrosoft.com"), "password page")
-            gui.act(GUIHarness.fill("i0118", "Passw0rd!"), "stay signed in")
-            gui.act("document.getElementById('idSIButton9').click();", "consent")
-            gui.click("idSIButton9")
-            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { (gui.window.directoryPage?.rowCount ?? 0) > 0 })
+            gui.act(GUIHarness.fill(IDs.userName, "alex@contoso.onmicrosoft.com"), "password page")
+            gui.act(GUIHarness.fill(IDs.password, IDs.demoPassword), "stay signed in")
+            gui.act("document.getElementById('\(IDs.primaryButton)').click();", "consent")
+            gui.clickInPage(IDs.primaryButton)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 })
 
             // Typing fast: each keystroke's search replaces the last; only the newest answer shows.
-            let page = try XCTUnwrap(gui.window.directoryPage)
             let rendered = gui.trace.events.filter { $0.name == "list-rendered" }.count
             for text in ["m", "me", "meg", "wan", "wang"] {
-                page.type(text)
+                gui.search(text)
                 MainLoopBridge.spin(timeout: 0.05) { false }
             }
             XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { gui.trace.events.filter { $0.name == "list-rendered" }.count > rendered })
-            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { page.firstRowName == "王伟" }, "the newest search never showed")
-            // Any older search still on its way must not replace it.
-            MainLoopBridge.spin(timeout: 1.5) { false }
-            XCTAssertEqual(page.firstRowName, "王伟", "a stale answer overwrote the newest search")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { gui.people?.text(row: 0, column: 0) == "王伟" }, "the newest search never showed")
+        }
+    }
+
+    func testClosingTheWindowDuringASearchTouchesNoWidgetAfterwards() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory)
+            gui.waitForSignInPage("sign-in")
+            gui.act(GUIHarness.fill(IDs.userName, "alex@contoso.onmicrosoft.com"), "password page")
+            gui.act(GUIHarness.fill(IDs.password, IDs.demoPassword), "stay signed in")
+            gui.act("document.getElementById('\(IDs.primaryButton)').click();", "consent")
+            gui.clickInPage(IDs.primaryButton)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 })
+            // The user types and quits while the answer is on its way.
+            let calls = gui.trace.events.filter { $0.name == "api-call" }.count
+            gui.search("meg")
+            let spinner = try XCTUnwrap(gui.window.window.find(Spinner.self, named: L("Loading")))
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { spinner.isSpinning }, "the search did not start")
+            gui.close()
+            // The answer arrives (or its request is cancelled) after the window is gone; then
+            // whatever it queued runs. GUITestCase fails on any critical warning.
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { gui.trace.events.filter { $0.name == "api-call" }.count > calls })
+            gui.drainIdle()
         }
     }
 }

@@ -1,13 +1,14 @@
-import CGtkWebKit
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 import Hummingbird
-import SesameCore
-import XCTest
 import IdentityEmulator
+import SesameSamples
+import SesameTestSupport
+import XCTest
 
+@testable import SesameCore
 @testable import SesameGtk
 
 /// The sign-in view's `decide-policy` handler in a real WebKitWebView: it catches the redirect
@@ -16,7 +17,7 @@ import IdentityEmulator
 ///
 /// XCTest on Linux calls test methods as nonisolated functions on the main thread; each test
 /// enters the main actor with `MainActor.assumeIsolated`.
-final class SignInPolicyTests: XCTestCase {
+final class SignInPolicyTests: GUITestCase {
     /// A local site: `/redirect?to=URL` answers 302 to URL, `/script?to=URL` navigates there from
     /// JavaScript, `/callback` counts hits (it must never be loaded).
     final class TestSite: @unchecked Sendable {
@@ -94,55 +95,59 @@ final class SignInPolicyTests: XCTestCase {
         return site
     }
 
-    nonisolated(unsafe) static let displayReady: Bool = MainActor.assumeIsolated {
-        let ready = SesameApplication.initializeDisplay()
-        if ready { MainLoopBridge.install() }
-        return ready
+    static func url(_ path: String, to target: String) -> URL {
+        var components = URLComponents(url: site.base.appending(path: path), resolvingAgainstBaseURL: false)!
+        components.queryItems = [URLQueryItem(name: "to", value: target)]
+        return components.url!
     }
 
     /// The page title the last run ended on.
     nonisolated(unsafe) static var lastTitle: String?
 
+    /// The window's sign-in pane as the store's user agent, remembering the sessions it showed.
+    final class RecordingAgent: SignInUserAgent {
+        let pane: SignInPane
+        nonisolated(unsafe) var sessions: [SignInSession] = []
+        init(pane: SignInPane) { self.pane = pane }
+        func present(_ session: SignInSession) async throws {
+            await MainActor.run { sessions.append(session) }
+            try await pane.present(session)
+        }
+        func dismiss(_ session: SignInSession) async { await pane.dismiss(session) }
+    }
+
     /// Starts a sign-in whose authorization URL is `start` and whose redirect URI is `redirect`,
-    /// and spins the loop until it is intercepted, or until `settled` says the view got where it
-    /// was going without an interception (a page loaded, sign-in failed); `timeout` only bounds a
-    /// step that never happens.
+    /// in the window's real sign-in pane, and spins the loop until the session caught its
+    /// redirect, or until `settled` says the view got where it was going without one (a page
+    /// loaded, sign-in failed); `timeout` only bounds a step that never happens.
     @MainActor
     static func run(
-        start: URL, redirect: URL, timeout: TimeInterval = 15, settled: @escaping (FlowTrace, SignInView) -> Bool = { _, _ in false }
+        start: URL, redirect: URL, timeout: TimeInterval = 15, settled: @escaping (FlowTrace, WebView) -> Bool = { _, _ in false }
     ) throws -> (intercepted: URL?, shown: Bool, trace: FlowTrace) {
-        XCTAssertTrue(Self.displayReady, "no display: run the GUI tests under xvfb-run (make test does)")
         let trace = try FlowTrace(file: nil)
-        let view = SignInView(dataDirectory: nil, trace: trace)
-        let window = gtk_window_new(GTK_WINDOW_TOPLEVEL)!
-        gtk_window_set_default_size(sesame_window(window), 800, 600)
-        gtk_container_add(sesame_container(window), view.widget)
-        gtk_widget_show(window)
-        defer { gtk_widget_destroy(window) }
+        let pane = SignInPane(trace: trace, webDataDirectory: nil, automation: false)
+        let window = Window(application: nil, title: "policy", width: 800, height: 600)
+        window.setContent(pane.root)
+        window.showAll()
+        defer { window.destroy() }
 
         let configuration = AccountConfiguration(
             clientID: "6731de76-14a6-49ae-97bc-6eba6914391e", scopes: ["openid"], authorizationURL: start,
             tokenURL: start, redirectURL: redirect, storageGroup: "tests")
-        let store = AccountStore(storage: FileTokenStorage(directory: FileManager.default.temporaryDirectory.appending(path: UUID().uuidString)))
-        var pending: PendingAuthorization?
-        Task {
+        let store = AccountStore(storage: FileTokenStorage(directory: Repository.temporaryDirectory("sesame-policy")))
+        let agent = RecordingAgent(pane: pane)
+        let signIn = Task {
             await store.setConfiguration(configuration, forAccountType: "test")
-            pending = try await store.prepareAuthorization(accountType: "test")
+            _ = try? await store.signIn(accountType: "test", using: agent)
         }
-        XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { pending != nil })
-        var intercepted: URL?
-        view.onRedirect = { intercepted = $0 }
-        view.begin(try XCTUnwrap(pending))
-        XCTAssertTrue(MainLoopBridge.spin(timeout: timeout) { intercepted != nil || settled(trace, view) },
-                      "neither intercepted nor settled after \(timeout) s; the view shows \(view.currentURI ?? "nothing")")
-        lastTitle = view.pageTitle
-        return (intercepted, view.isShown, trace)
-    }
-
-    static func url(_ path: String, to target: String) -> URL {
-        var components = URLComponents(url: site.base.appending(path: path), resolvingAgainstBaseURL: false)!
-        components.queryItems = [URLQueryItem(name: "to", value: target)]
-        return components.url!
+        defer { signIn.cancel() }
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { pane.view != nil }, "sign-in never showed")
+        let view = try XCTUnwrap(pane.view)
+        XCTAssertTrue(
+            MainLoopBridge.spin(timeout: timeout) { agent.sessions.first?.caughtRedirect != nil || settled(trace, view.webView) },
+            "neither intercepted nor settled after \(timeout) s; the view shows \(view.webView.uri ?? "nothing")")
+        lastTitle = view.webView.title
+        return (agent.sessions.first?.caughtRedirect, view.root.isVisible, trace)
     }
 
     func testServerRedirectToNativeClientIsInterceptedAndNeverLoaded() throws {
@@ -223,7 +228,7 @@ final class SignInPolicyTests: XCTestCase {
                 start: base.appending(path: "common/oauth2/v2.0/authorize"), redirect: URL(string: nativeClient)!
             ) { trace, view in
                 // Settled once Sesame's own page, loaded in place of the refused one, has its title.
-                trace.events.contains { $0.name == "sign-in-failed" } && view.pageTitle != nil
+                trace.events.contains { $0.name == "sign-in-failed" } && view.title != nil
             }
             XCTAssertNil(intercepted)
             XCTAssertTrue(shown, "the view stays to show why")

@@ -1,14 +1,15 @@
-import CGtkWebKit
 import Foundation
+import SesameSamples
+import SesameTestSupport
 import XCTest
 
 @testable import SesameGtk
 
 /// The window speaks the seeds' languages, chosen by the usual locale variables.
-final class TranslationTests: XCTestCase {
+final class TranslationTests: GUITestCase {
     func testTheWindowFollowsLANGUAGE() throws {
         try MainActor.assumeIsolated {
-            let root = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../..").standardized
+            let root = Repository.root
             XCTAssertTrue(FileManager.default.fileExists(atPath: root.appending(path: ".build/locale/es/LC_MESSAGES/sesame.mo").path),
                           "translations are not compiled: run `make translations` (make test does)")
             setenv("LC_ALL", "C.UTF-8", 1)
@@ -28,12 +29,12 @@ final class TranslationTests: XCTestCase {
                 XCTAssertEqual(L("Sign out"), signOut, language)
                 let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory,
                                          screenshotPrefix: language == "es" ? "translated-es-" : nil)
-                XCTAssertEqual(gui.window.directoryPage?.searchPlaceholder, placeholder, language)
+                XCTAssertEqual(gui.window.window.find(SearchEntry.self, named: L("Search the directory"))?.placeholder, placeholder, language)
                 if language == "es" {
                     gui.waitForSignInPage("Spanish window")
                     gui.screenshot("sign-in")
                 }
-                gui.window.signIn.cancel()
+                gui.click(button: "Cancel sign-in")
                 gui.close()
             }
             unsetenv("LANGUAGE")

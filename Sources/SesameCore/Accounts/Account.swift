@@ -64,29 +64,6 @@ public struct AccessToken: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A sign-in the store is waiting for: the URL to load, and how to recognise its answer.
-public struct PendingAuthorization: Sendable, Hashable {
-    /// The account type signing in.
-    public let accountType: String
-    /// The authorization URL to load in the web view.
-    public let url: URL
-    /// Classifies the web view's navigations (authorize, login, redirect, other).
-    public let classifier: NavigationClassifier
-    /// An opaque id for cancelling this sign-in.
-    public let id: String
-
-    /// Whether a navigation is this sign-in's redirect (parsed comparison, never substring).
-    public func isRedirect(_ url: URL) -> Bool { classifier.redirect.matches(url) }
-}
-
-extension PendingAuthorization: CustomStringConvertible, CustomReflectable {
-    /// The URL carries `state` and `nonce`: printed with its query values redacted.
-    public var description: String { "PendingAuthorization(\(accountType), \(url.redactingQuery))" }
-    public var customMirror: Mirror {
-        Mirror(self, children: ["accountType": accountType, "url": url.redactingQuery, "id": id], displayStyle: .struct)
-    }
-}
-
 /// What the store announces: NXOAuth2's `AccountsDidChange` and `DidFailToRequestAccess`
 /// notifications, plus cache recovery.
 public enum AccountStoreEvent: Sendable {

@@ -33,6 +33,9 @@ public struct AccountConfiguration: Sendable, Hashable {
     public var additionalAuthorizationParameters: [String: String]
     /// The OpenID Connect discovery document; derived from ``authorizationURL`` when `nil`.
     public var discoveryURL: URL?
+    /// B2C's password-reset user flow (`B2C_1_PasswordReset`): when the user picks "Forgot your
+    /// password?" (AADB2C90118) the sign-in goes on in this policy. `nil` for Entra.
+    public var passwordResetPolicy: String?
 
     /// Creates a configuration; see each property for the wire field it sets.
     public init(
@@ -46,7 +49,8 @@ public struct AccountConfiguration: Sendable, Hashable {
         storageGroup: String,
         customHeaderFields: [String: String] = [:],
         additionalAuthorizationParameters: [String: String] = [:],
-        discoveryURL: URL? = nil
+        discoveryURL: URL? = nil,
+        passwordResetPolicy: String? = nil
     ) {
         self.clientID = clientID
         self.clientSecret = clientSecret.flatMap { $0.isEmpty ? nil : $0 }
@@ -59,6 +63,7 @@ public struct AccountConfiguration: Sendable, Hashable {
         self.customHeaderFields = customHeaderFields
         self.additionalAuthorizationParameters = additionalAuthorizationParameters
         self.discoveryURL = discoveryURL
+        self.passwordResetPolicy = passwordResetPolicy
     }
 
     /// Whether the authority is Microsoft's (or shaped like it: the emulator), which decides
@@ -108,6 +113,16 @@ public struct AccountConfiguration: Sendable, Hashable {
         }
         if let discoveryURL { copy.discoveryURL = Self.replacingPolicy(in: discoveryURL, with: policy) }
         return copy
+    }
+
+    /// The configuration an account's tokens were issued under. B2C binds refresh tokens to the
+    /// user flow that issued them and writes the flow into the home account id
+    /// (`<oid>-b2c_1_passwordreset.<tid>`): an account that signed in through the password-reset
+    /// flow is refreshed at that flow's endpoints.
+    public func issuing(homeAccountID: String) -> AccountConfiguration {
+        guard let reset = passwordResetPolicy, reset.lowercased() != policy?.lowercased() else { return self }
+        let uid = homeAccountID.split(separator: ".").first.map { $0.lowercased() } ?? ""
+        return uid.hasSuffix("-" + reset.lowercased()) ? withPolicy(reset) : self
     }
 
     private static func replacingPolicy(in url: URL, with policy: String) -> URL {

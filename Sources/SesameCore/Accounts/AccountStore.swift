@@ -5,22 +5,26 @@ import Logging
 /// `acquireTokenSilent`, with state, PKCE, nonce and id_token validation.
 ///
 /// 1. ``setConfiguration(_:forAccountType:)`` once per account type.
-/// 2. ``prepareAuthorization(accountType:additionalParameters:)`` gives the URL to load.
-/// 3. The web view reports each navigation; when ``PendingAuthorization/isRedirect(_:)`` is
-///    true, ignore the navigation and pass the URL to ``handleRedirect(_:)``, which redeems the
-///    code, validates the id_token and stores the account.
-/// 4. ``accessToken(for:scopes:forceRefresh:)`` returns a token valid for at least five more
+/// 2. ``signIn(accountType:parameters:using:)`` runs one interactive sign-in through a
+///    ``SignInUserAgent`` (the embedded web view, say): it prepares the request, waits for the
+///    redirect the agent catches, checks it, redeems the code, validates the id_token and stores
+///    the account. B2C's "Forgot your password?" goes on into the password-reset user flow.
+/// 3. ``accessToken(for:scopes:forceRefresh:)`` returns a token valid for at least five more
 ///    minutes, refreshing (once, however many callers ask at the same time) when needed.
+/// 4. ``remove(_:)`` signs out; the group's next sign-in asks who signs in, also after a restart.
+///
+/// The store is orchestration: token requests are ``TokenRequest`` values sent by a token
+/// endpoint client, id_tokens are checked by a verifier that follows key rollover, and every
+/// cache access is one transaction under the storage's lock.
 public actor AccountStore {
-    private let storage: any TokenStorage
     private let transport: any HTTPTransport
     private let now: @Sendable () -> Date
     private let logger: Logger
-    private let validator: IDTokenValidator
-    private let metadata: ProviderMetadataCache
+    private let tokenEndpoint: TokenEndpointClient
+    private let verifier: IDTokenVerifier
+    private let cache: TokenCacheTransaction
 
     private var configurations: [String: AccountConfiguration] = [:]
-    private var pending: [String: (accountType: String, request: AuthorizationRequest, id: String)] = [:]
     private var refreshes: [String: Task<AccessToken, any Error>] = [:]
     private var subscribers: [UUID: AsyncStream<AccountStoreEvent>.Continuation] = [:]
 
@@ -41,12 +45,12 @@ public actor AccountStore {
         now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = Logger(label: "sesame.accounts")
     ) {
-        self.storage = storage
         self.transport = transport
-        self.validator = validator
         self.now = now
         self.logger = logger
-        self.metadata = ProviderMetadataCache(transport: transport, logger: logger)
+        tokenEndpoint = TokenEndpointClient(transport: transport, logger: logger)
+        verifier = IDTokenVerifier(transport: transport, validator: validator, logger: logger)
+        cache = TokenCacheTransaction(storage: storage, logger: logger)
     }
 
     // MARK: Configuration
@@ -93,112 +97,152 @@ public actor AccountStore {
 
     // MARK: Interactive sign-in
 
-    /// Starts a sign-in: builds the authorization URL with fresh `state`, `nonce` and PKCE
-    /// values, and remembers them until the redirect comes back.
-    /// - Parameter additionalParameters: `prompt`, `login_hint`, `domain_hint`, … for this
-    ///   request, over the configuration's own.
-    public func prepareAuthorization(
-        accountType: String, additionalParameters: [String: String] = [:]
-    ) throws(AccountStoreError) -> PendingAuthorization {
-        let configuration = try requireConfiguration(accountType)
-        let request = AuthorizationRequest(configuration: configuration, additionalParameters: additionalParameters)
-        let id = UUID().uuidString
-        pending[request.state.revealed] = (accountType, request, id)
-        logger.info("authorization prepared", metadata: ["accountType": "\(accountType)", "url": "\(request.url.redactingQuery)"])
-        return PendingAuthorization(
-            accountType: accountType, url: request.url, classifier: NavigationClassifier(configuration: configuration),
-            id: id)
-    }
-
-    /// Forgets a pending sign-in (the user closed the window); its redirect will be refused.
-    public func cancelAuthorization(_ authorization: PendingAuthorization) {
-        pending = pending.filter { $0.value.id != authorization.id }
-        var error = AccountStoreError(.cancelled, "Sign-in was cancelled.")
-        error.accountType = authorization.accountType
-        emit(.didFailToRequestAccess(accountType: authorization.accountType, error: error))
-    }
-
-    /// Takes a URL the web view was about to load. If it is the redirect URI of a pending
-    /// sign-in, checks `state`, reads the code or the error, redeems the code, validates the
-    /// id_token and stores the account.
-    /// - Returns: the signed-in account, or `nil` when the URL is no pending sign-in's redirect
-    ///   (the caller lets that navigation go on).
-    /// - Throws: ``AccountStoreError``: `stateMismatch`, `passwordResetRequested`, `cancelled`,
-    ///   `authorizationFailed`, `invalidIDToken`, `tokenRequestFailed`, `network`, ….
-    public func handleRedirect(_ url: URL) async throws(AccountStoreError) -> Account? {
-        let matching = pending.values.filter { RedirectMatcher(redirectURI: $0.request.redirectURI).matches(url) }
-        guard let first = matching.first else { return nil }
-        guard let response = AuthorizationResponse(redirectURL: url) else {
-            var error = AccountStoreError(.malformedRedirect, "The identity service's answer carried neither a code nor an error.")
-            error.accountType = first.accountType
-            try fail(error)
-        }
-        guard let state = response.state, let (accountType, request, _) = pending[state] else {
-            logger.warning("redirect with an unknown state refused", metadata: ["url": "\(url.redactingQuery)"])
-            var error = AccountStoreError(
-                .stateMismatch, "The sign-in answer does not belong to a sign-in this app started; it was ignored. Sign in again.")
-            error.accountType = first.accountType
-            try fail(error)
-        }
-        pending[state] = nil
-
-        switch response {
-        case .error(let errorResponse):
-            try fail(AccountStoreError.from(errorResponse, accountType: accountType))
-        case .code(let codeResponse):
-            do {
-                return try await redeem(codeResponse, request: request, accountType: accountType)
-            } catch {
-                var failure = error
-                if failure.accountType == nil { failure.accountType = accountType }
-                try fail(failure)
+    /// Signs a user in interactively through `userAgent`.
+    ///
+    /// Builds the authorization request (fresh `state`, `nonce`, PKCE; `prompt=login` when the
+    /// group's last user signed out), has the agent show it, and takes the redirect the agent
+    /// hands back through the ``SignInSession``. An answer whose `state` is not this request's is
+    /// refused before anything is sent. B2C's AADB2C90118 ("Forgot your password?") starts the
+    /// configuration's password-reset user flow in the same agent, and its answer signs the user
+    /// in. Cancelling the calling task cancels the sign-in.
+    /// - Parameter parameters: `prompt`, `login_hint`, `domain_hint`, … for this sign-in, over
+    ///   the configuration's own.
+    /// - Returns: the signed-in account.
+    /// - Throws: ``AccountStoreError``: `cancelled` (the user closed the agent), `stateMismatch`,
+    ///   `authorizationFailed`, `passwordResetRequested` (no reset flow configured),
+    ///   `invalidIDToken`, `tokenRequestFailed`, `network`, …; each also announced as
+    ///   ``AccountStoreEvent/didFailToRequestAccess(accountType:error:)``.
+    public func signIn(
+        accountType: String, parameters: [String: String] = [:], using userAgent: any SignInUserAgent
+    ) async throws(AccountStoreError) -> Account {
+        do throws(AccountStoreError) {
+            let base = try requireConfiguration(accountType)
+            var configuration = base
+            while true {
+                do throws(SessionFailure) {
+                    let (account, session) = try await signInOnce(
+                        accountType: accountType, configuration: configuration, parameters: parameters, userAgent: userAgent)
+                    await userAgent.dismiss(session)
+                    return account
+                } catch {
+                    let reset = base.passwordResetPolicy
+                    guard error.error.code == .passwordResetRequested, let reset,
+                          configuration.policy?.lowercased() != reset.lowercased() else {
+                        await userAgent.dismiss(error.session)
+                        throw error.error
+                    }
+                    // B2C's seed: AADB2C90118 means "run the password-reset user flow, then go on".
+                    emit(.didFailToRequestAccess(accountType: accountType, error: error.error))
+                    logger.info("password reset requested; starting the reset user flow", metadata: ["accountType": "\(accountType)"])
+                    configuration = base.withPolicy(reset)
+                }
             }
+        } catch {
+            var failure = error
+            if failure.accountType == nil { failure.accountType = accountType }
+            logger.notice("sign-in failed", metadata: ["accountType": "\(accountType)", "error": "\(failure)"])
+            emit(.didFailToRequestAccess(accountType: accountType, error: failure))
+            throw failure
         }
     }
 
-    private func fail(_ error: AccountStoreError) throws(AccountStoreError) -> Never {
-        logger.notice("sign-in failed", metadata: ["accountType": "\(error.accountType ?? "-")", "error": "\(error)"])
-        emit(.didFailToRequestAccess(accountType: error.accountType ?? "", error: error))
-        throw error
+    /// A failure of one session, with the session (for dismissing its agent).
+    private struct SessionFailure: Error {
+        var error: AccountStoreError
+        var session: SignInSession
+    }
+
+    private func signInOnce(
+        accountType: String, configuration: AccountConfiguration, parameters: [String: String], userAgent: any SignInUserAgent
+    ) async throws(SessionFailure) -> (account: Account, session: SignInSession) {
+        var parameters = parameters
+        if parameters["prompt"] == nil, let prompt = try? nextPrompt(group: configuration.storageGroup) {
+            parameters["prompt"] = prompt
+        }
+        let request = AuthorizationRequest(configuration: configuration, additionalParameters: parameters)
+        let session = SignInSession(accountType: accountType, configuration: configuration, request: request)
+        logger.info("sign-in started", metadata: ["accountType": "\(accountType)", "url": "\(session.authorizationURL.redactingQuery)"])
+        do throws(AccountStoreError) {
+            do {
+                try await userAgent.present(session)
+            } catch {
+                throw AccountStoreError(.userAgentUnavailable, "The sign-in page could not be shown: \(error)")
+            }
+            guard case .redirect(let url) = await session.outcome() else {
+                throw AccountStoreError(.cancelled, "Sign-in was cancelled.")
+            }
+            let account = try await complete(session, redirect: url, configuration: configuration)
+            return (account, session)
+        } catch {
+            throw SessionFailure(error: error, session: session)
+        }
+    }
+
+    /// The redirect's answer: `state` checked, then the code redeemed or the error typed.
+    private func complete(
+        _ session: SignInSession, redirect url: URL, configuration: AccountConfiguration
+    ) async throws(AccountStoreError) -> Account {
+        guard let response = AuthorizationResponse(redirectURL: url) else {
+            throw AccountStoreError(.malformedRedirect, "The identity service's answer carried neither a code nor an error.")
+        }
+        guard let state = response.state, state == session.request.state.revealed else {
+            logger.warning("redirect with an unknown state refused", metadata: ["url": "\(url.redactingQuery)"])
+            throw AccountStoreError(
+                .stateMismatch, "The sign-in answer does not belong to a sign-in this app started; it was ignored. Sign in again.")
+        }
+        switch response {
+        case .error(let refusal):
+            throw AccountStoreError.from(refusal, accountType: session.accountType)
+        case .code(let answer):
+            return try await redeem(answer, session: session, configuration: configuration)
+        }
     }
 
     private func redeem(
-        _ response: AuthorizationCodeResponse, request: AuthorizationRequest, accountType: String
+        _ answer: AuthorizationCodeResponse, session: SignInSession, configuration: AccountConfiguration
     ) async throws(AccountStoreError) -> Account {
-        let configuration = try requireConfiguration(accountType)
-        var form: [(String, String)] = [
-            ("client_id", configuration.clientID),
-            ("grant_type", "authorization_code"),
-            ("code", response.code.revealed),
-            ("redirect_uri", request.redirectURI.absoluteString),
-            ("code_verifier", request.proofKey.verifier.revealed),
-            ("scope", configuration.scopes.joined(separator: " ")),
-        ]
-        if request.requestsClientInfo { form.append(("client_info", "1")) }
-        let tokens = try await requestTokens(form, configuration: configuration, accountType: accountType, homeAccountID: nil)
-
-        let claims = try await validatedClaims(
-            tokens.idToken, configuration: configuration, expectedNonce: request.nonce.revealed,
-            required: configuration.scopes.contains("openid"))
-        let clientInfo = (tokens.clientInfo ?? response.clientInfo).flatMap(ClientInfo.init(encoded:))
+        let accountType = session.accountType
+        let request = AuthorizationCodeRequest(code: answer.code, answering: session.request)
+        let tokens = try await tokenEndpoint.send(request, configuration: configuration, accountType: accountType)
+        let claims = try await verifier.claims(
+            of: tokens.idToken, configuration: configuration, expectedNonce: session.request.nonce.revealed,
+            required: configuration.scopes.contains("openid"), now: now())
+        let clientInfo = (tokens.clientInfo ?? answer.clientInfo).flatMap(ClientInfo.init(encoded:))
         guard let homeAccountID = clientInfo?.homeAccountID ?? claims?.objectID ?? claims?.subject else {
             throw AccountStoreError(.invalidResponse, "The identity service's answer identifies no user (no client_info and no id_token).")
         }
         let environment = Self.environment(of: configuration)
-        let (entry, existed) = try withCache(group: configuration.storageGroup, write: true) { cache in
-            let existed = cache.account(homeAccountID: homeAccountID, environment: environment) != nil
-                && !cache.accounts(environment: environment, clientID: configuration.clientID).filter { $0.homeAccountID == homeAccountID }.isEmpty
+        let grantedAt = Int(now().timeIntervalSince1970)
+        let (entry, existed) = try withCache(group: configuration.storageGroup, write: true) { cache -> (AccountEntry?, Bool) in
+            let existed = cache.accounts(environment: environment, clientID: configuration.clientID)
+                .contains { $0.homeAccountID == homeAccountID }
             cache.save(
                 TokenCache.Grant(
                     homeAccountID: homeAccountID, environment: environment, realm: Self.realm(of: configuration),
                     clientID: configuration.clientID, requestedScopes: configuration.scopes, response: tokens,
-                    idTokenClaims: claims, accountSource: "authorization_code", now: Int(now().timeIntervalSince1970)))
-            return (cache.account(homeAccountID: homeAccountID, environment: environment)!, existed)
+                    idTokenClaims: claims, accountSource: "authorization_code", now: grantedAt))
+            // Someone signed in: the group's next sign-in may use single sign-on again.
+            cache.nextSignInPrompt = nil
+            return (cache.account(homeAccountID: homeAccountID, environment: environment), existed)
+        }
+        guard let entry else {
+            throw AccountStoreError(.invalidResponse, "The signed-in account could not be stored.")
         }
         let account = Account(accountType: accountType, entry: entry)
         logger.info("signed in", metadata: ["accountType": "\(accountType)", "account": "\(account.username)"])
         emit(.accountsDidChange(accountType: accountType, change: existed ? .updated(account) : .added(account)))
         return account
+    }
+
+    /// `prompt` for the group's next interactive sign-in: `login` after a sign-out.
+    private func nextPrompt(group: String) throws(AccountStoreError) -> String? {
+        try withCache(group: group, write: false) { $0.nextSignInPrompt }
+    }
+
+    /// Whether the next interactive sign-in of `accountType` asks who signs in (`prompt=login`),
+    /// because its group's last user signed out (remembered across restarts, in the cache).
+    public func asksForAccountNext(accountType: String) throws(AccountStoreError) -> Bool {
+        try nextPrompt(group: requireConfiguration(accountType).storageGroup) == "login"
     }
 
     // MARK: Accounts
@@ -212,11 +256,14 @@ public actor AccountStore {
     }
 
     /// Signs an account out: removes its tokens for the account type's client (the account entry
-    /// goes too once no other client sharing the group holds a token for it).
+    /// goes too once no other client sharing the group holds a token for it), and makes the
+    /// group's next interactive sign-in ask who signs in rather than letting the service's single
+    /// sign-on pick the same user again.
     public func remove(_ account: Account) throws {
         let configuration = try requireConfiguration(account.accountType)
         try withCache(group: configuration.storageGroup, write: true) { cache in
             cache.removeAccount(homeAccountID: account.homeAccountID, environment: account.environment, clientID: configuration.clientID)
+            cache.nextSignInPrompt = "login"
         }
         logger.info("signed out", metadata: ["accountType": "\(account.accountType)", "account": "\(account.username)"])
         emit(.accountsDidChange(accountType: account.accountType, change: .removed(account)))
@@ -237,7 +284,7 @@ public actor AccountStore {
     ///   was refused (`invalid_grant`, `interaction_required`); the account stays in the store,
     ///   marked, until the user signs in again.
     public func accessToken(for account: Account, scopes: [String]? = nil, forceRefresh: Bool = false) async throws -> AccessToken {
-        let configuration = try requireConfiguration(account.accountType)
+        let configuration = try requireConfiguration(account.accountType).issuing(homeAccountID: account.homeAccountID)
         let wanted = scopes ?? configuration.scopes
         let resourceScopes = Set(wanted.filter { !Self.oidcScopes.contains($0.lowercased()) })
         if !forceRefresh {
@@ -275,28 +322,30 @@ public actor AccountStore {
             emit(.didFailToRequestAccess(accountType: account.accountType, error: error))
             throw error
         }
-        let scopeSet = Array(NSOrderedSet(array: configuration.scopes.filter { Self.oidcScopes.contains($0.lowercased()) } + scopes)) as! [String]
-        var form: [(String, String)] = [
-            ("client_id", configuration.clientID),
-            ("grant_type", "refresh_token"),
-            ("refresh_token", refreshToken.secret.revealed),
-            ("scope", scopeSet.joined(separator: " ")),
-        ]
-        if configuration.isMicrosoftAuthority { form.append(("client_info", "1")) }
+        var scopeSet: [String] = []
+        for scope in configuration.scopes.filter({ Self.oidcScopes.contains($0.lowercased()) }) + scopes where !scopeSet.contains(scope) {
+            scopeSet.append(scope)
+        }
+        let request = RefreshTokenRequest(
+            clientID: configuration.clientID, refreshToken: refreshToken.secret, scopes: scopeSet,
+            requestsClientInfo: configuration.isMicrosoftAuthority)
         logger.debug("refreshing", metadata: ["accountType": "\(account.accountType)", "account": "\(account.username)"])
 
         let tokens: TokenResponse
         let claims: IDTokenClaims?
         do {
-            tokens = try await requestTokens(form, configuration: configuration, accountType: account.accountType, homeAccountID: account.homeAccountID)
-            claims = try await validatedClaims(tokens.idToken, configuration: configuration, expectedNonce: nil, required: false)
+            tokens = try await tokenEndpoint.send(
+                request, configuration: configuration, accountType: account.accountType, homeAccountID: account.homeAccountID)
+            claims = try await verifier.claims(of: tokens.idToken, configuration: configuration, expectedNonce: nil, required: false, now: now())
         } catch {
             if error.code == .interactionRequired {
-                try withCache(group: configuration.storageGroup, write: true) { cache in
+                let marked = try withCache(group: configuration.storageGroup, write: true) { cache in
                     cache.setInteractionRequired(true, homeAccountID: account.homeAccountID, environment: environment)
+                    return cache.account(homeAccountID: account.homeAccountID, environment: environment)
                 }
-                let marked = try self.account(account.homeAccountID, accountType: account.accountType, configuration: configuration)
-                if let marked { emit(.accountsDidChange(accountType: account.accountType, change: .updated(marked))) }
+                if let marked {
+                    emit(.accountsDidChange(accountType: account.accountType, change: .updated(Account(accountType: account.accountType, entry: marked))))
+                }
             }
             emit(.didFailToRequestAccess(accountType: account.accountType, error: error))
             throw error
@@ -309,9 +358,9 @@ public actor AccountStore {
                     homeAccountID: account.homeAccountID, environment: environment, realm: Self.realm(of: configuration),
                     clientID: configuration.clientID, requestedScopes: scopes, response: tokens, idTokenClaims: claims,
                     accountSource: "refresh_token", now: grantedAt))
-            return cache.account(homeAccountID: account.homeAccountID, environment: environment)!
+            return cache.account(homeAccountID: account.homeAccountID, environment: environment)
         }
-        let refreshed = Account(accountType: account.accountType, entry: entry)
+        let refreshed = entry.map { Account(accountType: account.accountType, entry: $0) } ?? account
         if account.interactionRequired {
             emit(.accountsDidChange(accountType: account.accountType, change: .updated(refreshed)))
         }
@@ -321,107 +370,20 @@ public actor AccountStore {
             scopes: tokens.scope ?? scopes, account: refreshed)
     }
 
-    private func account(_ homeAccountID: String, accountType: String, configuration: AccountConfiguration) throws -> Account? {
-        let entry = try withCache(group: configuration.storageGroup, write: false) { cache in
-            cache.account(homeAccountID: homeAccountID, environment: Self.environment(of: configuration))
-        }
-        return entry.map { Account(accountType: accountType, entry: $0) }
-    }
-
-    // MARK: Token endpoint
-
     private static let oidcScopes: Set<String> = ["openid", "profile", "offline_access", "email"]
-
-    private func requestTokens(
-        _ form: [(String, String)], configuration: AccountConfiguration, accountType: String, homeAccountID: String?
-    ) async throws(AccountStoreError) -> TokenResponse {
-        var fields = form
-        if let secret = configuration.clientSecret { fields.append(("client_secret", secret.revealed)) }
-        var headers: HTTPHeaders = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
-        for (name, value) in configuration.customHeaderFields { headers[name] = value }
-        let request = HTTPRequest(method: "POST", url: configuration.tokenURL, headers: headers, body: Data(FormEncoding.encode(fields).utf8))
-
-        let response: HTTPResponse
-        do {
-            response = try await transport.send(request)
-        } catch {
-            var failure = AccountStoreError(.network, "Could not reach the identity service: \(error)")
-            failure.accountType = accountType
-            throw failure
-        }
-        if response.isSuccess, let tokens = try? JSONDecoder().decode(TokenResponse.self, from: response.body) {
-            logger.debug("token response", metadata: ["accountType": "\(accountType)", "response": "\(tokens)"])
-            return tokens
-        }
-        if let oauthError = try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body) {
-            throw AccountStoreError.from(oauthError, accountType: accountType, homeAccountID: homeAccountID)
-        }
-        var failure = AccountStoreError(
-            .invalidResponse, "The token endpoint \(configuration.tokenURL.redactingQuery) answered HTTP \(response.status) with a body that is not a token response.")
-        failure.accountType = accountType
-        throw failure
-    }
-
-    private func validatedClaims(
-        _ idToken: Secret?, configuration: AccountConfiguration, expectedNonce: String?, required: Bool
-    ) async throws(AccountStoreError) -> IDTokenClaims? {
-        guard let idToken else {
-            if required { throw AccountStoreError(.invalidIDToken, "The identity service sent no id_token although openid was requested.") }
-            return nil
-        }
-        let discoveryURL = configuration.resolvedDiscoveryURL
-        do {
-            var (provider, keys) = try await metadata.metadata(discoveryURL: discoveryURL, now: now())
-            do {
-                return try validator.validate(
-                    idToken, provider: provider, keys: keys, clientID: configuration.clientID, expectedNonce: expectedNonce, now: now())
-            } catch .unknownKey {
-                // The provider may have rolled its keys over since they were cached.
-                (provider, keys) = try await metadata.metadata(discoveryURL: discoveryURL, refreshKeys: true, now: now())
-                return try validator.validate(
-                    idToken, provider: provider, keys: keys, clientID: configuration.clientID, expectedNonce: expectedNonce, now: now())
-            }
-        } catch let error as IDTokenValidationError {
-            throw AccountStoreError(.invalidIDToken, "The sign-in was refused because \(error).")
-        } catch let error as AccountStoreError {
-            throw error
-        } catch {
-            throw AccountStoreError(.providerMetadataUnavailable, "The identity provider's signing keys could not be fetched: \(error)")
-        }
-    }
 
     // MARK: Cache access
 
-    /// Runs `body` on a group's cache under the storage lock; writes it back when `write`.
-    /// An unreadable cache is set aside, reported, and replaced by an empty one.
-    private func withCache<T: Sendable>(group: String, write: Bool, _ body: (inout TokenCache) throws -> T) throws(AccountStoreError) -> T {
-        var result: T?
-        do {
-            let setAside = try storage.transact(group: group) { data in
-                var cache = TokenCache()
-                var unreadable = false
-                if let data {
-                    do {
-                        cache = try TokenCache(json: data)
-                    } catch {
-                        unreadable = true
-                        logger.error("token cache unreadable; starting empty", metadata: ["group": "\(group)", "error": "\(error)"])
-                    }
-                }
-                result = try body(&cache)
-                if unreadable { return .setAsideAndWrite(try cache.jsonData()) }
-                return write ? .write(try cache.jsonData()) : .keep
-            }
-            if let setAside {
-                logger.error("unreadable token cache set aside", metadata: ["group": "\(group)", "path": "\(setAside)"])
-                emit(.cacheRecovered(storageGroup: group, setAsideAt: setAside))
-            }
-        } catch let error as AccountStoreError {
-            throw error
-        } catch {
-            throw AccountStoreError(.invalidResponse, "The token cache could not be used: \(error)")
+    /// Runs `body` on a group's cache in one transaction; announces a cache that had to be set
+    /// aside.
+    private func withCache<T: Sendable>(
+        group: String, write: Bool, _ body: (inout TokenCache) throws -> T
+    ) throws(AccountStoreError) -> T {
+        let result = try cache.run(group: group, write: write, body)
+        if let setAside = result.setAsideAt {
+            emit(.cacheRecovered(storageGroup: group, setAsideAt: setAside))
         }
-        return result!
+        return result.value
     }
 
     /// MSAL's `environment`: the authority host.

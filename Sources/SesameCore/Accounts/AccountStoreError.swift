@@ -35,6 +35,8 @@ public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
         public static let accountNotFound = Code("accountNotFound")
         /// The network failed.
         public static let network = Code("network")
+        /// The sign-in page could not be shown (no display, no browser to open).
+        public static let userAgentUnavailable = Code("userAgentUnavailable")
     }
 
     /// The kind of failure.

@@ -55,7 +55,8 @@ public struct B2CSampleSettings: Sendable, Hashable {
             redirectURL: redirectURI,
             loginURL: loginURL,
             storageGroup: storageGroup,
-            customHeaderFields: ["Content-Type": contentType]
+            customHeaderFields: ["Content-Type": contentType],
+            passwordResetPolicy: passwordResetPolicy
         )
     }
 }

@@ -15,8 +15,18 @@ public struct TokenCache: Sendable, Hashable {
     public private(set) var accounts: [String: AccountEntry] = [:]
     /// `AppMetadata`.
     public private(set) var appMetadata: [String: AppMetadataEntry] = [:]
+    /// What the next interactive sign-in of this storage group asks the service for: `login`
+    /// (ask who signs in) after a user signed out, so that the service's single sign-on does not
+    /// sign the same user straight back in. Kept in Sesame's own section, `SesameSignIn`
+    /// (`{"next_prompt": "login"}`), which MSAL's tools keep as they find it.
+    public var nextSignInPrompt: String?
     /// Sections Sesame does not model, kept.
     private var otherSections: [String: JSONValue] = [:]
+    /// Sesame's own section.
+    static let sesameSection = "SesameSignIn"
+    private static let modelledSections: Set<String> = [
+        "AccessToken", "RefreshToken", "IdToken", "Account", "AppMetadata", sesameSection,
+    ]
 
     /// An empty cache.
     public init() {}
@@ -52,7 +62,10 @@ public struct TokenCache: Sendable, Hashable {
         idTokens = try entries("IdToken", IDTokenEntry.init(json:), key: \.key)
         accounts = try entries("Account", AccountEntry.init(json:), key: \.key)
         appMetadata = try entries("AppMetadata", AppMetadataEntry.init(json:), key: \.key)
-        otherSections = document.filter { !["AccessToken", "RefreshToken", "IdToken", "Account", "AppMetadata"].contains($0.key) }
+        if case .object(let fields)? = document[Self.sesameSection], case .string(let prompt)? = fields["next_prompt"] {
+            nextSignInPrompt = prompt
+        }
+        otherSections = document.filter { !Self.modelledSections.contains($0.key) }
     }
 
     /// MSAL's JSON, keys sorted, indented by four spaces as MSAL Python writes it.
@@ -66,6 +79,7 @@ public struct TokenCache: Sendable, Hashable {
         put("IdToken", idTokens) { $0.json }
         put("Account", accounts) { $0.json }
         put("AppMetadata", appMetadata) { $0.json }
+        if let nextSignInPrompt { document[Self.sesameSection] = .object(["next_prompt": .string(nextSignInPrompt)]) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(document)

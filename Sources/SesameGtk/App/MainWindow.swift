@@ -1,178 +1,148 @@
-import CGtkWebKit
 import Foundation
 import SesameCore
+import SesameSamples
 
-/// The window: a header bar switching between the three samples, the sign-in view that takes the
-/// window while the identity service's pages are up, and the flow inspector.
+/// The window: a header bar switching between the samples, the sign-in page that takes the
+/// window while the identity service's pages are up, the error bar (the seeds' alert with Retry
+/// and Cancel), and the flow inspector.
 @MainActor
-public final class MainWindow {
-    public let window: UnsafeMutablePointer<GtkWidget>
+public final class MainWindow: SignInFailurePresenter {
+    /// The window.
+    public let window: Window
     let model: AppModel
-    public let signIn: SignInCoordinator
-    private let mainStack: UnsafeMutablePointer<GtkWidget>
-    private let samplesStack: UnsafeMutablePointer<GtkWidget>
-    private let inspector: UnsafeMutablePointer<GtkWidget>
-    private let inspectorPane: UnsafeMutablePointer<GtkWidget>
-    private(set) var pages: [AppModel.Sample.Kind: any SamplePage] = [:]
-    private let errorBar: UnsafeMutablePointer<GtkWidget>
-    private let errorLabel: UnsafeMutablePointer<GtkWidget>
-    private var errorChoice: ((Bool) -> Void)?
+    /// The sign-in page: the Core's user agent for every sample.
+    let signIn: SignInPane
+    private let mainStack = Stack()
+    private let samples = Stack(crossfade: true)
+    private let inspector = TextLog()
+    private let errorBar = Box(vertical: false, spacing: 8)
+    private let errorLabel = Label("", wrap: true, xalign: 0)
+    private var errorChoice: CheckedContinuation<Bool, Never>?
+    private(set) var pages: [Sample.Kind: any SamplePage] = [:]
     private var appearing: Task<Void, Never>?
+    private var isClosed = false
 
-    public init(application: UnsafeMutablePointer<GtkApplication>?, model: AppModel, initialSample: AppModel.Sample.Kind?) {
+    /// Options of the window that are not the samples'.
+    public struct Options: Sendable {
+        /// Where each storage group's web data (cookies) lives; nil keeps it in memory.
+        public var webDataDirectory: URL?
+        /// `--automation-mode`: WebKitWebDriver may drive the sign-in view.
+        public var automation: Bool
+        /// The sample to show first.
+        public var initialSample: Sample.Kind?
+
+        public init(webDataDirectory: URL?, automation: Bool = false, initialSample: Sample.Kind? = nil) {
+            self.webDataDirectory = webDataDirectory
+            self.automation = automation
+            self.initialSample = initialSample
+        }
+    }
+
+    public init(application: Application?, model: AppModel, options: Options) {
         self.model = model
-        window = application.map { gtk_application_window_new($0)! } ?? gtk_window_new(GTK_WINDOW_TOPLEVEL)!
-        gtk_window_set_default_size(sesame_window(window), 1100, 720)
-        gtk_window_set_title(sesame_window(window), "Sesame")
-        signIn = SignInCoordinator(model: model)
+        window = Window(application: application, title: "Sesame", width: 1100, height: 720)
+        signIn = SignInPane(trace: model.trace, webDataDirectory: options.webDataDirectory, automation: options.automation)
 
-        samplesStack = gtk_stack_new()!
-        gtk_stack_set_transition_type(sesame_stack(samplesStack), GTK_STACK_TRANSITION_TYPE_CROSSFADE)
-        let header = gtk_header_bar_new()!
-        gtk_header_bar_set_show_close_button(sesame_header_bar(header), 1)
-        gtk_header_bar_set_title(sesame_header_bar(header), "Sesame")
-        let switcher = gtk_stack_switcher_new()!
-        gtk_stack_switcher_set_stack(sesame_stack_switcher(switcher), sesame_stack(samplesStack))
-        Widgets.setAccessibleName(switcher, L("Samples"))
-        gtk_header_bar_set_custom_title(sesame_header_bar(header), switcher)
-        gtk_window_set_titlebar(sesame_window(window), header)
+        let header = HeaderBar(title: "Sesame")
+        let switcher = StackSwitcher(samples)
+        switcher.accessibleName = L("Samples")
+        header.setCustomTitle(switcher)
+        window.setTitlebar(header)
 
-        // Sign-in takes the window; Cancel closes it cleanly.
-        let signInPage = Widgets.box(vertical: true, spacing: 0)
-        let signInBar = Widgets.box(vertical: false, spacing: 6)
-        Widgets.margin(signInBar, 6)
-        let signInTitle = Widgets.label(L("Sign in"), xalign: 0)
-        Widgets.pack(signInBar, signInTitle, expand: true)
-        let signInViews = gtk_stack_new()!
-        let firstView = signIn.view.widget
-        gtk_stack_add_named(sesame_stack(signInViews), firstView, "first")
-        Widgets.pack(signInPage, signInBar)
-        Widgets.pack(signInPage, signInViews, expand: true)
-        mainStack = gtk_stack_new()!
-        gtk_stack_add_named(sesame_stack(mainStack), samplesStack, "samples")
-        gtk_stack_add_named(sesame_stack(mainStack), signInPage, "sign-in")
+        mainStack.add(samples, name: "samples")
+        mainStack.add(signIn.root, name: "sign-in")
 
-        inspector = gtk_text_view_new()!
-        gtk_text_view_set_editable(sesame_text_view(inspector), 0)
-        gtk_text_view_set_monospace(sesame_text_view(inspector), 1)
-        gtk_text_view_set_wrap_mode(sesame_text_view(inspector), GTK_WRAP_WORD_CHAR)
-        Widgets.setAccessibleName(inspector, L("Flow inspector"))
-        let inspectorBox = Widgets.box(vertical: true, spacing: 4)
-        Widgets.margin(inspectorBox, 6)
-        let inspectorTitle = Widgets.label("", xalign: 0)
-        Widgets.setMarkup(inspectorTitle, "<b>\(L("Flow inspector"))</b>")
-        Widgets.pack(inspectorBox, inspectorTitle)
-        Widgets.pack(inspectorBox, Widgets.scrolled(inspector), expand: true)
-        inspectorPane = inspectorBox
-        // A failed sign-in: the service's description with Retry and Cancel, like the seeds' alert.
-        errorBar = Widgets.box(vertical: false, spacing: 8)
-        Widgets.margin(errorBar, 8)
-        errorLabel = Widgets.label("", wrap: true, xalign: 0)
-        Widgets.setAccessibleName(errorLabel, L("Sign-in error"))
-        gtk_widget_set_name(errorBar, "sign-in-error")
-        Widgets.pack(errorBar, errorLabel, expand: true)
-        let content = Widgets.box(vertical: true, spacing: 0)
-        Widgets.pack(content, errorBar)
-        Widgets.pack(content, mainStack, expand: true)
-        let paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL)!
-        gtk_paned_pack1(sesame_paned(paned), content, 1, 0)
-        gtk_paned_pack2(sesame_paned(paned), inspectorBox, 0, 1)
-        gtk_paned_set_position(sesame_paned(paned), 780)
-        gtk_container_add(sesame_container(window), paned)
+        inspector.accessibleName = L("Flow inspector")
+        let inspectorBox = Box(vertical: true, spacing: 4)
+        inspectorBox.setMargin(6)
+        let inspectorTitle = Label("", xalign: 0)
+        inspectorTitle.setMarkup("<b>\(L("Flow inspector"))</b>")
+        inspectorBox.pack(inspectorTitle)
+        inspectorBox.pack(ScrolledWindow(inspector), expand: true)
 
-        for sample in model.samples {
+        errorBar.setMargin(8)
+        errorLabel.accessibleName = L("Sign-in error")
+        errorBar.setName("sign-in-error")
+        errorBar.pack(errorLabel, expand: true)
+        let content = Box(vertical: true, spacing: 0)
+        content.pack(errorBar)
+        content.pack(mainStack, expand: true)
+        window.setContent(Paned(content, inspectorBox, position: 780, resizeEnd: true))
+
+        for sample in model.samples where pages[sample.kind] == nil {
+            let session = SampleSession(sample: sample, model: model, userAgent: signIn, failures: self)
             let page: any SamplePage = switch sample.kind {
-            case .directory: DirectoryPage(model: model, sample: sample, signIn: signIn)
-            case .tasks: TasksPage(model: model, sample: sample, signIn: signIn)
-            case .me: MePage(model: model, sample: sample, signIn: signIn)
+            case .directory: DirectoryPage(session: session, trace: model.trace)
+            case .tasks: TasksPage(session: session, trace: model.trace)
+            case .me: MePage(session: session)
             }
             pages[sample.kind] = page
-            gtk_stack_add_titled(sesame_stack(samplesStack), page.widget, sample.kind.rawValue, page.title)
+            samples.add(page.root, name: sample.kind.rawValue, title: page.title)
         }
 
-        let signOut = Widgets.button(L("Sign out"), accessibleName: L("Sign out of this sample")) { [weak self] in self?.signOutCurrent() }
-        let forget = Widgets.button(L("Forget sign-in data"), accessibleName: L("Forget sign-in data")) { [weak self] in
+        header.packEnd(Button(L("Sign out"), accessibleName: L("Sign out of this sample")) { [weak self] in self?.signOutCurrent() })
+        header.packEnd(Button(L("Forget sign-in data"), accessibleName: L("Forget sign-in data")) { [weak self] in
             self?.signIn.forgetSignInData()
             self?.model.trace.record("sign-in-data-forgotten")
-        }
-        let cancel = Widgets.button(L("Cancel"), accessibleName: L("Cancel sign-in")) { [weak self] in self?.signIn.cancel() }
-        let retryButton = Widgets.button(L("Retry"), accessibleName: L("Retry sign-in")) { [weak self] in self?.answerError(retry: true) }
-        let cancelError = Widgets.button(L("Cancel"), accessibleName: L("Cancel after the sign-in error")) { [weak self] in self?.answerError(retry: false) }
-        Widgets.pack(errorBar, retryButton)
-        Widgets.pack(errorBar, cancelError)
-        signIn.presentFailure = { [weak self] error, choose in self?.showError(error, choose) }
-        Widgets.pack(signInBar, cancel)
-        gtk_header_bar_pack_end(sesame_header_bar(header), signOut)
-        gtk_header_bar_pack_end(sesame_header_bar(header), forget)
+        })
+        errorBar.pack(Button(L("Retry"), accessibleName: L("Retry sign-in")) { [weak self] in self?.answerError(retry: true) })
+        errorBar.pack(Button(L("Cancel"), accessibleName: L("Cancel after the sign-in error")) { [weak self] in
+            self?.answerError(retry: false)
+        })
 
-        signIn.onShow = { [weak self] view, group in
-            guard let self else { return }
-            if gtk_widget_get_parent(view.widget) == nil {
-                gtk_stack_add_named(sesame_stack(signInViews), view.widget, group)
-            }
-            gtk_widget_show(view.widget)
-            gtk_stack_set_visible_child(sesame_stack(signInViews), view.widget)
-            Widgets.setText(signInTitle, L("Sign in — the identity service’s own page"))
-            gtk_stack_set_visible_child_name(sesame_stack(self.mainStack), "sign-in")
-        }
-        signIn.onHide = { [weak self] in
-            guard let self else { return }
-            gtk_stack_set_visible_child_name(sesame_stack(self.mainStack), "samples")
-        }
+        signIn.onShow = { [weak self] in self?.mainStack.visibleChildName = "sign-in" }
+        signIn.onHide = { [weak self] in self?.mainStack.visibleChildName = "samples" }
         model.trace.observe { [weak self] event in self?.appendToInspector(event) }
-        Signals.onEvent(window, "delete-event") { [weak self] in
-            if self?.signIn.isSigningIn == true { self?.signIn.cancel() }
+        window.onCloseRequest { [weak self] in
+            self?.signIn.cancel()
             return false
         }
+        window.onDestroy { [weak self] in self?.close() }
 
-        gtk_widget_show_all(window)
-        if !signIn.isSigningIn { gtk_widget_hide(firstView) }
-        gtk_widget_hide(errorBar)
-        if let initialSample, pages[initialSample] != nil {
-            gtk_stack_set_visible_child_name(sesame_stack(samplesStack), initialSample.rawValue)
+        window.showAll()
+        errorBar.hide()
+        if let initial = options.initialSample, pages[initial] != nil {
+            samples.visibleChildName = initial.rawValue
         }
-        Signals.onNotify(samplesStack, "visible-child") { [weak self] in self?.currentPageAppears() }
+        samples.onVisibleChildChanged { [weak self] in self?.currentPageAppears() }
         MainLoop.whenIdle { [weak self] in
-            self?.model.trace.record("window-shown")
-            self?.currentPageAppears()
+            guard let self, !self.isClosed else { return }
+            self.model.trace.record("window-shown")
+            self.currentPageAppears()
         }
     }
 
-    var currentKind: AppModel.Sample.Kind? {
-        gtk_stack_get_visible_child_name(sesame_stack(samplesStack)).flatMap { AppModel.Sample.Kind(rawValue: String(cString: $0)) }
-    }
+    /// The sample showing.
+    var currentKind: Sample.Kind? { samples.visibleChildName.flatMap(Sample.Kind.init(rawValue:)) }
+
+    /// Shows a sample, as clicking its tab does.
+    public func show(_ kind: Sample.Kind) { samples.visibleChildName = kind.rawValue }
 
     private func currentPageAppears() {
-        guard let kind = currentKind, let page = pages[kind], !signIn.isSigningIn else { return }
+        guard !isClosed, let kind = currentKind, let page = pages[kind], !signIn.isSigningIn else { return }
         appearing = Task { await page.appear() }
     }
 
-    private func showError(_ error: AccountStoreError, _ choose: @escaping (Bool) -> Void) {
-        errorChoice = choose
+    // MARK: SignInFailurePresenter
+
+    /// Shows a failed sign-in in the error bar and waits for Retry or Cancel.
+    public func retryAfter(_ error: AccountStoreError) async -> Bool {
+        guard !isClosed else { return false }
+        answerError(retry: false)
         // The service's first line ("AADSTS65004: User declined…") is the message; its code is
         // added only when the message does not already say it.
         let code = error.serviceCode.flatMap { error.message.contains($0) ? nil : $0 }
-        Widgets.setText(errorLabel, [error.message, code].compactMap { $0 }.joined(separator: "\n"))
-        gtk_widget_show_all(errorBar)
+        errorLabel.text = [error.message, code].compactMap { $0 }.joined(separator: "\n")
+        errorBar.showAll()
+        return await withCheckedContinuation { errorChoice = $0 }
     }
 
     private func answerError(retry: Bool) {
-        gtk_widget_hide(errorBar)
-        let choose = errorChoice
+        errorBar.hide()
+        let choice = errorChoice
         errorChoice = nil
-        choose?(retry)
+        choice?.resume(returning: retry)
     }
-
-    /// The error bar's text while a sign-in error is shown (tests).
-    var signInErrorText: String? {
-        Widgets.isVisible(errorBar) ? gtk_label_get_text(sesame_label(errorLabel)).map { String(cString: $0) } : nil
-    }
-
-    /// Answers the error bar as the user would (tests).
-    func chooseAfterError(retry: Bool) { answerError(retry: retry) }
-
-    /// Shows the current sample again (as switching to it does): it signs in if needed.
-    func showSampleAgain() { currentPageAppears() }
 
     private func signOutCurrent() {
         guard let kind = currentKind, let page = pages[kind] else { return }
@@ -180,23 +150,19 @@ public final class MainWindow {
     }
 
     private func appendToInspector(_ event: FlowTrace.Event) {
-        let buffer = gtk_text_view_get_buffer(sesame_text_view(inspector))
-        var end = GtkTextIter()
-        gtk_text_buffer_get_end_iter(buffer, &end)
+        guard !isClosed else { return }
         // Query values are already redacted; the inspector shows only the names, to stay readable.
         let fields = event.fields.map { "\($0.0)=\($0.1.replacingOccurrences(of: "=<redacted>", with: ""))" }.joined(separator: "  ")
-        gtk_text_buffer_insert(buffer, &end, String(format: "%7.3f  %@  %@\n", event.time, event.name, fields), -1)
-        gtk_text_buffer_get_end_iter(buffer, &end)
-        gtk_text_view_scroll_to_iter(sesame_text_view(inspector), &end, 0, 0, 0, 1)
+        inspector.append(String(format: "%7.3f  %@  %@\n", event.time, event.name, fields), follow: true)
     }
 
-    /// The Directory page (tests).
-    var directoryPage: DirectoryPage? { pages[.directory] as? DirectoryPage }
-    var tasksPage: TasksPage? { pages[.tasks] as? TasksPage }
-    var mePage: MePage? { pages[.me] as? MePage }
-
-    /// Switches to a sample, as clicking its tab does.
-    func show(_ kind: AppModel.Sample.Kind) {
-        gtk_stack_set_visible_child_name(sesame_stack(samplesStack), kind.rawValue)
+    /// The window was destroyed: stop every request and sign-in; no widget is touched again.
+    private func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        appearing?.cancel()
+        signIn.cancel()
+        answerError(retry: false)
+        for page in pages.values { page.close() }
     }
 }

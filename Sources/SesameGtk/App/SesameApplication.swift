@@ -1,33 +1,39 @@
-import CGtkWebKit
 import Foundation
 import SesameCore
+import SesameSamples
 
-/// The desktop app's entry point: GtkApplication on the GLib main loop, the main-actor bridge,
-/// and the window once the store is configured.
+/// The desktop app's entry point: the GtkApplication on the GLib main loop, the main-actor
+/// bridge, and the window once the store is configured.
 @MainActor
 public enum SesameApplication {
     /// Whether a display can be opened (GTK initialised).
     public static func initializeDisplay() -> Bool {
-        gtk_init_check(nil, nil) != 0
+        Application.initializeDisplay()
     }
 
     /// Runs the app until its window closes; returns the exit status.
-    public static func run(makeModel: @escaping @MainActor () async -> AppModel, initialSample: AppModel.Sample.Kind?) -> Int32 {
+    /// - Parameter onWindow: called once the window is up (`make demo` plays its tour there).
+    public static func run(
+        makeModel: @escaping @MainActor () async -> AppModel, options: MainWindow.Options,
+        onWindow: (@MainActor (MainWindow) -> Void)? = nil
+    ) -> Int32 {
         MainLoopBridge.install()
-        let app = sesame_application_new("org.sesame.Sesame")!
+        let app = Application(id: "org.sesame.Sesame")
         final class Holder { var window: MainWindow?; var starting = false }
         let holder = Holder()
-        Signals.onVoid(app, "activate") {
+        app.onActivate {
             guard holder.window == nil, !holder.starting else { return }
             holder.starting = true
-            g_application_hold(sesame_g_application(app))
+            app.hold()
             Task { @MainActor in
                 let model = await makeModel()
-                holder.window = MainWindow(application: app, model: model, initialSample: initialSample)
-                g_application_release(sesame_g_application(app))
+                let window = MainWindow(application: app, model: model, options: options)
+                holder.window = window
+                app.release()
+                onWindow?(window)
             }
         }
-        let status = g_application_run(sesame_g_application(app), 0, nil)
+        let status = app.run()
         withExtendedLifetime(holder) {}
         return status
     }

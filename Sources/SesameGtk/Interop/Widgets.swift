@@ -1,70 +1,521 @@
 import CGtkWebKit
 
-/// A GTK widget pointer. Only this folder turns GObject pointers from one type into another.
-typealias Widget = UnsafeMutablePointer<GtkWidget>
-
+/// A GTK widget owned by Swift. Containers keep the wrappers of the children packed into them,
+/// so a page that holds its root widget holds every widget (and every signal handler) it made;
+/// when the page lets go, the handlers are disconnected and the references dropped.
 @MainActor
-enum Widgets {
-    static func label(_ text: String, wrap: Bool = false, xalign: Float = 0) -> Widget {
-        let label = gtk_label_new(text)!
-        gtk_label_set_xalign(sesame_label(label), xalign)
-        if wrap { gtk_label_set_line_wrap(sesame_label(label), 1) }
-        gtk_label_set_selectable(sesame_label(label), 0)
-        return label
+public class Widget: GObjectReference {
+    /// Widgets packed into this one (kept alive with it).
+    private(set) var children: [Widget] = []
+
+    init(new pointer: UnsafeMutablePointer<GtkWidget>) {
+        super.init(pointer, .new)
     }
 
-    static func setText(_ label: Widget, _ text: String) { gtk_label_set_text(sesame_label(label), text) }
-
-    static func setMarkup(_ label: Widget, _ markup: String) { gtk_label_set_markup(sesame_label(label), markup) }
-
-    static func button(_ title: String, accessibleName: String? = nil, _ action: @escaping @MainActor () -> Void) -> Widget {
-        let button = gtk_button_new_with_label(title)!
-        setAccessibleName(button, accessibleName ?? title)
-        Signals.onVoid(button, "clicked", action)
-        return button
+    init(shared pointer: UnsafeMutablePointer<GtkWidget>) {
+        super.init(pointer, .shared)
     }
 
-    static func box(vertical: Bool, spacing: Int32 = 6, _ children: [Widget] = []) -> Widget {
-        let box = gtk_box_new(vertical ? GTK_ORIENTATION_VERTICAL : GTK_ORIENTATION_HORIZONTAL, spacing)!
-        for child in children { pack(box, child) }
-        return box
+    var widget: UnsafeMutablePointer<GtkWidget> { object.assumingMemoryBound(to: GtkWidget.self) }
+
+    func keep(_ child: Widget) { children.append(child) }
+    func forget(_ child: Widget) { children.removeAll { $0 === child } }
+    func forgetChildren() { children = [] }
+
+    /// Shows the widget.
+    public func show() { gtk_widget_show(widget) }
+    /// Hides the widget.
+    public func hide() { gtk_widget_hide(widget) }
+    /// Shows the widget and everything in it.
+    public func showAll() { gtk_widget_show_all(widget) }
+
+    /// Whether the widget is set to show.
+    public var isVisible: Bool {
+        get { gtk_widget_get_visible(widget) != 0 }
+        set { newValue ? show() : hide() }
     }
 
-    static func pack(_ box: Widget, _ child: Widget, expand: Bool = false) {
-        gtk_box_pack_start(sesame_box(box), child, expand ? 1 : 0, expand ? 1 : 0, 0)
+    /// Whether the widget reacts to input.
+    public var isSensitive: Bool {
+        get { gtk_widget_get_sensitive(widget) != 0 }
+        set { gtk_widget_set_sensitive(widget, newValue ? 1 : 0) }
     }
 
-    static func scrolled(_ child: Widget) -> Widget {
-        let scrolled = gtk_scrolled_window_new(nil, nil)!
-        gtk_scrolled_window_set_policy(sesame_scrolled_window(scrolled), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
-        gtk_container_add(sesame_container(scrolled), child)
-        return scrolled
+    /// Whether the widget is on screen: shown, and every parent too.
+    public var isMapped: Bool { gtk_widget_get_mapped(widget) != 0 }
+
+    /// The name screen readers (and AT-SPI clients: the end-to-end tests) know it by.
+    public var accessibleName: String {
+        get {
+            guard let accessible = gtk_widget_get_accessible(widget), let name = atk_object_get_name(accessible) else { return "" }
+            return String(cString: name)
+        }
+        set {
+            if let accessible = gtk_widget_get_accessible(widget) { atk_object_set_name(accessible, newValue) }
+        }
     }
 
-    static func setVisible(_ widget: Widget, _ visible: Bool) {
-        visible ? gtk_widget_show(widget) : gtk_widget_hide(widget)
-    }
+    /// The widget's CSS name (`#sign-in-error`).
+    public func setName(_ name: String) { gtk_widget_set_name(widget, name) }
 
-    static func isVisible(_ widget: Widget) -> Bool { gtk_widget_get_visible(widget) != 0 }
+    /// Adds a CSS style class (`dim-label`).
+    public func addStyleClass(_ name: String) { gtk_style_context_add_class(gtk_widget_get_style_context(widget), name) }
 
-    static func setAccessibleName(_ widget: Widget, _ name: String) {
-        if let accessible = sesame_accessible(widget) { atk_object_set_name(accessible, name) }
-    }
-
-    static func margin(_ widget: Widget, _ value: Int32) {
+    /// The same margin on every side.
+    public func setMargin(_ value: Int32) {
         gtk_widget_set_margin_start(widget, value)
         gtk_widget_set_margin_end(widget, value)
         gtk_widget_set_margin_top(widget, value)
         gtk_widget_set_margin_bottom(widget, value)
     }
 
-    static func removeChildren(_ container: Widget) {
-        guard let children = gtk_container_get_children(sesame_container(container)) else { return }
-        var node: UnsafeMutablePointer<GList>? = children
-        while let current = node {
-            if let child = current.pointee.data { gtk_widget_destroy(sesame_widget(child)) }
-            node = current.pointee.next
+    /// Gives the widget the keyboard focus.
+    public func grabFocus() { gtk_widget_grab_focus(widget) }
+
+    /// Whether the widget is packed into a container.
+    var hasParent: Bool { gtk_widget_get_parent(widget) != nil }
+
+    /// Every Swift-owned widget inside this one, depth first (what a screen reader walks).
+    public var descendants: [Widget] {
+        var found: [Widget] = []
+        Self.walk(widget) { pointer in
+            if pointer != self.widget, let owner = GObjectReference.owner(of: pointer) as? Widget { found.append(owner) }
         }
-        g_list_free(children)
+        return found
     }
+
+    /// The first Swift-owned widget of a type with an accessible name, inside this one.
+    public func find<W: Widget>(_ type: W.Type, named name: String) -> W? {
+        descendants.lazy.compactMap { $0 as? W }.first { $0.accessibleName == name }
+    }
+
+    private static func walk(_ pointer: UnsafeMutablePointer<GtkWidget>, _ visit: (UnsafeMutablePointer<GtkWidget>) -> Void) {
+        visit(pointer)
+        if g_type_check_instance_is_a(sesame_type_instance(pointer), gtk_window_get_type()) != 0,
+           let titlebar = gtk_window_get_titlebar(sesame_window(pointer)) {
+            walk(titlebar, visit)
+        }
+        guard g_type_check_instance_is_a(sesame_type_instance(pointer), gtk_container_get_type()) != 0 else { return }
+        var list = gtk_container_get_children(sesame_container(pointer))
+        let head = list
+        defer { g_list_free(head) }
+        while let node = list {
+            if let child = node.pointee.data { walk(child.assumingMemoryBound(to: GtkWidget.self), visit) }
+            list = node.pointee.next
+        }
+    }
+}
+
+/// A line of text.
+@MainActor
+public final class Label: Widget {
+    public init(_ text: String = "", wrap: Bool = false, xalign: Float = 0, selectable: Bool = false) {
+        super.init(new: gtk_label_new(text))
+        gtk_label_set_xalign(label, xalign)
+        if wrap { gtk_label_set_line_wrap(label, 1) }
+        gtk_label_set_selectable(label, selectable ? 1 : 0)
+    }
+
+    private var label: UnsafeMutablePointer<GtkLabel> { sesame_label(object) }
+
+    /// The text shown.
+    public var text: String {
+        get { gtk_label_get_text(label).map { String(cString: $0) } ?? "" }
+        set { gtk_label_set_text(label, newValue) }
+    }
+
+    /// Sets Pango markup (`<b>…</b>`); escape what is not markup.
+    public func setMarkup(_ markup: String) { gtk_label_set_markup(label, markup) }
+}
+
+/// A push button.
+@MainActor
+public final class Button: Widget {
+    /// A button labelled `title`, known to screen readers as `accessibleName` (the title when nil).
+    public init(_ title: String, accessibleName: String? = nil, action: @escaping @MainActor () -> Void = {}) {
+        super.init(new: gtk_button_new_with_label(title))
+        self.accessibleName = accessibleName ?? title
+        onClick(action)
+    }
+
+    /// Runs `action` on each click.
+    public func onClick(_ action: @escaping @MainActor () -> Void) { Signals.void(self, "clicked", action) }
+
+    /// The button's label.
+    public var title: String {
+        get { gtk_button_get_label(sesame_button(object)).map { String(cString: $0) } ?? "" }
+        set { gtk_button_set_label(sesame_button(object), newValue) }
+    }
+
+    /// Clicks it, as the user would (emits `clicked`).
+    public func click() { gtk_button_clicked(sesame_button(object)) }
+}
+
+/// A one-line text field.
+@MainActor
+public class Entry: Widget {
+    public init(placeholder: String = "") {
+        super.init(new: gtk_entry_new())
+        self.placeholder = placeholder
+    }
+
+    init(newEntry pointer: UnsafeMutablePointer<GtkWidget>) {
+        super.init(new: pointer)
+    }
+
+    var entry: UnsafeMutablePointer<GtkEntry> { sesame_entry(object) }
+
+    /// The text typed.
+    public var text: String {
+        get { gtk_entry_get_text(entry).map { String(cString: $0) } ?? "" }
+        set { gtk_entry_set_text(entry, newValue) }
+    }
+
+    /// The grey hint shown while the field is empty.
+    public var placeholder: String {
+        get { gtk_entry_get_placeholder_text(entry).map { String(cString: $0) } ?? "" }
+        set { gtk_entry_set_placeholder_text(entry, newValue) }
+    }
+
+    /// Runs `action` when the user presses Enter.
+    public func onActivate(_ action: @escaping @MainActor () -> Void) { Signals.void(self, "activate", action) }
+
+    /// Presses Enter in the field, as the user would.
+    public func activate() { gtk_widget_activate(widget) }
+}
+
+/// A search field: `search-changed` fires once the user pauses typing.
+@MainActor
+public final class SearchEntry: Entry {
+    override public init(placeholder: String) {
+        super.init(newEntry: gtk_search_entry_new())
+        self.placeholder = placeholder
+    }
+
+    /// Runs `action` when the search text changed (after GTK's short typing pause).
+    public func onSearchChanged(_ action: @escaping @MainActor () -> Void) { Signals.void(self, "search-changed", action) }
+}
+
+/// Children in a row or a column.
+@MainActor
+public final class Box: Widget {
+    public init(vertical: Bool, spacing: Int32 = 6, _ children: [Widget] = []) {
+        super.init(new: gtk_box_new(vertical ? GTK_ORIENTATION_VERTICAL : GTK_ORIENTATION_HORIZONTAL, spacing))
+        for child in children { pack(child) }
+    }
+
+    /// Adds `child` at the end; `expand` gives it the space left over.
+    public func pack(_ child: Widget, expand: Bool = false) {
+        gtk_box_pack_start(sesame_box(object), child.widget, expand ? 1 : 0, expand ? 1 : 0, 0)
+        keep(child)
+    }
+}
+
+/// One child shown at a time, by name.
+@MainActor
+public final class Stack: Widget {
+    public init(crossfade: Bool = false) {
+        super.init(new: gtk_stack_new())
+        if crossfade { gtk_stack_set_transition_type(stack, GTK_STACK_TRANSITION_TYPE_CROSSFADE) }
+    }
+
+    var stack: UnsafeMutablePointer<GtkStack> { sesame_stack(object) }
+
+    /// Adds a child under `name`.
+    public func add(_ child: Widget, name: String) {
+        gtk_stack_add_named(stack, child.widget, name)
+        keep(child)
+    }
+
+    /// Adds a child under `name` with a title (what a stack switcher shows).
+    public func add(_ child: Widget, name: String, title: String) {
+        gtk_stack_add_titled(stack, child.widget, name, title)
+        keep(child)
+    }
+
+    /// The name of the child showing.
+    public var visibleChildName: String? {
+        get { gtk_stack_get_visible_child_name(stack).map { String(cString: $0) } }
+        set { if let newValue { gtk_stack_set_visible_child_name(stack, newValue) } }
+    }
+
+    /// Shows `child` (one of this stack's).
+    public func show(_ child: Widget) { gtk_stack_set_visible_child(stack, child.widget) }
+
+    /// Runs `action` when another child shows.
+    public func onVisibleChildChanged(_ action: @escaping @MainActor () -> Void) { Signals.notify(self, "visible-child", action) }
+}
+
+/// The row of toggle buttons that switches a stack (the header bar's sample tabs).
+@MainActor
+public final class StackSwitcher: Widget {
+    public init(_ stack: Stack) {
+        super.init(new: gtk_stack_switcher_new())
+        gtk_stack_switcher_set_stack(sesame_stack_switcher(object), stack.stack)
+    }
+}
+
+/// A window's title bar with buttons.
+@MainActor
+public final class HeaderBar: Widget {
+    public init(title: String) {
+        super.init(new: gtk_header_bar_new())
+        gtk_header_bar_set_show_close_button(bar, 1)
+        gtk_header_bar_set_title(bar, title)
+    }
+
+    private var bar: UnsafeMutablePointer<GtkHeaderBar> { sesame_header_bar(object) }
+
+    /// Shows `widget` in place of the title.
+    public func setCustomTitle(_ widget: Widget) {
+        gtk_header_bar_set_custom_title(bar, widget.widget)
+        keep(widget)
+    }
+
+    /// Adds `widget` at the end (right in left-to-right languages).
+    public func packEnd(_ widget: Widget) {
+        gtk_header_bar_pack_end(bar, widget.widget)
+        keep(widget)
+    }
+}
+
+/// Two panes side by side with a handle between.
+@MainActor
+public final class Paned: Widget {
+    public init(_ start: Widget, _ end: Widget, position: Int32, resizeEnd: Bool = false) {
+        super.init(new: gtk_paned_new(GTK_ORIENTATION_HORIZONTAL))
+        gtk_paned_pack1(sesame_paned(object), start.widget, 1, 0)
+        gtk_paned_pack2(sesame_paned(object), end.widget, resizeEnd ? 1 : 0, resizeEnd ? 1 : 0)
+        gtk_paned_set_position(sesame_paned(object), position)
+        keep(start)
+        keep(end)
+    }
+}
+
+/// A scrolling view of one child (vertical scrolling only).
+@MainActor
+public final class ScrolledWindow: Widget {
+    public init(_ child: Widget) {
+        super.init(new: gtk_scrolled_window_new(nil, nil))
+        gtk_scrolled_window_set_policy(sesame_scrolled_window(object), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
+        gtk_container_add(sesame_container(object), child.widget)
+        keep(child)
+    }
+
+    /// Runs `action` when the user scrolls to the bottom.
+    public func onBottomReached(_ action: @escaping @MainActor () -> Void) {
+        Signals.enumerated(self, "edge-reached") { position in
+            if position == GTK_POS_BOTTOM.rawValue { action() }
+        }
+    }
+}
+
+/// Children in rows and columns.
+@MainActor
+public final class Grid: Widget {
+    public init(rowSpacing: UInt32 = 6, columnSpacing: UInt32 = 12) {
+        super.init(new: gtk_grid_new())
+        gtk_grid_set_row_spacing(sesame_grid(object), rowSpacing)
+        gtk_grid_set_column_spacing(sesame_grid(object), columnSpacing)
+    }
+
+    /// Places `child` at column `x`, row `y`, spanning `width` columns.
+    public func attach(_ child: Widget, x: Int32, y: Int32, width: Int32 = 1) {
+        gtk_grid_attach(sesame_grid(object), child.widget, x, y, width, 1)
+        keep(child)
+    }
+
+    /// Removes (and destroys) every child.
+    public func removeAll() {
+        for child in children { gtk_container_remove(sesame_container(object), child.widget) }
+        forgetChildren()
+    }
+}
+
+/// A list of rows, each a widget.
+@MainActor
+public final class ListBox: Widget {
+    public init() {
+        super.init(new: gtk_list_box_new())
+    }
+
+    /// Adds a row showing `child`.
+    public func append(_ child: Widget) {
+        gtk_container_add(sesame_container(object), child.widget)
+        keep(child)
+    }
+
+    /// Removes every row.
+    public func removeAll() {
+        // GTK wraps each child in a row of its own: remove those rows.
+        var list = gtk_container_get_children(sesame_container(object))
+        let head = list
+        while let node = list {
+            if let row = node.pointee.data { gtk_container_remove(sesame_container(object), sesame_widget(row)) }
+            list = node.pointee.next
+        }
+        g_list_free(head)
+        forgetChildren()
+    }
+}
+
+/// A spinning "busy" indicator.
+@MainActor
+public final class Spinner: Widget {
+    public init() {
+        super.init(new: gtk_spinner_new())
+    }
+
+    /// Whether it spins.
+    public var isSpinning: Bool = false {
+        didSet { isSpinning ? gtk_spinner_start(sesame_spinner(object)) : gtk_spinner_stop(sesame_spinner(object)) }
+    }
+}
+
+/// Read-only, monospaced, wrapping text that grows at the end (a log).
+@MainActor
+public final class TextLog: Widget {
+    public init() {
+        super.init(new: gtk_text_view_new())
+        gtk_text_view_set_editable(view, 0)
+        gtk_text_view_set_monospace(view, 1)
+        gtk_text_view_set_wrap_mode(view, GTK_WRAP_WORD_CHAR)
+    }
+
+    private var view: UnsafeMutablePointer<GtkTextView> { sesame_text_view(object) }
+
+    /// Appends `text` at the end; `follow` scrolls to it.
+    public func append(_ text: String, follow: Bool = false) {
+        let buffer = gtk_text_view_get_buffer(view)
+        var end = GtkTextIter()
+        gtk_text_buffer_get_end_iter(buffer, &end)
+        gtk_text_buffer_insert(buffer, &end, text, -1)
+        guard follow else { return }
+        gtk_text_buffer_get_end_iter(buffer, &end)
+        gtk_text_view_scroll_to_iter(view, &end, 0, 0, 0, 1)
+    }
+
+    /// Everything written.
+    public var text: String {
+        let buffer = gtk_text_view_get_buffer(view)
+        var start = GtkTextIter()
+        var end = GtkTextIter()
+        gtk_text_buffer_get_bounds(buffer, &start, &end)
+        guard let characters = gtk_text_buffer_get_text(buffer, &start, &end, 0) else { return "" }
+        defer { g_free(characters) }
+        return String(cString: characters)
+    }
+}
+
+/// A table of text rows over a list store: only the visible rows are drawn, however many there
+/// are.
+@MainActor
+public final class TextTable: Widget {
+    private let store: GObjectReference
+    private let columnCount: Int
+
+    /// A table with one text column per title; the first is bold.
+    public init(columns titles: [String]) {
+        let store = sesame_string_list_store_new(Int32(titles.count))!
+        self.store = GObjectReference(store, .new)
+        columnCount = titles.count
+        super.init(new: gtk_tree_view_new_with_model(sesame_tree_model(store)))
+        for (index, title) in titles.enumerated() {
+            gtk_tree_view_append_column(tree, sesame_text_column(title, Int32(index), index == 0 ? 1 : 0))
+        }
+        gtk_tree_view_set_enable_search(tree, 0)
+    }
+
+    private var tree: UnsafeMutablePointer<GtkTreeView> { sesame_tree_view(object) }
+    private var listStore: UnsafeMutablePointer<GtkListStore> { store.object.assumingMemoryBound(to: GtkListStore.self) }
+
+    /// Appends rows (one text per column; missing ones are empty).
+    public func append(_ rows: [[String]]) {
+        for row in rows {
+            let cells = (0..<3).map { $0 < row.count && $0 < columnCount ? row[$0] : "" }
+            sesame_string_list_store_append(listStore, cells[0], cells[1], cells[2])
+        }
+    }
+
+    /// Removes every row.
+    public func removeAll() { gtk_list_store_clear(listStore) }
+
+    /// How many rows there are.
+    public var rowCount: Int { Int(gtk_tree_model_iter_n_children(sesame_tree_model(listStore), nil)) }
+
+    /// The text of a cell.
+    public func text(row: Int, column: Int) -> String? {
+        var iter = GtkTreeIter()
+        guard gtk_tree_model_iter_nth_child(sesame_tree_model(listStore), &iter, nil, Int32(row)) != 0 else { return nil }
+        var value: UnsafeMutablePointer<gchar>?
+        sesame_tree_model_get_string(sesame_tree_model(listStore), &iter, Int32(column), &value)
+        defer { g_free(value) }
+        return value.map { String(cString: $0) }
+    }
+
+    /// The selected row.
+    public var selectedRow: Int? {
+        get {
+            var model: OpaquePointer?
+            var iter = GtkTreeIter()
+            guard gtk_tree_selection_get_selected(gtk_tree_view_get_selection(tree), &model, &iter) != 0,
+                  let path = gtk_tree_model_get_path(model, &iter) else { return nil }
+            defer { gtk_tree_path_free(path) }
+            return gtk_tree_path_get_indices(path).map { Int($0.pointee) }
+        }
+        set {
+            let selection = gtk_tree_view_get_selection(tree)
+            guard let newValue else {
+                gtk_tree_selection_unselect_all(selection)
+                return
+            }
+            let path = sesame_tree_path_new_from_index(Int32(newValue))
+            gtk_tree_selection_select_path(selection, path)
+            gtk_tree_path_free(path)
+        }
+    }
+
+    /// Runs `action` when the selection changes.
+    public func onSelectionChanged(_ action: @escaping @MainActor () -> Void) {
+        let selection = GObjectReference(gtk_tree_view_get_selection(tree), .shared)
+        Signals.void(selection, "changed", action)
+        selectionOwner = selection
+    }
+
+    private var selectionOwner: GObjectReference?
+}
+
+/// A top-level window.
+@MainActor
+public final class Window: Widget {
+    /// A window of the application (or a plain one without).
+    public init(application: Application?, title: String, width: Int32, height: Int32) {
+        let pointer = application.map { gtk_application_window_new(sesame_application($0.object)) } ?? gtk_window_new(GTK_WINDOW_TOPLEVEL)
+        super.init(shared: pointer!)
+        gtk_window_set_default_size(window, width, height)
+        gtk_window_set_title(window, title)
+    }
+
+    private var window: UnsafeMutablePointer<GtkWindow> { sesame_window(object) }
+
+    /// Puts `bar` in the title bar.
+    public func setTitlebar(_ bar: Widget) {
+        gtk_window_set_titlebar(window, bar.widget)
+        keep(bar)
+    }
+
+    /// Sets the one child.
+    public func setContent(_ child: Widget) {
+        gtk_container_add(sesame_container(object), child.widget)
+        keep(child)
+    }
+
+    /// Runs `action` when the user closes the window; it closes unless `action` returns true.
+    public func onCloseRequest(_ action: @escaping @MainActor () -> Bool) { Signals.event(self, "delete-event", action) }
+
+    /// Runs `action` once the window is destroyed (closed): nothing may touch its widgets after.
+    public func onDestroy(_ action: @escaping @MainActor () -> Void) { Signals.void(self, "destroy", action) }
+
+    /// Closes the window: destroys it and every widget in it.
+    public func destroy() { gtk_widget_destroy(widget) }
 }

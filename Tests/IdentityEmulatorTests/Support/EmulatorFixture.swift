@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Synchronization
+import SesameTestSupport
 import Testing
 import _CryptoExtras
 
@@ -18,16 +19,11 @@ enum Clients {
     static let b2cNativeClient = "https://fabrikamb2c.b2clogin.com/oauth2/nativeclient"
 }
 
-/// Lines the emulator announces (`mfa-code …`), collected for the test.
-final class Announcements: Sendable {
-    private let lines = Mutex<[String]>([])
-    func append(_ line: String) { lines.withLock { $0.append(line) } }
-    var all: [String] { lines.withLock { $0 } }
-    /// The last one-time code announced for a user.
-    func code(for user: String) -> String? {
-        all.last { $0.hasPrefix("mfa-code \(user) ") }.map { String($0.split(separator: " ")[2]) }
-    }
-}
+/// The codes the emulator announces (`mfa-code …`), collected for the test.
+typealias Announcements = OneTimeCodes
+
+/// The tests' headless browser (SesameTestSupport), with the emulator tests' own helpers.
+typealias Browser = HeadlessBrowser
 
 /// An emulator on Hummingbird's router test framework, plus a tiny browser (cookies, forms) to
 /// walk its sign-in pages.
@@ -46,7 +42,7 @@ struct EmulatorFixture {
         configuration.demoMode = demo
         configuration.accessTokenLifetime = accessTokenLifetime
         let announcements = Announcements()
-        configuration.announce = { announcements.append($0) }
+        configuration.announce = { announcements.record($0) }
         clock = configuration.clock
         self.announcements = announcements
         emulator = try await IdentityEmulator(configuration: configuration, base: Self.base)
@@ -56,75 +52,12 @@ struct EmulatorFixture {
     func withBrowser<T: Sendable>(_ body: @Sendable (Browser) async throws -> T) async throws -> T {
         let app = Application(router: emulator.router())
         return try await app.test(.router) { client in
-            try await body(Browser(client: client, announcements: announcements))
+            try await body(HeadlessBrowser(router: client, codes: announcements))
         }
     }
 }
 
-/// A minimal browser: a cookie jar, GET/POST, and helpers that read Microsoft-shaped pages.
-final class Browser: @unchecked Sendable {
-    let client: any TestClientProtocol
-    let announcements: Announcements
-    private var cookies: [String: String] = [:]
-
-    init(client: any TestClientProtocol, announcements: Announcements) {
-        self.client = client
-        self.announcements = announcements
-    }
-
-    struct Page {
-        let status: HTTPResponse.Status
-        let headers: HTTPFields
-        let text: String
-        var location: String? { headers[.location] }
-
-        /// A hidden field's value (`ctx`).
-        func hidden(_ name: String) -> String? {
-            firstMatch(#"name="\#(name)" value="([^"]*)""#)
-        }
-
-        func contains(_ fragment: String) -> Bool { text.contains(fragment) }
-
-        func firstMatch(_ pattern: String) -> String? {
-            guard let regex = try? NSRegularExpression(pattern: pattern),
-                  let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
-                  let range = Range(match.range(at: 1), in: text) else { return nil }
-            return String(text[range])
-        }
-
-        /// The redirect's parameters (query or fragment), decoded.
-        var redirectFields: [String: String] {
-            guard let location, let separator = location.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return [:] }
-            return Dictionary(FormFields(encoded: location[location.index(after: separator)...]).pairs.map { ($0.name, $0.value) }) { a, _ in a }
-        }
-
-        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:] }
-    }
-
-    func get(_ uri: String, headers: HTTPFields = [:]) async throws -> Page {
-        try await send(uri, method: .get, headers: headers, body: nil)
-    }
-
-    func post(_ uri: String, form: [(String, String)], headers: HTTPFields = [:]) async throws -> Page {
-        var fields = headers
-        fields[.contentType] = "application/x-www-form-urlencoded"
-        return try await send(uri, method: .post, headers: fields, body: FormFields(form).encoded)
-    }
-
-    func send(_ uri: String, method: HTTPRequest.Method, headers: HTTPFields, body: String?) async throws -> Page {
-        var fields = headers
-        if !cookies.isEmpty { fields[.cookie] = cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
-        let response = try await client.executeRequest(uri: uri, method: method, headers: fields, body: body.map { ByteBuffer(string: $0) })
-        for header in response.headers[values: .setCookie] {
-            let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
-            guard pair.count == 2 else { continue }
-            if pair[1].isEmpty || header.contains("Max-Age=0") { cookies[String(pair[0])] = nil } else { cookies[String(pair[0])] = String(pair[1]) }
-        }
-        return Page(status: response.status, headers: response.headers, text: String(buffer: response.body))
-    }
-
-    func forgetCookies() { cookies = [:] }
-
+extension HeadlessBrowser {
     // MARK: The tutorial flow
 
     static func authorizeURI(
@@ -141,26 +74,10 @@ final class Browser: @unchecked Sendable {
         return "/\(tenant)/oauth2/v2.0/authorize?\(fields.encoded)"
     }
 
-    /// Walks username → password (→ SMS) → "Stay signed in?" (→ consent) and returns the redirect.
-    func signIn(
-        _ user: String, password: String = "Passw0rd!", authorize uri: String = Browser.authorizeURI(), tenant: String = "common",
-        consent: Bool = true
-    ) async throws -> Page {
-        var page = try await get(uri)
-        guard let ctx = page.hidden("ctx") else { return page }
-        page = try await post("/\(tenant)/login", form: [("ctx", ctx), ("step", "username"), ("loginfmt", user)])
-        page = try await post("/\(tenant)/login", form: [("ctx", ctx), ("step", "password"), ("passwd", password)])
-        if page.contains("idTxtBx_SAOTCC_OTC") {
-            let code = try #require(announcements.code(for: user))
-            page = try await post("/\(tenant)/login", form: [("ctx", ctx), ("step", "otc"), ("otc", code)])
-        }
-        if page.contains("KmsiCheckboxField") {
-            page = try await post("/\(tenant)/login", form: [("ctx", ctx), ("step", "kmsi"), ("kmsi", "yes")])
-        }
-        if page.contains("permissionList") {
-            page = try await post("/\(tenant)/login", form: [("ctx", ctx), ("step", "consent"), ("consent", consent ? "accept" : "cancel")])
-        }
-        return page
+    /// Walks username → password (→ SMS) → "Stay signed in?" (→ consent) for the Directory
+    /// sample's request and returns the redirect.
+    func signIn(_ user: String, password: String = "Passw0rd!", tenant: String = "common", consent: Bool = true) async throws -> Page {
+        try await signIn(user, password: password, authorize: Browser.authorizeURI(), tenant: tenant, consent: consent)
     }
 
     /// Redeems a code at the token endpoint.

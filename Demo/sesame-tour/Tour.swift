@@ -1,34 +1,36 @@
-import CGtkWebKit
 import Foundation
-import SesameCore
+import SesameGtk
+import SesameSamples
 
-/// `make demo`: the whole tutorial flow played by itself in the real window — megan signs in
-/// with her SMS code and searches the directory, sam signs in through B2C and adds tasks, alex
-/// calls Graph's /me twice (interactive, then silent) — with a numbered screenshot of each step.
+/// `make demo`: the whole tutorial flow played by itself in the real window, the way a user
+/// plays it — megan signs in with her SMS code and searches the directory, sam signs in through
+/// B2C and adds tasks, alex calls Graph's /me twice (interactive, then silent) — with a numbered
+/// screenshot of each step. It reaches the window only as a user (or a screen reader) does: by
+/// the widgets' accessible names, and the identity pages by Microsoft's element ids.
 @MainActor
-public final class Tour {
+final class Tour {
     private let window: MainWindow
     private let trace: FlowTrace
     private let directory: URL
     private let smsCode: (String) -> String?
     private var shot = 0
-    public private(set) var files: [URL] = []
+    private(set) var files: [URL] = []
 
     /// - Parameter smsCode: the code the emulator "texted" a user.
-    public init(window: MainWindow, trace: FlowTrace, screenshots: URL, smsCode: @escaping (String) -> String?) {
+    init(window: MainWindow, trace: FlowTrace, screenshots: URL, smsCode: @escaping (String) -> String?) {
         self.window = window
         self.trace = trace
         directory = screenshots
         self.smsCode = smsCode
     }
 
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
     }
 
     /// Plays every step; throws at the first one that does not happen.
-    public func run() async throws {
-        try await waitFor("the sign-in page") { self.window.signIn.view.isShown && self.pages > 0 }
+    func run() async throws {
+        try await waitFor("the sign-in page") { self.signInShown && self.pages > 0 }
         try await settle()
         try capture("directory-sign-in")
         try await act("document.getElementById('i0116').value='megan@contoso.onmicrosoft.com'; document.getElementById('idSIButton9').click();", "password page")
@@ -40,53 +42,52 @@ public final class Tour {
         try capture("directory-stay-signed-in")
         try await act("document.getElementById('idSIButton9').click();", "consent")
         try capture("directory-consent")
-        window.signIn.view.runJavaScript("document.getElementById('idSIButton9').click();")
-        try await waitFor("the directory") { (self.window.directoryPage?.rowCount ?? 0) > 0 }
+        try signInPage().evaluateJavaScript("document.getElementById('idSIButton9').click();")
+        try await waitFor("the directory") { (self.people?.rowCount ?? 0) > 0 }
         try await settle()
         try capture("directory-list")
         let rendered = events("list-rendered")
-        window.directoryPage?.type("O'Brien")
+        try widget(SearchEntry.self, "Search the directory").text = "O'Brien"
         try await waitFor("the O'Brien search") { self.events("list-rendered") > rendered }
         try await settle()
-        window.directoryPage?.selectRow(0)
+        people?.selectedRow = 0
         try await settle()
         try capture("directory-search-details")
 
         window.show(.tasks)
         let before = pages
-        try await waitFor("the B2C sign-in page") { self.window.signIn.view.isShown && self.pages > before }
+        try await waitFor("the B2C sign-in page") { self.signInShown && self.pages > before }
         try await settle()
-        window.signIn.view.runJavaScript("document.getElementById('signInName').value='sam@example.com'; document.getElementById('password').value='Passw0rd!';")
+        try signInPage().evaluateJavaScript("document.getElementById('signInName').value='sam@example.com'; document.getElementById('password').value='Passw0rd!';")
         try await settle()
         try capture("tasks-b2c-sign-in")
-        window.signIn.view.runJavaScript("document.getElementById('next').click();")
-        try await waitFor("sam's tasks") { self.events("token-acquired") >= 2 && !self.window.signIn.view.isShown }
+        try signInPage().evaluateJavaScript("document.getElementById('next').click();")
+        try await waitFor("sam's tasks") { self.events("token-acquired") >= 2 && !self.signInShown && self.events("list-rendered") > rendered + 1 }
         try await settle()
-        let tasksRendered = events("list-rendered")
-        window.tasksPage?.add("Water the plants")
-        try await waitFor("the first task") { (self.window.tasksPage?.tasks.count ?? 0) >= 1 }
-        window.tasksPage?.add("Call Kim about the demo")
-        try await waitFor("the second task") { (self.window.tasksPage?.tasks.count ?? 0) >= 2 && self.events("list-rendered") > tasksRendered }
+        try await addTask("Water the plants")
+        try await addTask("Call Kim about the demo")
         try await settle()
         try capture("tasks-list")
 
         window.show(.me)
         try await settle()
         let mePages = pages
-        Task { await self.window.mePage?.callGraph() }
-        try await waitFor("the Me sign-in page") { self.window.signIn.view.isShown && self.pages > mePages }
+        try widget(Button.self, "Call Microsoft Graph").click()
+        try await waitFor("the Me sign-in page") { self.signInShown && self.pages > mePages }
         try await settle()
         try await act("document.getElementById('i0116').value='alex@contoso.onmicrosoft.com'; document.getElementById('idSIButton9').click();", "password page")
         try await act("document.getElementById('i0118').value='Passw0rd!'; document.getElementById('idSIButton9').click();", "stay signed in")
         try await act("document.getElementById('idSIButton9').click();", "consent")
         try capture("me-consent")
         let calls = events("api-call")
-        window.signIn.view.runJavaScript("document.getElementById('idSIButton9').click();")
+        try signInPage().evaluateJavaScript("document.getElementById('idSIButton9').click();")
         try await waitFor("Graph /me") { self.events("api-call") > calls }
         try await settle()
         try capture("me-interactive")
         let navigations = events("navigation")
-        await window.mePage?.callGraph()
+        let silentCalls = events("api-call")
+        try widget(Button.self, "Call Microsoft Graph").click()
+        try await waitFor("the silent /me call") { self.events("api-call") > silentCalls }
         try await settle()
         guard events("navigation") == navigations else { throw Failure(description: "the second call was not silent") }
         try capture("me-silent")
@@ -94,10 +95,31 @@ public final class Tour {
 
     private var pages: Int { events("page-loaded") }
     private func events(_ name: String) -> Int { trace.events.filter { $0.name == name }.count }
+    private var people: TextTable? { window.window.find(TextTable.self, named: L("People")) }
+    private var signInShown: Bool { window.window.find(WebView.self, named: L("Sign-in page"))?.isMapped == true }
+
+    private func widget<W: Widget>(_ type: W.Type, _ name: String) throws -> W {
+        guard let found = window.window.find(type, named: L(name)) else { throw Failure(description: "no \(W.self) named '\(name)'") }
+        return found
+    }
+
+    private func signInPage() throws -> WebView {
+        guard let view = window.window.descendants.lazy.compactMap({ $0 as? WebView }).first(where: \.isMapped) else {
+            throw Failure(description: "the sign-in page is not on screen")
+        }
+        return view
+    }
+
+    private func addTask(_ text: String) async throws {
+        let rendered = events("list-rendered")
+        try widget(Entry.self, "New task").text = text
+        try widget(Button.self, "Add the task").click()
+        try await waitFor("the task '\(text)'") { self.events("list-rendered") > rendered }
+    }
 
     private func act(_ script: String, _ step: String) async throws {
         let before = pages
-        window.signIn.view.runJavaScript(script)
+        try signInPage().evaluateJavaScript(script)
         try await waitFor(step) { self.pages > before }
         try await settle()
     }

@@ -2,23 +2,23 @@ import Foundation
 import SesameCore
 
 /// A transport that answers from a handler and records every request.
-final class FakeTransport: HTTPTransport, @unchecked Sendable {
-    typealias Handler = @Sendable (HTTPRequest) async throws -> HTTPResponse
+public final class FakeTransport: HTTPTransport, @unchecked Sendable {
+    public typealias Handler = @Sendable (HTTPRequest) async throws -> HTTPResponse
     private let lock = NSLock()
     private var handler: Handler
     private var recorded: [HTTPRequest] = []
 
-    init(_ handler: @escaping Handler = { _ in HTTPResponse(status: 404) }) {
+    public init(_ handler: @escaping Handler = { _ in HTTPResponse(status: 404) }) {
         self.handler = handler
     }
 
-    func setHandler(_ handler: @escaping Handler) {
+    public func setHandler(_ handler: @escaping Handler) {
         lock.withLock { self.handler = handler }
     }
 
-    var requests: [HTTPRequest] { lock.withLock { recorded } }
+    public var requests: [HTTPRequest] { lock.withLock { recorded } }
 
-    func send(_ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?) async throws -> HTTPResponse {
+    public func send(_ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?) async throws -> HTTPResponse {
         let handler = lock.withLock {
             recorded.append(request)
             return self.handler
@@ -34,23 +34,23 @@ final class FakeTransport: HTTPTransport, @unchecked Sendable {
 
 extension HTTPRequest {
     /// The form body's fields.
-    var form: [String: String] {
+    public var form: [String: String] {
         Dictionary(FormEncoding.decode(String(decoding: body ?? Data(), as: UTF8.self)), uniquingKeysWith: { $1 })
     }
 
     /// The query's fields.
-    var query: [String: String] {
+    public var query: [String: String] {
         let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
         return Dictionary(FormEncoding.decode(query), uniquingKeysWith: { $1 })
     }
 }
 
-func json(_ object: Any, status: Int = 200, headers: HTTPHeaders = ["Content-Type": "application/json"]) -> HTTPResponse {
+public func json(_ object: Any, status: Int = 200, headers: HTTPHeaders = ["Content-Type": "application/json"]) -> HTTPResponse {
     HTTPResponse(status: status, headers: headers, body: try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
 }
 
 /// A fresh temporary directory, removed by the caller.
-func temporaryDirectory() -> URL {
+public func temporaryDirectory() -> URL {
     let url = FileManager.default.temporaryDirectory.appending(path: "sesame-tests-\(UUID().uuidString)", directoryHint: .isDirectory)
     try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url

@@ -1,7 +1,7 @@
 import Foundation
+import IdentityEmulator
+import SesameTestSupport
 import XCTest
-
-@testable import SesameGtk
 
 /// Every tutorial flow through the real app, driven from outside as a user's CI would drive it:
 /// WebKitWebDriver starts `sesame --automation-mode` as its browser and Selenium fills the
@@ -180,40 +180,18 @@ final class EndToEndFlowTests: XCTestCase {
     func flow(_ name: String, users: Int = 300, accessTokenLifetime: Int? = nil) throws -> Run {
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: "/usr/bin/WebKitWebDriver"),
                       "WebKitWebDriver is missing: install webkit2gtk-driver (make test does)")
-        let python = try WireTestsPython.interpreter()
-        let base = try MainActor.assumeIsolated {
-            try GUIHarness.startEmulator(codes: GUIHarness.Codes(), demo: true, users: users, accessTokenLifetime: accessTokenLifetime)
-        }
-        let scratch = FileManager.default.temporaryDirectory.appending(path: "sesame-e2e-\(name)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        let emulator = try RunningEmulator.startBlocking(users: users, demo: true) { $0.accessTokenLifetime = accessTokenLifetime }
+        defer { emulator.stop() }
+        let scratch = Repository.temporaryDirectory("sesame-e2e-\(name)")
         defer { try? FileManager.default.removeItem(at: scratch) }
 
-        let script = Process()
-        script.executableURL = python
-        script.arguments = [
-            URL(filePath: #filePath).deletingLastPathComponent().appending(path: "EndToEnd/e2e_flow.py").path,
-            name, try CommandLineTests.sesame.path, base.absoluteString, scratch.path,
-        ]
-        let output = Pipe()
-        let errors = Pipe()
-        script.standardOutput = output
-        script.standardError = errors
-        try script.run()
-        // Read stderr on its own thread so that neither pipe fills up and blocks the script.
-        final class Box: @unchecked Sendable { var data = Data() }
-        let stderrBox = Box()
-        let stderrRead = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            stderrBox.data = errors.fileHandleForReading.readDataToEndOfFile()
-            stderrRead.signal()
-        }
-        let stdout = output.fileHandleForReading.readDataToEndOfFile()
-        script.waitUntilExit()
-        stderrRead.wait()
-        let stderr = String(decoding: stderrBox.data, as: UTF8.self)
-        XCTAssertEqual(script.terminationStatus, 0, "flow \(name): \(stderr.suffix(3000))")
+        let script = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "EndToEnd/e2e_flow.py")
+        let result = try ProcessRunner.run(
+            try Repository.python(), [script.path, name, try Repository.product("sesame").path, emulator.base.absoluteString, scratch.path])
+        XCTAssertEqual(result.status, 0, "flow \(name): \(result.stderr.suffix(3000))")
 
-        let seen = try XCTUnwrap(try? JSONSerialization.jsonObject(with: stdout) as? [String: Any], "flow \(name) printed no result: \(stderr.suffix(3000))")
+        let seen = try XCTUnwrap(try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+                                 "flow \(name) printed no result: \(result.stderr.suffix(3000))")
         var traces: [[[String: Any]]] = []
         var text = ""
         for index in 1... {
@@ -221,17 +199,6 @@ final class EndToEndFlowTests: XCTestCase {
             text += contents
             traces.append(contents.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
         }
-        return Run(seen: seen, traces: traces, traceText: text, base: base)
-    }
-}
-
-/// The Python `make test` prepares: Debian's, for python3-gi (AT-SPI), with MSAL and Selenium
-/// from PyPI.
-enum WireTestsPython {
-    static func interpreter() throws -> URL {
-        let configured = ProcessInfo.processInfo.environment["SESAME_TEST_PYTHON"].map { URL(filePath: $0) }
-        let venv = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../.build/test-venv/bin/python").standardized
-        return try XCTUnwrap([configured, venv].compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0.path) },
-                            "No test Python: run `make test` (it creates .build/test-venv with msal and selenium) or set SESAME_TEST_PYTHON.")
+        return Run(seen: seen, traces: traces, traceText: text, base: emulator.base)
     }
 }

@@ -1,4 +1,4 @@
-import CGtkWebKit
+import CLibIntl
 import Foundation
 
 /// UI text in the user's language (gettext domain `sesame`), chosen by the usual variables
@@ -16,20 +16,17 @@ public enum Localization {
         candidates.append(executable.deletingLastPathComponent().appending(path: "../share/locale").standardized)
         candidates.append(sourceRoot.appending(path: ".build/locale"))
         let directory = candidates.first { FileManager.default.fileExists(atPath: $0.appending(path: "es/LC_MESSAGES/\(domain).mo").path) }
-            ?? candidates.last!
+            ?? candidates[candidates.count - 1]
         bindtextdomain(domain, directory.path)
         bind_textdomain_codeset(domain, "UTF-8")
     }
 
     /// The translation of `text` (the English text is the key).
     public static func text(_ text: String) -> String {
-        // Without a translation gettext returns the msgid pointer itself: read it while it is alive.
-        text.withCString { msgid in
-            guard let translated = g_dgettext(domain, msgid), UnsafePointer(translated) != msgid else { return text }
-            return String(cString: translated)
-        }
+        // Without a translation gettext returns the msgid itself: read the answer while it is alive.
+        text.withCString { msgid in String(cString: dgettext(domain, msgid)) }
     }
 }
 
 /// `L("Sign out")`: the UI text, translated.
-func L(_ text: String) -> String { Localization.text(text) }
+public func L(_ text: String) -> String { Localization.text(text) }

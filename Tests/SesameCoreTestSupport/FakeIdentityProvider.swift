@@ -6,16 +6,16 @@ import _CryptoExtras
 /// An in-process identity provider behind a ``FakeTransport``: discovery, JWKS, and a token
 /// endpoint that redeems codes and refresh tokens and signs real RS256 id_tokens. Tests tweak
 /// its knobs to produce each failure.
-final class FakeIdentityProvider: @unchecked Sendable {
-    static let signingKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
-    static let otherKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+public final class FakeIdentityProvider: @unchecked Sendable {
+    public static let signingKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+    public static let otherKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
 
-    let base = URL(string: "https://login.microsoftonline.com")!
-    let tenant = "common"
-    let tenantID = "72f988bf-86f1-41af-91ab-2d7cd011db47"
-    let clientID = "6731de76-14a6-49ae-97bc-6eba6914391e"
-    let userObjectID = "00000000-0000-0000-66f3-3332eca7ea81"
-    let redirectURI = URL(string: "https://login.microsoftonline.com/common/oauth2/nativeclient")!
+    public let base = URL(string: "https://login.microsoftonline.com")!
+    public let tenant = "common"
+    public let tenantID = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+    public let clientID = "6731de76-14a6-49ae-97bc-6eba6914391e"
+    public let userObjectID = "00000000-0000-0000-66f3-3332eca7ea81"
+    public let redirectURI = URL(string: "https://login.microsoftonline.com/common/oauth2/nativeclient")!
 
     private let lock = NSLock()
     private var _issuer = "https://login.microsoftonline.com/{tenantid}/v2.0"
@@ -33,37 +33,37 @@ final class FakeIdentityProvider: @unchecked Sendable {
     private var _username = "alex@contoso.onmicrosoft.com"
     private var _uid = "00000000-0000-0000-66f3-3332eca7ea81"
 
-    let transport = FakeTransport()
+    public let transport = FakeTransport()
     /// The provider's clock: the fixture shares its test clock so tokens are issued "now".
-    var clock = TestClock()
-    var now: Date { clock.now }
+    public var clock = TestClock()
+    public var now: Date { clock.now }
 
-    init() {
+    public init() {
         transport.setHandler { [unowned self] request in try await self.handle(request) }
     }
 
-    func with<T>(_ body: (FakeIdentityProvider) -> T) -> T { lock.withLock { body(self) } }
+    public func with<T>(_ body: (FakeIdentityProvider) -> T) -> T { lock.withLock { body(self) } }
 
-    var issuerTemplate: String { get { lock.withLock { _issuer } } set { lock.withLock { _issuer = newValue } } }
-    var keyIssuer: String? { get { lock.withLock { _keyIssuer } } set { lock.withLock { _keyIssuer = newValue } } }
+    public var issuerTemplate: String { get { lock.withLock { _issuer } } set { lock.withLock { _issuer = newValue } } }
+    public var keyIssuer: String? { get { lock.withLock { _keyIssuer } } set { lock.withLock { _keyIssuer = newValue } } }
     /// Claims to override in the next id_tokens (`aud`, `exp`, `nonce`, `iss`…); NSNull removes.
-    var tokenOverrides: [String: Any] { get { lock.withLock { _tokenOverrides } } set { lock.withLock { _tokenOverrides = newValue } } }
-    var signWith: _RSA.Signing.PrivateKey { get { lock.withLock { _signWith } } set { lock.withLock { _signWith = newValue } } }
-    var refreshCount: Int { lock.withLock { _refreshCount } }
+    public var tokenOverrides: [String: Any] { get { lock.withLock { _tokenOverrides } } set { lock.withLock { _tokenOverrides = newValue } } }
+    public var signWith: _RSA.Signing.PrivateKey { get { lock.withLock { _signWith } } set { lock.withLock { _signWith = newValue } } }
+    public var refreshCount: Int { lock.withLock { _refreshCount } }
     /// Rolls the signing key over: tokens are signed by another key, published as `key2`.
-    func rollKeysOver() { lock.withLock { _rolledOver = true; _signWith = Self.otherKey } }
+    public func rollKeysOver() { lock.withLock { _rolledOver = true; _signWith = Self.otherKey } }
     private var publishedKey: (key: _RSA.Signing.PrivateKey, kid: String) {
         lock.withLock { _rolledOver ? (Self.otherKey, "key2") : (Self.signingKey, "key1") }
     }
-    var refreshDelay: Duration { get { lock.withLock { _refreshDelay } } set { lock.withLock { _refreshDelay = newValue } } }
-    var refreshError: [String: Any]? { get { lock.withLock { _refreshError } } set { lock.withLock { _refreshError = newValue } } }
+    public var refreshDelay: Duration { get { lock.withLock { _refreshDelay } } set { lock.withLock { _refreshDelay = newValue } } }
+    public var refreshError: [String: Any]? { get { lock.withLock { _refreshError } } set { lock.withLock { _refreshError = newValue } } }
     /// `expires_in` as sent: an Int (Entra) or a String (B2C).
-    var expiresIn: Any { get { lock.withLock { _expiresIn } } set { lock.withLock { _expiresIn = newValue } } }
-    var username: String { get { lock.withLock { _username } } set { lock.withLock { _username = newValue } } }
-    var uid: String { get { lock.withLock { _uid } } set { lock.withLock { _uid = newValue } } }
-    var liveRefreshTokens: [String] { lock.withLock { Array(_refreshTokens.keys) } }
+    public var expiresIn: Any { get { lock.withLock { _expiresIn } } set { lock.withLock { _expiresIn = newValue } } }
+    public var username: String { get { lock.withLock { _username } } set { lock.withLock { _username = newValue } } }
+    public var uid: String { get { lock.withLock { _uid } } set { lock.withLock { _uid = newValue } } }
+    public var liveRefreshTokens: [String] { lock.withLock { Array(_refreshTokens.keys) } }
 
-    var configuration: AccountConfiguration {
+    public var configuration: AccountConfiguration {
         AccountConfiguration(
             clientID: clientID,
             scopes: ["openid", "profile", "offline_access", "User.Read"],
@@ -76,7 +76,7 @@ final class FakeIdentityProvider: @unchecked Sendable {
 
     /// Plays the browser: reads the authorization URL, "signs the user in" and returns the
     /// redirect URL the service would send the web view to.
-    func redirect(for authorizationURL: URL, extra: [String: String] = [:]) -> URL {
+    public func redirect(for authorizationURL: URL, extra: [String: String] = [:]) -> URL {
         let query = Dictionary(
             FormEncoding.decode(URLComponents(url: authorizationURL, resolvingAgainstBaseURL: false)!.percentEncodedQuery!),
             uniquingKeysWith: { $1 })
@@ -88,7 +88,7 @@ final class FakeIdentityProvider: @unchecked Sendable {
     }
 
     /// An error redirect in Entra's shape.
-    func errorRedirect(for authorizationURL: URL, error: String, description: String, subcode: String? = nil) -> URL {
+    public func errorRedirect(for authorizationURL: URL, error: String, description: String, subcode: String? = nil) -> URL {
         let query = Dictionary(
             FormEncoding.decode(URLComponents(url: authorizationURL, resolvingAgainstBaseURL: false)!.percentEncodedQuery!),
             uniquingKeysWith: { $1 })
@@ -98,7 +98,7 @@ final class FakeIdentityProvider: @unchecked Sendable {
         return FormEncoding.url(URL(string: query["redirect_uri"]!)!, appending: pairs)
     }
 
-    var clientInfo: String {
+    public var clientInfo: String {
         Base64URL.encode(try! JSONSerialization.data(withJSONObject: ["uid": uid, "utid": tenantID], options: [.sortedKeys]))
     }
 
@@ -165,7 +165,7 @@ final class FakeIdentityProvider: @unchecked Sendable {
     }
 
     /// A signed id_token with the current overrides.
-    func idToken(nonce: String?) -> String {
+    public func idToken(nonce: String?) -> String {
         var claims: [String: Any] = [
             "aud": clientID, "iss": "https://login.microsoftonline.com/\(tenantID)/v2.0",
             "iat": Int(now.timeIntervalSince1970), "nbf": Int(now.timeIntervalSince1970), "exp": Int(now.timeIntervalSince1970) + 3600,
@@ -179,7 +179,7 @@ final class FakeIdentityProvider: @unchecked Sendable {
         return Self.sign(claims, with: signWith, kid: lock.withLock { _rolledOver } ? "key2" : "key1")
     }
 
-    static func sign(_ claims: [String: Any], with key: _RSA.Signing.PrivateKey, kid: String, alg: String = "RS256") -> String {
+    public static func sign(_ claims: [String: Any], with key: _RSA.Signing.PrivateKey, kid: String, alg: String = "RS256") -> String {
         let header = Base64URL.encode(try! JSONSerialization.data(withJSONObject: ["alg": alg, "kid": kid, "typ": "JWT"], options: [.sortedKeys]))
         let payload = Base64URL.encode(try! JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]))
         let input = Data("\(header).\(payload)".utf8)
@@ -190,5 +190,5 @@ final class FakeIdentityProvider: @unchecked Sendable {
 
 extension _RSA.Signing.PublicKey {
     /// The modulus bytes, for the JWKS `n`.
-    var modulusBytes: Data { try! getKeyPrimitives().modulus }
+    public var modulusBytes: Data { try! getKeyPrimitives().modulus }
 }

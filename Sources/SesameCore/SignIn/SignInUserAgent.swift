@@ -1,0 +1,21 @@
+import Foundation
+
+/// What shows an interactive sign-in to the user: AppAuth's external user agent, the seeds' web
+/// view. The embedded WebKit view is one; the system browser with a loopback listener would be
+/// another. A user agent makes no protocol decision: it shows pages and reports what happens.
+///
+/// The store calls ``present(_:)`` with a ``SignInSession``; the agent loads
+/// ``SignInSession/authorizationURL`` and, for every navigation it is about to make, asks
+/// ``SignInSession/resume(with:)``. When that answers `true` the URL was the session's redirect:
+/// the agent must not load it. When the user closes the agent, it calls
+/// ``SignInSession/cancel()``. The store calls ``dismiss(_:)`` once the sign-in is over, however
+/// it ended.
+public protocol SignInUserAgent: Sendable {
+    /// Shows the session's authorization page. Returns once it is on its way; the result comes
+    /// through the session.
+    /// - Throws: when the agent cannot show anything (no display, no browser).
+    func present(_ session: SignInSession) async throws
+
+    /// Takes away what ``present(_:)`` showed: the sign-in ended (signed in, failed or cancelled).
+    func dismiss(_ session: SignInSession) async
+}

@@ -1,0 +1,28 @@
+import CGtkWebKit
+
+/// The GtkApplication: the GLib main loop, the desktop's idea of "the app".
+@MainActor
+public final class Application: GObjectReference {
+    /// An application with a reverse-DNS id; several may run at once.
+    public init(id: String) {
+        super.init(gtk_application_new(id, G_APPLICATION_NON_UNIQUE), .new)
+    }
+
+    private var application: UnsafeMutablePointer<GApplication> { sesame_g_application(object) }
+
+    /// Opens the display (GTK's initialisation); false when there is none.
+    public static func initializeDisplay() -> Bool {
+        gtk_init_check(nil, nil) != 0
+    }
+
+    /// Runs `action` when the app starts (and when it is started again).
+    public func onActivate(_ action: @escaping @MainActor () -> Void) { Signals.void(self, "activate", action) }
+
+    /// Keeps the app running while there is no window (setting up).
+    public func hold() { g_application_hold(application) }
+    /// Lets the app end once its last window closes.
+    public func release() { g_application_release(application) }
+
+    /// Runs the main loop until the app ends; returns the exit status.
+    public func run() -> Int32 { g_application_run(application, 0, nil) }
+}

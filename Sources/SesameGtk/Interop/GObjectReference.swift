@@ -1,0 +1,60 @@
+import CGtkWebKit
+
+/// Owns one reference to a GObject for as long as the Swift object lives, and every signal
+/// handler connected through it: when the owner goes, its handlers are disconnected (so no
+/// closure runs for an owner that is gone) and its reference is dropped. This is the only place
+/// that refs and unrefs.
+@MainActor
+public class GObjectReference {
+    /// The object. Only Interop/ sees it.
+    let object: UnsafeMutableRawPointer
+    private var handlerIDs: [gulong] = []
+
+    /// How the Swift side comes to hold the object.
+    enum Ownership {
+        /// A new object from a `…_new` constructor: its floating reference (widgets) is sunk, or
+        /// its full reference (list stores, web contexts) taken over.
+        case new
+        /// An object someone else owns (a toplevel window GTK keeps): one more reference.
+        case shared
+    }
+
+    init(_ object: UnsafeMutableRawPointer, _ ownership: Ownership) {
+        switch ownership {
+        case .new:
+            if g_object_is_floating(object) != 0 { g_object_ref_sink(object) }
+        case .shared:
+            g_object_ref(object)
+        }
+        self.object = object
+        g_object_set_qdata(sesame_object(object), Self.ownerQuark, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    isolated deinit {
+        disconnectAll()
+        g_object_set_qdata(sesame_object(object), Self.ownerQuark, nil)
+        g_object_unref(object)
+    }
+
+    /// Disconnects every handler connected through this owner.
+    public func disconnectAll() {
+        for id in handlerIDs where g_signal_handler_is_connected(object, id) != 0 {
+            g_signal_handler_disconnect(object, id)
+        }
+        handlerIDs = []
+    }
+
+    /// Connects a trampoline with its retained box; GLib releases the box when the handler is
+    /// disconnected or the object finalized.
+    func connect(_ signal: String, _ trampoline: GCallback, _ box: AnyObject) {
+        let data = Unmanaged.passRetained(box).toOpaque()
+        handlerIDs.append(sesame_signal_connect(object, signal, trampoline, data, Signals.releaseBox))
+    }
+
+    /// The Swift owner of a GObject, if one holds it.
+    static func owner(of object: UnsafeMutableRawPointer) -> GObjectReference? {
+        g_object_get_qdata(sesame_object(object), ownerQuark).map { Unmanaged<GObjectReference>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private static let ownerQuark = g_quark_from_static_string("sesame-swift-owner")
+}

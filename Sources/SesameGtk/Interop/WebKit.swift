@@ -1,0 +1,198 @@
+import CGtkWebKit
+import Foundation
+
+/// A WebKit web context: the cookie jar and web data one sign-in view uses.
+@MainActor
+public final class WebContext: GObjectReference {
+    /// A context whose cookies and web data persist under `dataDirectory` (so the identity
+    /// service's single sign-on survives a restart), or live in memory when it is nil.
+    /// - Parameter automation: lets WebKitWebDriver open sessions in this context.
+    public init(dataDirectory: URL?, automation: Bool) {
+        let context: UnsafeMutablePointer<WebKitWebContext>
+        if let dataDirectory {
+            try? FileManager.default.createDirectory(
+                at: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let manager = sesame_website_data_manager_new(dataDirectory.path, dataDirectory.appending(path: "cache").path)
+            context = webkit_web_context_new_with_website_data_manager(manager)
+            g_object_unref(manager)
+            webkit_cookie_manager_set_persistent_storage(
+                webkit_web_context_get_cookie_manager(context), dataDirectory.appending(path: "cookies.sqlite").path,
+                WEBKIT_COOKIE_PERSISTENT_STORAGE_SQLITE)
+        } else {
+            context = webkit_web_context_new_ephemeral()
+        }
+        super.init(context, .new)
+        if automation { webkit_web_context_set_automation_allowed(self.context, 1) }
+    }
+
+    var context: UnsafeMutablePointer<WebKitWebContext> { object.assumingMemoryBound(to: WebKitWebContext.self) }
+
+    /// Deletes every cookie and all web data ("Forget sign-in data").
+    public func clearWebsiteData() {
+        webkit_website_data_manager_clear(webkit_web_context_get_website_data_manager(context), WEBKIT_WEBSITE_DATA_ALL, 0, nil, nil, nil)
+    }
+
+    /// WebKitWebDriver opened a session: `viewForSession` answers which view it drives (the
+    /// session is told this browser's name and WebKit's version first).
+    public func onAutomationStarted(browserName: String, _ viewForSession: @escaping @MainActor () -> WebView) {
+        Signals.object(self, "automation-started") { [weak self] session in
+            // Tells WebDriver which browser this is: the WebKit version it was built with.
+            let info = webkit_application_info_new()
+            webkit_application_info_set_name(info, browserName)
+            webkit_application_info_set_version(
+                info, UInt(sesame_webkit_major_version()), UInt(sesame_webkit_minor_version()), UInt(sesame_webkit_micro_version()))
+            webkit_automation_session_set_application_info(sesame_automation_session(session), info)
+            webkit_application_info_unref(info)
+            let owner = GObjectReference(session, .shared)
+            Signals.returningObject(owner, "create-web-view") { viewForSession().object }
+            self?.automationSessions.append(owner)
+        }
+    }
+
+    private var automationSessions: [GObjectReference] = []
+}
+
+/// What a `decide-policy` signal asks about.
+public enum PolicyDecisionKind: Sendable {
+    /// The page is about to navigate the view.
+    case navigation
+    /// The page asks for a new window (a pop-up, `target=_blank`).
+    case newWindow
+    /// A response arrived (download or show).
+    case response
+}
+
+/// One `decide-policy` question: what the view is about to do, and the way to answer it.
+@MainActor
+public struct PolicyDecision {
+    /// What is being decided.
+    public let kind: PolicyDecisionKind
+    /// The address the navigation (or new window) goes to, as WebKit reports it.
+    public let requestURI: String?
+    private let decision: UnsafeMutablePointer<WebKitPolicyDecision>
+    private let request: UnsafeMutablePointer<WebKitURIRequest>?
+
+    init?(_ pointer: UnsafeMutableRawPointer, type: UInt32) {
+        decision = pointer.assumingMemoryBound(to: WebKitPolicyDecision.self)
+        switch type {
+        case WEBKIT_POLICY_DECISION_TYPE_NAVIGATION_ACTION.rawValue: kind = .navigation
+        case WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION.rawValue: kind = .newWindow
+        case WEBKIT_POLICY_DECISION_TYPE_RESPONSE.rawValue: kind = .response
+        default: return nil
+        }
+        if kind == .response {
+            request = nil
+        } else {
+            let action = webkit_navigation_policy_decision_get_navigation_action(sesame_navigation_decision(pointer))
+            request = action.flatMap { webkit_navigation_action_get_request($0) }
+        }
+        requestURI = request.flatMap { webkit_uri_request_get_uri($0) }.map { String(cString: $0) }
+    }
+
+    /// Refuses: the view does not go there.
+    public func ignore() { webkit_policy_decision_ignore(decision) }
+
+    /// Refuses here and loads the same request in `view` instead (a pop-up kept in the view).
+    public func ignoreAndLoad(in view: WebView) {
+        webkit_policy_decision_ignore(decision)
+        if let request { webkit_web_view_load_request(view.webView, request) }
+    }
+}
+
+/// The stages of a page load (`load-changed`).
+public enum LoadEvent: Sendable {
+    case started, redirected, committed, finished
+
+    init?(_ value: UInt32) {
+        switch value {
+        case WEBKIT_LOAD_STARTED.rawValue: self = .started
+        case WEBKIT_LOAD_REDIRECTED.rawValue: self = .redirected
+        case WEBKIT_LOAD_COMMITTED.rawValue: self = .committed
+        case WEBKIT_LOAD_FINISHED.rawValue: self = .finished
+        default: return nil
+        }
+    }
+}
+
+/// Why a site's certificate was not trusted.
+public struct CertificateProblems: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    public static let unknownAuthority = CertificateProblems(rawValue: G_TLS_CERTIFICATE_UNKNOWN_CA.rawValue)
+    public static let wrongSite = CertificateProblems(rawValue: G_TLS_CERTIFICATE_BAD_IDENTITY.rawValue)
+    public static let expired = CertificateProblems(rawValue: G_TLS_CERTIFICATE_EXPIRED.rawValue)
+    public static let notYetValid = CertificateProblems(rawValue: G_TLS_CERTIFICATE_NOT_ACTIVATED.rawValue)
+    public static let revoked = CertificateProblems(rawValue: G_TLS_CERTIFICATE_REVOKED.rawValue)
+}
+
+/// A WebKitWebView: a real browser engine, software-rendered, without developer tools.
+@MainActor
+public final class WebView: Widget {
+    /// The context (cookies, web data) it was made with.
+    public let context: WebContext
+
+    /// A view in `context`; `automation` makes it one WebKitWebDriver may drive.
+    public init(context: WebContext, automation: Bool) {
+        self.context = context
+        let view = automation ? sesame_web_view_new_for_automation(context.context) : webkit_web_view_new_with_context(context.context)
+        super.init(new: view!)
+        // Software rendering: sign-in pages are simple, and WebKit's GPU paths fail on some machines.
+        let settings = webkit_web_view_get_settings(webView)
+        webkit_settings_set_hardware_acceleration_policy(settings, WEBKIT_HARDWARE_ACCELERATION_POLICY_NEVER)
+        webkit_settings_set_enable_developer_extras(settings, 0)
+    }
+
+    var webView: UnsafeMutablePointer<WebKitWebView> { sesame_web_view(object) }
+
+    /// Loads an address.
+    public func load(_ url: URL) { webkit_web_view_load_uri(webView, url.absoluteString) }
+
+    /// Stops the load in progress.
+    public func stopLoading() { webkit_web_view_stop_loading(webView) }
+
+    /// Shows `html` as if it were the page at `baseURI` (an error page in place of a failed one).
+    public func loadAlternateHTML(_ html: String, for baseURI: String) { webkit_web_view_load_alternate_html(webView, html, baseURI, nil) }
+
+    /// The title of the page shown.
+    public var title: String? { webkit_web_view_get_title(webView).map { String(cString: $0) } }
+
+    /// The address of the page shown.
+    public var uri: String? { webkit_web_view_get_uri(webView).map { String(cString: $0) } }
+
+    /// Whether the page shown came over TLS with a certificate that verified.
+    public var isSecure: Bool {
+        var certificate: UnsafeMutablePointer<GTlsCertificate>?
+        var flags = GTlsCertificateFlags(rawValue: 0)
+        return webkit_web_view_get_tls_info(webView, &certificate, &flags) != 0 && flags.rawValue == 0
+    }
+
+    /// Runs JavaScript in the page (its result is not read).
+    public func evaluateJavaScript(_ script: String) {
+        webkit_web_view_evaluate_javascript(webView, script, -1, nil, nil, nil, nil, nil)
+    }
+
+    /// Answers `decide-policy`: return true when `decide` answered (ignored), false to let
+    /// WebKit decide as usual.
+    public func onDecidePolicy(_ decide: @escaping @MainActor (PolicyDecision) -> Bool) {
+        Signals.objectAndEnum(self, "decide-policy") { pointer, type in
+            guard let decision = PolicyDecision(pointer, type: type) else { return false }
+            return decide(decision)
+        }
+    }
+
+    /// Runs `action` at each stage of a page load.
+    public func onLoadChanged(_ action: @escaping @MainActor (LoadEvent) -> Void) {
+        Signals.enumerated(self, "load-changed") { value in
+            if let event = LoadEvent(value) { action(event) }
+        }
+    }
+
+    /// A load failed: the URI and the error; return true when handled (WebKit shows nothing).
+    public func onLoadFailed(_ action: @escaping @MainActor (String, GLibError) -> Bool) { Signals.loadFailed(self, action) }
+
+    /// A site's certificate was refused: the URI and why; return true when handled.
+    public func onTLSFailed(_ action: @escaping @MainActor (String, CertificateProblems) -> Bool) {
+        Signals.tlsFailed(self) { uri, flags in action(uri, CertificateProblems(rawValue: flags)) }
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import SesameCore
+import SesameSamples
+
+/// The window's sign-in page, as the Core's ``SignInUserAgent``: a title bar with Cancel above
+/// one ``SignInView`` per storage group (each keeps its own cookies, so single sign-on is per
+/// group). The store presents a session; the pane shows its group's view, which hands the
+/// redirect straight to the session.
+@MainActor
+final class SignInPane: SignInUserAgent {
+    /// The sign-in page.
+    let root: Box
+    private let title: Label
+    private let views: Stack
+    private var viewsByGroup: [String: SignInView] = [:]
+    private let trace: FlowTrace
+    private let webDataDirectory: URL?
+    private let automation: Bool
+    /// The session on screen.
+    private(set) var current: SignInSession?
+    /// The view of the session on screen, or of the last one.
+    private(set) var view: SignInView?
+    /// The window shows the sign-in page.
+    var onShow: (() -> Void)?
+    /// The window goes back to the samples.
+    var onHide: (() -> Void)?
+
+    /// - Parameter webDataDirectory: where each group's web data lives (a folder per group);
+    ///   nil keeps it in memory.
+    /// - Parameter automation: one view, which WebKitWebDriver drives, serves every group.
+    init(trace: FlowTrace, webDataDirectory: URL?, automation: Bool) {
+        self.trace = trace
+        self.webDataDirectory = webDataDirectory
+        self.automation = automation
+        root = Box(vertical: true, spacing: 0)
+        let bar = Box(vertical: false, spacing: 6)
+        bar.setMargin(6)
+        title = Label(L("Sign in"), xalign: 0)
+        bar.pack(title, expand: true)
+        views = Stack()
+        root.pack(bar)
+        root.pack(views, expand: true)
+        bar.pack(Button(L("Cancel"), accessibleName: L("Cancel sign-in")) { [weak self] in self?.cancel() })
+        if automation {
+            // Only one context may allow automation, and WebDriver's session starts with the
+            // app: the view exists from the start.
+            _ = signInView(forGroup: "automation")
+        }
+    }
+
+    /// Whether a sign-in is on screen.
+    var isSigningIn: Bool { current != nil }
+
+    nonisolated func present(_ session: SignInSession) async throws {
+        await show(session)
+    }
+
+    nonisolated func dismiss(_ session: SignInSession) async {
+        await hide(session)
+    }
+
+    private func show(_ session: SignInSession) {
+        current = session
+        let view = signInView(forGroup: session.storageGroup)
+        self.view = view
+        views.show(view.root)
+        title.text = L("Sign in — the identity service’s own page")
+        onShow?()
+        view.begin(session)
+    }
+
+    private func hide(_ session: SignInSession) {
+        guard current?.id == session.id else { return }
+        current = nil
+        view?.end()
+        onHide?()
+    }
+
+    /// Closes sign-in without a result (Cancel, or the window closing).
+    func cancel() {
+        guard let current else { return }
+        view?.end()
+        current.cancel()
+    }
+
+    /// "Forget sign-in data": every group's cookies and web data.
+    func forgetSignInData() {
+        for view in viewsByGroup.values { view.forgetSignInData() }
+    }
+
+    private func signInView(forGroup group: String) -> SignInView {
+        if automation, let shared = viewsByGroup.values.first { return shared }
+        if let existing = viewsByGroup[group] { return existing }
+        let view = SignInView(dataDirectory: webDataDirectory?.appending(path: group), trace: trace, automation: automation)
+        view.onRedirect = { [weak self] in self?.onHide?() }
+        viewsByGroup[group] = view
+        views.add(view.root, name: group)
+        return view
+    }
+}

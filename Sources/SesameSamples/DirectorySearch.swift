@@ -1,0 +1,211 @@
+import Foundation
+import SesameCore
+
+/// The v2.0 sample without its widgets: search the organisation's people as the user types,
+/// page on as they scroll, and read one person's details.
+///
+/// Each search gets a generation; starting a new one cancels the previous request, and an answer
+/// that arrives for an older generation is dropped, so a slow answer never replaces a newer one.
+@MainActor
+public final class DirectorySearch {
+    /// What the list area says.
+    public enum Status: Equatable, Sendable {
+        /// Nobody is signed in: the page offers "Sign in".
+        case signedOut
+        /// Signed out on purpose.
+        case signedOutByUser
+        /// A search is on its way.
+        case searching
+        /// The people found so far; `more` when scrolling loads another page.
+        case found(count: Int, more: Bool)
+        /// The search found no one.
+        case noMatches
+        /// The search failed; Retry searches again.
+        case failed(String)
+        /// Signing out failed (the account stays signed in).
+        case signOutFailed(String)
+    }
+
+    /// What changed, so that a view redraws only that.
+    public enum Change: Equatable, Sendable {
+        /// The list was replaced (a new search, a sign-out).
+        case replaced
+        /// Rows were added at the end (the next page).
+        case appended(Range<Int>)
+        /// The status line (and whether the sign-in button shows).
+        case status
+        /// The selected person.
+        case selection
+    }
+
+    /// The people in the list, in order.
+    public private(set) var users: [GraphUser] = []
+    /// What the status line says.
+    public private(set) var status: Status = .signedOut
+    /// The person whose details show.
+    public private(set) var selected: GraphUser?
+    /// Called after each change.
+    public var onChange: ((Change) -> Void)?
+
+    private let session: SampleSession
+    private let baseURL: URL
+    private var text = ""
+    private var nextPage: GraphUserPage?
+    private var generation = 0
+    private var searchTask: Task<Void, Never>?
+    private var pageTask: Task<Void, Never>?
+
+    /// A search over the sample's Graph (`graphBaseURL` of its settings).
+    public init(session: SampleSession) {
+        self.session = session
+        if case .graph(let graph) = session.sample.settings {
+            baseURL = graph.graphBaseURL
+        } else {
+            baseURL = URL(string: "https://graph.microsoft.com/v1.0/")!
+        }
+    }
+
+    /// Whether an account is signed in.
+    public var isSignedIn: Bool { session.account != nil }
+
+    /// The text of the status line, for the user.
+    public var statusText: String {
+        switch status {
+        case .signedOut: L("Sign in to search your organisation’s people.")
+        case .signedOutByUser: L("Signed out.")
+        case .searching: L("Searching…")
+        case .found(let count, let more): String(format: more ? L("%d people — scroll for more") : L("%d people"), count)
+        case .noMatches: L("No one matches.")
+        case .failed(let message): message
+        case .signOutFailed(let message): String(format: L("Could not sign out: %@"), message)
+        }
+    }
+
+    /// Whether a search or a page is on its way.
+    public var isLoading: Bool { status == .searching || pageTask != nil }
+
+    /// The page came into view: sign in if nobody is, then list everyone.
+    public func appear() async {
+        guard await session.signedInAccount() != nil else {
+            setStatus(.signedOut)
+            return
+        }
+        if users.isEmpty, status != .searching { search(text) }
+    }
+
+    /// Signs in (the "Sign in" button), then lists everyone.
+    public func signIn() async {
+        guard !session.isSigningIn, await session.signIn() != nil else { return }
+        search(text)
+    }
+
+    /// A new search for `text`: the previous one is cancelled, and its answer, if it still
+    /// comes, is dropped.
+    public func search(_ text: String) {
+        self.text = text
+        generation += 1
+        let current = generation
+        searchTask?.cancel()
+        pageTask?.cancel()
+        pageTask = nil
+        guard let directory = directory() else {
+            setStatus(.signedOut)
+            return
+        }
+        setStatus(.searching)
+        searchTask = Task { [weak self] in
+            do {
+                let page = try await directory.search(text)
+                guard let self, current == self.generation, !Task.isCancelled else { return }
+                self.replace(with: page)
+            } catch {
+                guard let self, current == self.generation, !Task.isCancelled else { return }
+                self.setStatus(.failed(UserMessage.text(for: error)))
+            }
+        }
+    }
+
+    /// Searches the same text again (Retry).
+    public func retry() { search(text) }
+
+    /// The next page, when the user scrolled to the end and there is one.
+    public func loadMore() {
+        guard let directory = directory(), let page = nextPage, page.nextLink != nil, pageTask == nil, status != .searching else { return }
+        let current = generation
+        pageTask = Task { [weak self] in
+            let next: GraphUserPage?
+            do {
+                next = try await directory.nextPage(after: page)
+            } catch {
+                guard let self, current == self.generation else { return }
+                self.pageTask = nil
+                self.setStatus(.failed(UserMessage.text(for: error)))
+                return
+            }
+            guard let self, current == self.generation else { return }
+            self.pageTask = nil
+            if let next { self.append(next) }
+        }
+        onChange?(.status)
+    }
+
+    /// Shows one person's details (`nil` clears them).
+    public func select(_ index: Int?) {
+        selected = index.flatMap { users.indices.contains($0) ? users[$0] : nil }
+        onChange?(.selection)
+    }
+
+    /// Signs out: the list empties and the page offers "Sign in".
+    public func signOut() async {
+        do {
+            try await session.signOut()
+        } catch {
+            setStatus(.signOutFailed(UserMessage.text(for: error)))
+            return
+        }
+        generation += 1
+        searchTask?.cancel()
+        pageTask?.cancel()
+        pageTask = nil
+        users = []
+        nextPage = nil
+        selected = nil
+        onChange?(.replaced)
+        onChange?(.selection)
+        setStatus(.signedOutByUser)
+    }
+
+    /// Stops every request (the window is closing).
+    public func close() {
+        generation += 1
+        searchTask?.cancel()
+        pageTask?.cancel()
+        onChange = nil
+    }
+
+    private func directory() -> GraphUserDirectory? {
+        guard let account = session.account else { return nil }
+        return GraphUserDirectory(client: session.httpClient, account: account, baseURL: baseURL)
+    }
+
+    private func replace(with page: GraphUserPage) {
+        users = page.users
+        nextPage = page
+        selected = nil
+        onChange?(.replaced)
+        setStatus(users.isEmpty ? .noMatches : .found(count: users.count, more: page.nextLink != nil))
+    }
+
+    private func append(_ page: GraphUserPage) {
+        let start = users.count
+        users += page.users
+        nextPage = page
+        onChange?(.appended(start..<users.count))
+        setStatus(.found(count: users.count, more: page.nextLink != nil))
+    }
+
+    private func setStatus(_ status: Status) {
+        self.status = status
+        onChange?(.status)
+    }
+}

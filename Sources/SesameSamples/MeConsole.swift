@@ -1,0 +1,106 @@
+import Foundation
+import SesameCore
+
+/// The MSAL sample without its widgets: "Call Microsoft Graph" gets a token silently when an
+/// account is cached and interactively otherwise (and again when the service requires
+/// interaction), calls `/me`, and writes each step to a log. Tokens show masked.
+@MainActor
+public final class MeConsole {
+    /// The log, a line per step.
+    public private(set) var lines: [String] = []
+    /// Called with each new line.
+    public var onLine: ((String) -> Void)?
+    /// Called when signing out becomes possible or not.
+    public var onAccountChange: ((Bool) -> Void)?
+
+    private let session: SampleSession
+    private let graphURI: URL
+
+    /// The console of the MSAL sample (`graphURI` of its settings).
+    public init(session: SampleSession) {
+        self.session = session
+        if case .msal(let msal) = session.sample.settings {
+            graphURI = msal.graphURI
+        } else {
+            graphURI = URL(string: "https://graph.microsoft.com/v1.0/me")!
+        }
+    }
+
+    /// Whether an account is cached (sign-out is possible).
+    public var canSignOut: Bool { session.account != nil }
+
+    /// The page came into view: find the cached account, without interaction.
+    public func appear() async {
+        await session.restore()
+        onAccountChange?(canSignOut)
+    }
+
+    /// The MSAL sample's logic: silent when an account is cached, interactive otherwise or when
+    /// the service says interaction is required; then `GET /me`.
+    public func callGraph() async {
+        do {
+            let token: AccessToken
+            if let account = await session.restore() {
+                do {
+                    token = try await session.httpClient.store.accessToken(for: account)
+                    write("acquireTokenSilent: \(token.secret.masked)")
+                } catch let error as AccountStoreError where error.code == .interactionRequired {
+                    write("interaction required: \(error.message)")
+                    token = try await interactive()
+                }
+            } else {
+                token = try await interactive()
+            }
+            session.use(token.account)
+            onAccountChange?(true)
+            let response = try await session.httpClient.perform(ResourceRequest(url: graphURI), as: token.account)
+            write("GET \(graphURI.absoluteString) → \(response.status)")
+            write(Self.pretty(response.body))
+        } catch {
+            write("error: \(UserMessage.text(for: error))")
+        }
+    }
+
+    /// Signs out (MSAL's `remove(account)`).
+    public func signOut() async {
+        do {
+            try await session.signOut()
+            write("signed out")
+        } catch {
+            write("error: " + String(format: L("Could not sign out: %@"), UserMessage.text(for: error)))
+        }
+        onAccountChange?(canSignOut)
+    }
+
+    /// Stops updating (the window is closing).
+    public func close() {
+        onLine = nil
+        onAccountChange = nil
+    }
+
+    /// The /me answer as indented JSON (the body as text when it is not JSON).
+    public static func pretty(_ body: Data) -> String {
+        guard let object = try? JSONSerialization.jsonObject(with: body),
+              let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        else { return String(decoding: body, as: UTF8.self) }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private struct SignInClosed: Error, CustomStringConvertible {
+        var description: String { L("Sign-in was cancelled.") }
+    }
+
+    private func interactive() async throws -> AccessToken {
+        write("acquireToken (interactive)")
+        session.forget()
+        guard let account = await session.signIn() else { throw SignInClosed() }
+        let token = try await session.httpClient.store.accessToken(for: account)
+        write("token: \(token.secret.masked)")
+        return token
+    }
+
+    private func write(_ line: String) {
+        lines.append(line)
+        onLine?(line)
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import SesameCore
+
+/// Shows a failed sign-in to the user and asks whether to try again: the seeds' alert with
+/// Retry and Cancel. The window's error bar is one.
+@MainActor
+public protocol SignInFailurePresenter: AnyObject {
+    /// Shows `error`; answers `true` when the user chose Retry.
+    func retryAfter(_ error: AccountStoreError) async -> Bool
+}
+
+/// One sample's signed-in user: finds the stored account, signs in interactively when there is
+/// none (Retry after an error, as the seeds' alert offers), and signs out. Every sample page
+/// works through one of these; none of them talks to the store's sign-in itself.
+@MainActor
+public final class SampleSession {
+    /// The sample.
+    public let sample: Sample
+    /// The signed-in account, once known.
+    public private(set) var account: Account?
+    /// Whether an interactive sign-in is under way.
+    public private(set) var isSigningIn = false
+    private let model: AppModel
+    private let userAgent: any SignInUserAgent
+    private weak var failures: (any SignInFailurePresenter)?
+
+    /// A session for `sample` whose interactive sign-ins show in `userAgent`, and whose failures
+    /// `failures` shows (without one, a failure ends the sign-in).
+    public init(sample: Sample, model: AppModel, userAgent: any SignInUserAgent, failures: (any SignInFailurePresenter)?) {
+        self.sample = sample
+        self.model = model
+        self.userAgent = userAgent
+        self.failures = failures
+    }
+
+    /// The store and the traced transport the session's sample calls its API with.
+    public var httpClient: AuthorizedHTTPClient { model.httpClient }
+
+    /// The stored account, without any interaction.
+    @discardableResult
+    public func restore() async -> Account? {
+        if account == nil { account = await model.account(for: sample) }
+        return account
+    }
+
+    /// The stored account, or an interactive sign-in when there is none.
+    public func signedInAccount() async -> Account? {
+        if let account = await restore() { return account }
+        return await signIn()
+    }
+
+    /// Signs in interactively (someone else may sign in: the store asks who, after a sign-out).
+    /// An error from the identity service is shown with Retry and Cancel; Retry starts over.
+    /// - Returns: the account, or `nil` when the user closed sign-in or cancelled after an error.
+    @discardableResult
+    public func signIn(parameters: [String: String] = [:]) async -> Account? {
+        guard !isSigningIn else { return nil }
+        isSigningIn = true
+        defer { isSigningIn = false }
+        while true {
+            do {
+                let signedIn = try await model.store.signIn(accountType: sample.accountType, parameters: parameters, using: userAgent)
+                account = signedIn
+                model.trace.record("token-acquired", [("accountType", signedIn.accountType)])
+                return signedIn
+            } catch where error.code == .cancelled {
+                return nil
+            } catch {
+                guard let failures, await failures.retryAfter(error) else { return nil }
+            }
+        }
+    }
+
+    /// Signs the account out: its tokens are deleted and the next sign-in asks who signs in.
+    /// - Throws: ``AccountStoreError`` when the storage refused (the account stays signed in).
+    public func signOut() async throws {
+        if let account {
+            try await model.store.remove(account)
+        }
+        account = nil
+        model.trace.record("signed-out", [("accountType", sample.accountType)])
+    }
+
+    /// Forgets the account this session knew (another sign-in replaced it), without signing out.
+    public func forget() {
+        account = nil
+    }
+
+    /// A session that already knows its account (after a silent token named a newer one).
+    func use(_ account: Account) {
+        self.account = account
+    }
+}

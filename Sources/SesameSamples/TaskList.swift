@@ -1,0 +1,108 @@
+import Foundation
+import SesameCore
+
+/// The B2C sample without its widgets: the signed-in user's tasks, adding one, and signing in
+/// as someone else. The text being added stays with the caller until the service has it.
+@MainActor
+public final class TaskList {
+    /// The tasks, as the service lists them.
+    public private(set) var tasks: [TaskItem] = []
+    /// The status line: a count, or what went wrong.
+    public private(set) var statusText = ""
+    /// Who is signed in, for the user.
+    public var signedInText: String {
+        session.account.map { String(format: L("Signed in as %@"), $0.displayName) } ?? L("Not signed in")
+    }
+    /// Called after each change.
+    public var onChange: (() -> Void)?
+
+    private let session: SampleSession
+    private let baseURL: URL
+    private var loading: Task<Void, Never>?
+
+    /// The task list of the sample's API (`taskAPI` of its settings).
+    public init(session: SampleSession) {
+        self.session = session
+        if case .b2c(let b2c) = session.sample.settings {
+            baseURL = b2c.taskAPI
+        } else {
+            baseURL = URL(string: "https://aadb2cplayground.azurewebsites.net")!
+        }
+    }
+
+    /// Whether an account is signed in.
+    public var isSignedIn: Bool { session.account != nil }
+
+    /// The page came into view: sign in if nobody is, then list the tasks.
+    public func appear() async {
+        guard await session.signedInAccount() != nil else {
+            changed()
+            return
+        }
+        await reload()
+    }
+
+    /// Lists the tasks again.
+    public func reload() async {
+        guard let service = service() else {
+            tasks = []
+            changed()
+            return
+        }
+        do {
+            tasks = try await service.tasks()
+            statusText = tasks.isEmpty ? L("No tasks yet.") : String(format: tasks.count == 1 ? L("%d task") : L("%d tasks"), tasks.count)
+        } catch {
+            statusText = UserMessage.text(for: error)
+        }
+        changed()
+    }
+
+    /// Adds a task; `true` once the service has it (the caller clears the text then).
+    public func add(_ text: String) async -> Bool {
+        guard let service = service() else { return false }
+        do {
+            try await service.add(text)
+        } catch {
+            statusText = UserMessage.text(for: error)
+            changed()
+            return false
+        }
+        await reload()
+        return true
+    }
+
+    /// Signs out, then in as someone else (the service asks who).
+    public func switchUser() async {
+        guard await signOut() else { return }
+        await appear()
+    }
+
+    /// Signs out: the list empties.
+    /// - Returns: whether the account was signed out.
+    @discardableResult
+    public func signOut() async -> Bool {
+        do {
+            try await session.signOut()
+        } catch {
+            statusText = String(format: L("Could not sign out: %@"), UserMessage.text(for: error))
+            changed()
+            return false
+        }
+        tasks = []
+        statusText = L("No tasks yet.")
+        changed()
+        return true
+    }
+
+    /// Stops updating (the window is closing).
+    public func close() {
+        onChange = nil
+    }
+
+    private func service() -> TaskService? {
+        session.account.map { TaskService(client: session.httpClient, account: $0, baseURL: baseURL) }
+    }
+
+    private func changed() { onChange?() }
+}

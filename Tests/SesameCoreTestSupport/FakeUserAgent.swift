@@ -1,0 +1,62 @@
+import Foundation
+import SesameCore
+import Synchronization
+
+/// A user agent that plays the browser without one: for each session the store presents, the
+/// test's script says what the "user" does — navigate somewhere (each URL is offered to
+/// ``SignInSession/resume(with:)``, as the web view's navigation policy offers it) or close the
+/// agent. It records what it was shown and what each navigation was answered.
+public final class FakeUserAgent: SignInUserAgent {
+    /// What the user does in the agent.
+    public enum Step: Sendable {
+        /// A navigation the agent is about to make.
+        case navigate(URL)
+        /// The user closes the agent.
+        case close
+    }
+
+    private struct Record {
+        var presented: [SignInSession] = []
+        var dismissed: [UUID] = []
+        var answers: [(URL, Bool)] = []
+    }
+
+    private let script: @Sendable (SignInSession, Int) -> [Step]
+    private let record = Mutex(Record())
+
+    /// - Parameter script: the steps for a session, given the session and how many were shown
+    ///   before it.
+    public init(_ script: @escaping @Sendable (SignInSession, Int) -> [Step]) {
+        self.script = script
+    }
+
+    /// The user signs in at once: the provider's redirect for each session.
+    public convenience init(provider: FakeIdentityProvider, extra: [String: String] = [:]) {
+        self.init { session, _ in [.navigate(provider.redirect(for: session.authorizationURL, extra: extra))] }
+    }
+
+    public var presented: [SignInSession] { record.withLock { $0.presented } }
+    public var dismissed: [UUID] { record.withLock { $0.dismissed } }
+    /// Each navigation offered to a session, and whether the session took it as its redirect.
+    public var answers: [(URL, Bool)] { record.withLock { $0.answers } }
+
+    public func present(_ session: SignInSession) async throws {
+        let shown = record.withLock { record in
+            record.presented.append(session)
+            return record.presented.count - 1
+        }
+        for step in script(session, shown) {
+            switch step {
+            case .navigate(let url):
+                let taken = session.resume(with: url)
+                record.withLock { $0.answers.append((url, taken)) }
+            case .close:
+                session.cancel()
+            }
+        }
+    }
+
+    public func dismiss(_ session: SignInSession) async {
+        record.withLock { $0.dismissed.append(session.id) }
+    }
+}

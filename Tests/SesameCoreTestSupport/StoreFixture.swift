@@ -1,0 +1,47 @@
+import Foundation
+import Logging
+import SesameCore
+
+/// A store over a fake identity provider and real file storage in a temporary directory.
+public struct StoreFixture: Sendable {
+    public let provider = FakeIdentityProvider()
+    public let directory = temporaryDirectory()
+    public let accountType = "myGraphService"
+    public let store: AccountStore
+    public let clock: TestClock
+
+    public init(logger: Logger = Logger(label: "sesame.tests")) {
+        let clock = provider.clock
+        self.clock = clock
+        store = AccountStore(
+            storage: FileTokenStorage(directory: directory), transport: provider.transport, now: { clock.now }, logger: logger)
+    }
+
+    public var storage: FileTokenStorage { FileTokenStorage(directory: directory) }
+
+    public func configure() async {
+        await store.setConfiguration(provider.configuration, forAccountType: accountType)
+    }
+
+    /// Signs in through the whole code flow (the user signs in at once) and returns the account.
+    public func signIn(extra: [String: String] = [:]) async throws -> Account {
+        await configure()
+        return try await store.signIn(accountType: accountType, using: FakeUserAgent(provider: provider, extra: extra))
+    }
+
+    /// The group's cache as stored.
+    public func storedCache() throws -> TokenCache {
+        try TokenCache(json: Data(contentsOf: storage.fileURL(group: provider.configuration.storageGroup)))
+    }
+
+    public func remove() { try? FileManager.default.removeItem(at: directory) }
+}
+
+
+/// A clock tests move by hand.
+public final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current = Date()
+    public var now: Date { lock.withLock { current } }
+    public func advance(by seconds: TimeInterval) { lock.withLock { current = current.addingTimeInterval(seconds) } }
+}

@@ -1,0 +1,203 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import NIOHTTP1
+
+/// The tests' one headless browser: a cookie jar, GET and POST, and walks through the identity
+/// service's pages by Microsoft's and B2C's field names. It speaks to the identity emulator
+/// either through Hummingbird's router test client (no sockets) or over real sockets, and never
+/// follows a redirect by itself: the test (or a sign-in session) decides.
+public final class HeadlessBrowser: @unchecked Sendable {
+    /// One HTTP exchange: method, URI (a path, or absolute over sockets), headers, body.
+    public typealias Exchange = @Sendable (HTTPRequest.Method, String, HTTPFields, String?) async throws -> Page
+
+    private let exchange: Exchange
+    private let lock = NSLock()
+    private var cookies: [String: String] = [:]
+    /// The one-time codes the emulator sent (to answer the SMS step).
+    public let codes: OneTimeCodes
+
+    /// A browser over `exchange`.
+    public init(codes: OneTimeCodes, exchange: @escaping Exchange) {
+        self.codes = codes
+        self.exchange = exchange
+    }
+
+    /// A browser over Hummingbird's router test client.
+    public convenience init(router client: any TestClientProtocol, codes: OneTimeCodes) {
+        self.init(codes: codes) { method, uri, headers, body in
+            let response = try await client.executeRequest(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+            return Page(status: response.status, headers: response.headers, text: String(buffer: response.body))
+        }
+    }
+
+    /// A browser over real sockets to `base` (relative URIs are resolved against it).
+    public static func sockets(base: URL, codes: OneTimeCodes) -> HeadlessBrowser {
+        HeadlessBrowser(codes: codes) { method, uri, headers, body in
+            let url = URL(string: uri, relativeTo: base)?.absoluteURL.absoluteString ?? uri
+            var request = HTTPClientRequest(url: url)
+            request.method = NIOHTTP1.HTTPMethod(rawValue: method.rawValue)
+            for field in headers { request.headers.add(name: field.name.rawName, value: field.value) }
+            if let body { request.body = .bytes(ByteBuffer(string: body)) }
+            let response = try await Self.client.execute(request, timeout: .seconds(15))
+            var fields = HTTPFields()
+            for (name, value) in response.headers {
+                if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
+            }
+            let text = String(buffer: try await response.body.collect(upTo: 4 << 20))
+            return Page(status: HTTPResponse.Status(code: Int(response.status.code)), headers: fields, text: text)
+        }
+    }
+
+    /// The sockets' client: it never follows a redirect (the redirect URI is the app's).
+    private static let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+
+    /// A page (or any answer) the browser got.
+    public struct Page: Sendable {
+        public let status: HTTPResponse.Status
+        public let headers: HTTPFields
+        public let text: String
+
+        public init(status: HTTPResponse.Status, headers: HTTPFields, text: String) {
+            self.status = status
+            self.headers = headers
+            self.text = text
+        }
+
+        /// Where a redirect goes.
+        public var location: String? { headers[.location] }
+
+        /// A hidden field's value (`ctx`).
+        public func hidden(_ name: String) -> String? {
+            firstMatch(#"name="\#(name)" value="([^"]*)""#)
+        }
+
+        /// Whether the page's HTML contains `fragment` (an element id, say).
+        public func contains(_ fragment: String) -> Bool { text.contains(fragment) }
+
+        /// The first capture group of `pattern` in the page.
+        public func firstMatch(_ pattern: String) -> String? {
+            guard let regex = try? NSRegularExpression(pattern: pattern),
+                  let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+                  let range = Range(match.range(at: 1), in: text) else { return nil }
+            return String(text[range])
+        }
+
+        /// The redirect's parameters (query or fragment), decoded.
+        public var redirectFields: [String: String] {
+            guard let location, let separator = location.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return [:] }
+            return Dictionary(FormEncoding.decode(location[location.index(after: separator)...]), uniquingKeysWith: { first, _ in first })
+        }
+
+        /// The body as a JSON object (empty when it is none).
+        public var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:] }
+    }
+
+    /// GETs `uri`.
+    public func get(_ uri: String, headers: HTTPFields = [:]) async throws -> Page {
+        try await send(uri, method: .get, headers: headers, body: nil)
+    }
+
+    /// POSTs a form.
+    public func post(_ uri: String, form: [(String, String)], headers: HTTPFields = [:]) async throws -> Page {
+        var fields = headers
+        fields[.contentType] = "application/x-www-form-urlencoded"
+        return try await send(uri, method: .post, headers: fields, body: FormEncoding.encode(form))
+    }
+
+    /// Sends a request with the cookies the browser holds, and keeps the ones it is given.
+    public func send(_ uri: String, method: HTTPRequest.Method, headers: HTTPFields, body: String?) async throws -> Page {
+        var fields = headers
+        let jar = lock.withLock { cookies }
+        if !jar.isEmpty { fields[.cookie] = jar.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
+        let page = try await exchange(method, uri, fields, body)
+        lock.withLock {
+            for header in page.headers[values: .setCookie] {
+                let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
+                guard pair.count == 2 else { continue }
+                if pair[1].isEmpty || header.contains("Max-Age=0") { cookies[String(pair[0])] = nil } else { cookies[String(pair[0])] = String(pair[1]) }
+            }
+        }
+        return page
+    }
+
+    /// Forgets every cookie (a new browser profile).
+    public func forgetCookies() { lock.withLock { cookies = [:] } }
+
+    // MARK: The identity service's pages
+
+    /// Walks Microsoft's pages: user name → password (→ the SMS code the emulator sent) → "Stay
+    /// signed in?" (→ consent) and returns the last answer, whose `location` is the redirect.
+    /// - Parameter authorize: the authorization request (a path, or absolute over sockets).
+    public func signIn(
+        _ user: String, password: String = SignInPageIDs.demoPassword, authorize uri: String, tenant: String = "common",
+        consent: Bool = true
+    ) async throws -> Page {
+        var page = try await followRedirects(from: get(uri))
+        guard let ctx = page.hidden("ctx") else { return page }
+        let login = "/\(tenant)/login"
+        page = try await post(login, form: [("ctx", ctx), ("step", "username"), (SignInPageIDs.Fields.userName, user)])
+        page = try await post(login, form: [("ctx", ctx), ("step", "password"), (SignInPageIDs.Fields.password, password)])
+        if page.contains(SignInPageIDs.smsCode) {
+            guard let code = codes.code(for: user) else { throw TestSupportError("the emulator sent \(user) no SMS code") }
+            page = try await post(login, form: [("ctx", ctx), ("step", "otc"), (SignInPageIDs.Fields.smsCode, code)])
+        }
+        if page.contains(SignInPageIDs.staySignedIn) {
+            page = try await post(login, form: [("ctx", ctx), ("step", "kmsi"), ("kmsi", "yes")])
+        }
+        if page.contains(SignInPageIDs.permissionList) {
+            page = try await post(login, form: [("ctx", ctx), ("step", "consent"), ("consent", consent ? "accept" : "cancel")])
+        }
+        return page
+    }
+
+    /// Walks B2C's combined sign-in page and returns the answer, whose `location` is the redirect.
+    public func b2cSignIn(
+        _ email: String, password: String = SignInPageIDs.demoPassword, authorize uri: String, tenant: String = "fabrikamb2c.onmicrosoft.com"
+    ) async throws -> Page {
+        let page = try await followRedirects(from: get(uri))
+        guard let ctx = page.hidden("ctx") else { return page }
+        return try await post("/\(tenant)/login", form: [
+            ("ctx", ctx), ("step", "b2c-signin"), (SignInPageIDs.Fields.b2cSignInName, email), (SignInPageIDs.Fields.b2cPassword, password),
+        ])
+    }
+
+    /// Follows redirects that stay on the identity service (a relative `Location`, or the same
+    /// host), as a browser would before showing a page.
+    private func followRedirects(from first: Page) async throws -> Page {
+        var page = first
+        for _ in 0..<5 {
+            guard (300..<400).contains(page.status.code), let location = page.location, location.hasPrefix("/") else { return page }
+            page = try await get(location)
+        }
+        return page
+    }
+}
+
+/// `application/x-www-form-urlencoded`, written here independently of both the client and the
+/// emulator.
+public enum FormEncoding {
+    /// Encodes pairs in order.
+    public static func encode(_ pairs: [(String, String)]) -> String {
+        pairs.map { "\(escape($0.0))=\(escape($0.1))" }.joined(separator: "&")
+    }
+
+    /// Decodes `a=1&b=2`.
+    public static func decode(_ text: Substring) -> [(String, String)] {
+        text.split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (unescape(parts[0]), parts.count > 1 ? unescape(parts[1]) : "")
+        }
+    }
+
+    private static func escape(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~")))?
+            .replacingOccurrences(of: "%20", with: "+") ?? text
+    }
+
+    private static func unescape(_ text: Substring) -> String {
+        String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+
+/// Runs a program to its end and captures what it printed: both pipes are read on their own
+/// threads, so neither fills up and blocks the program.
+public enum ProcessRunner {
+    /// What a run printed and how it ended.
+    public struct Result: Sendable {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
+    }
+
+    /// Runs `executable` with `arguments` in `environment` (the test's own when nil).
+    public static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        final class Box: @unchecked Sendable { var data = Data() }
+        let stderr = Box()
+        let stderrRead = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            stderr.data = err.fileHandleForReading.readDataToEndOfFile()
+            stderrRead.signal()
+        }
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        stderrRead.wait()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                      stderr: String(decoding: stderr.data, as: UTF8.self))
+    }
+}

@@ -1,0 +1,48 @@
+/// The element ids and form field names of Microsoft's and Azure AD B2C's sign-in pages, which the
+/// identity emulator reproduces and every test that fills a page uses. (The Python end-to-end
+/// helpers spell the same ids once, in `sesame_e2e.py`.)
+public enum SignInPageIDs {
+    /// The user name field (`loginfmt`).
+    public static let userName = "i0116"
+    /// The password field (`passwd`).
+    public static let password = "i0118"
+    /// The primary button ("Next", "Sign in", "Yes", "Accept").
+    public static let primaryButton = "idSIButton9"
+    /// The secondary button ("Back", "No", "Cancel").
+    public static let secondaryButton = "idBtn_Back"
+    /// The SMS code field (`otc`).
+    public static let smsCode = "idTxtBx_SAOTCC_OTC"
+    /// The SMS page's "Verify".
+    public static let smsContinue = "idSubmit_SAOTCC_Continue"
+    /// "Stay signed in?" — its "Don't show this again" box.
+    public static let staySignedIn = "KmsiCheckboxField"
+    /// The consent page's list of permissions.
+    public static let permissionList = "permissionList"
+    /// The inline error under the password.
+    public static let passwordError = "passwordError"
+    /// Demo mode's line that shows the code a user was sent.
+    public static let demoCode = "demoCode"
+
+    /// B2C: the e-mail field of the combined sign-in page.
+    public static let b2cSignInName = "signInName"
+    /// B2C: the password field.
+    public static let b2cPassword = "password"
+    /// B2C: "Sign in".
+    public static let b2cNext = "next"
+    /// B2C: "Forgot your password?".
+    public static let b2cForgotPassword = "forgotPassword"
+    /// B2C: "Sign up now".
+    public static let b2cCreateAccount = "createAccount"
+
+    /// The form field names the pages post (`FORM_FIELD=value`).
+    public enum Fields {
+        public static let userName = "loginfmt"
+        public static let password = "passwd"
+        public static let smsCode = "otc"
+        public static let b2cSignInName = "signInName"
+        public static let b2cPassword = "password"
+    }
+
+    /// The bundled samples' demo password.
+    public static let demoPassword = "Passw0rd!"
+}
