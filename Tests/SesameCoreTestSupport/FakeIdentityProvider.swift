@@ -102,7 +102,8 @@ public final class FakeIdentityProvider: @unchecked Sendable {
         Base64URL.encode(try! JSONSerialization.data(withJSONObject: ["uid": uid, "utid": tenantID], options: [.sortedKeys]))
     }
 
-    private func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
+    /// Answers a request as the provider (discovery, keys, token); 404 for anything else.
+    public func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
         let path = request.url.path
         if path.hasSuffix("/v2.0/.well-known/openid-configuration") {
             return json([

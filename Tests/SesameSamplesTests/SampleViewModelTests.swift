@@ -1,0 +1,203 @@
+import Foundation
+import SesameCore
+import SesameCoreTestSupport
+import SesameSamples
+import Testing
+
+@MainActor
+@Suite("The Directory page's model")
+struct DirectorySearchTests {
+    @Test("appearing signs in once and lists the first page; scrolling to the end appends the next")
+    func appearAndPage() async throws {
+        let fixture = try await SamplesFixture()
+        defer { fixture.remove() }
+        let search = DirectorySearch(session: fixture.session(.directory))
+        var changes: [DirectorySearch.Change] = []
+        search.onChange = { changes.append($0) }
+        await search.appear()
+        try await until { search.status != .searching }
+        #expect(fixture.agent.presented.count == 1)
+        #expect(search.users.count == 50)
+        #expect(search.status == .found(count: 50, more: true))
+        #expect(search.statusText == "50 people — scroll for more")
+        search.loadMore()
+        try await until { search.users.count == 100 }
+        #expect(changes.contains(.appended(50..<100)))
+        #expect(Set(search.users.map(\.id)).count == 100, "the second page repeats people")
+        #expect(fixture.events("token-acquired").count == 1)
+    }
+
+    @Test("a slow answer to an older search never replaces a newer one")
+    func staleAnswersAreDropped() async throws {
+        let fixture = try await SamplesFixture()
+        defer { fixture.remove() }
+        let search = DirectorySearch(session: fixture.session(.directory))
+        await search.appear()
+        try await until { search.status != .searching }
+        fixture.apis.hold("Person")
+        search.search("Person")
+        try await until { fixture.apis.isHolding("Person") }
+        search.search("meg")
+        try await until { search.status != .searching }
+        #expect(search.users.map(\.displayName) == ["Megan Bowen", "Megan Carter", "Meg Ryan"])
+        // The older answer arrives now, and is dropped.
+        fixture.apis.release("Person")
+        try await until { fixture.transportRequests().filter { $0.url.host == "graph.microsoft.com" }.count == 3 }
+        for _ in 0..<20 { await Task.yield() }
+        #expect(search.users.map(\.displayName) == ["Megan Bowen", "Megan Carter", "Meg Ryan"])
+        #expect(search.status == .found(count: 3, more: false))
+    }
+
+    @Test("a failed search says why and Retry searches again; no one found says so")
+    func failureAndRetry() async throws {
+        let fixture = try await SamplesFixture()
+        defer { fixture.remove() }
+        let search = DirectorySearch(session: fixture.session(.directory))
+        await search.appear()
+        try await until { search.status != .searching }
+        fixture.apis.failNext(with: 503)
+        search.search("meg")
+        try await until { search.status != .searching }
+        guard case .failed(let message) = search.status else { Issue.record("not failed: \(search.status)"); return }
+        #expect(message.contains("The service is down for the test."), "\(message)")
+        search.retry()
+        try await until { search.status != .searching }
+        #expect(search.users.count == 3)
+        search.search("zzzq")
+        try await until { search.status != .searching }
+        #expect(search.status == .noMatches)
+        #expect(search.statusText == "No one matches.")
+    }
+
+    @Test("signing out empties the list, offers Sign in, and the next sign-in asks who signs in")
+    func signOut() async throws {
+        let fixture = try await SamplesFixture()
+        defer { fixture.remove() }
+        let session = fixture.session(.directory)
+        let search = DirectorySearch(session: session)
+        await search.appear()
+        try await until { search.status != .searching }
+        await search.signOut()
+        #expect(search.users.isEmpty)
+        #expect(search.status == .signedOutByUser)
+        #expect(!search.isSignedIn)
+        #expect(fixture.events("signed-out").count == 1)
+        #expect(try await fixture.model.store.accounts(ofType: "myGraphService").isEmpty)
+        await search.signIn()
+        try await until { search.status != .searching }
+        let second = try #require(fixture.agent.presented.last)
+        #expect(URLComponents(url: second.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems?.contains { $0.name == "prompt" && $0.value == "login" } == true)
+        #expect(search.users.count == 50)
+    }
+
+    @Test("closing the sign-in leaves the page signed out, offering Sign in; nothing is searched")
+    func closedSignIn() async throws {
+        let fixture = try await SamplesFixture()
+        defer { fixture.remove() }
+        let search = DirectorySearch(session: fixture.session(.directory, agent: FakeUserAgent { _, _ in [.close] }))
+        await search.appear()
+        #expect(search.status == .signedOut)
+        #expect(!search.isSignedIn)
+        #expect(fixture.transportRequests().allSatisfy { $0.url.host != "graph.microsoft.com" })
+        try await until { fixture.events("sign-in-cancelled").count == 1 }
+    }
+}
+
+@MainActor
+@Suite("The sample session")
+struct SampleSessionTests {
+    @Test("an error from the service is shown with Retry; Retry signs in, Cancel gives up")
+    func retryAfterAnError() async throws {
+        let fixture = try await SamplesFixture()
+        defer { fixture.remove() }
+        let provider = fixture.provider
+        let declineFirst = FakeUserAgent { session, shown in
+            shown == 0
+                ? [.navigate(provider.errorRedirect(for: session.authorizationURL, error: "access_denied",
+                                                    description: "AADSTS65004: User declined to consent to access the app."))]
+                : [.navigate(provider.redirect(for: session.authorizationURL))]
+        }
+        let failures = ScriptedFailures(retries: 1)
+        let session = fixture.session(.directory, agent: declineFirst, failures: failures)
+        let account = await session.signIn()
+        #expect(account != nil)
+        #expect(failures.shown.map(\.serviceCode) == ["AADSTS65004"])
+        // The store's failures reach the trace through its event stream.
+        try await until { !fixture.events("sign-in-failed").isEmpty }
+        #expect(fixture.events("sign-in-failed").map { $0.fields.first { $0.0 == "error" }?.1 } == ["AADSTS65004"])
+
+        let giveUp = ScriptedFailures(retries: 0)
+        let declineAlways = FakeUserAgent { session, _ in
+            [.navigate(provider.errorRedirect(for: session.authorizationURL, error: "access_denied", description: "AADSTS65004: declined"))]
+        }
+        let other = SampleSession(sample: fixture.model.sample(.me)!, model: fixture.model, userAgent: declineAlways, failures: giveUp)
+        #expect(await other.signIn() == nil)
+        #expect(giveUp.shown.count == 1)
+    }
+}
+
+@MainActor
+@Suite("The Tasks page's model")
+struct TaskListTests {
+    @Test("sam's tasks: listed, added (the caller keeps the text until the service has it), gone after switching user")
+    func tasks() async throws {
+        let fixture = try await SamplesFixture()
+        defer { fixture.remove() }
+        let list = TaskList(session: fixture.session(.tasks))
+        await list.appear()
+        #expect(list.tasks.isEmpty)
+        #expect(list.statusText == "No tasks yet.")
+        #expect(list.signedInText == "Signed in as Alex Wilber")
+        #expect(await list.add("Water the plants"))
+        #expect(list.tasks.map(\.text) == ["Water the plants"])
+        #expect(list.statusText == "1 task")
+        fixture.apis.failNext(with: 503)
+        #expect(await !list.add("Call the bank"), "a refused task must not report success")
+        #expect(fixture.apis.tasks == ["Water the plants"])
+        #expect(list.statusText.contains("503") || list.statusText.contains("down"), "\(list.statusText)")
+        await list.switchUser()
+        #expect(fixture.agent.presented.count == 2)
+        #expect(fixture.events("signed-out").count == 1)
+    }
+}
+
+@MainActor
+@Suite("The Me page's model")
+struct MeConsoleTests {
+    @Test("the first call signs in interactively, the second is silent, a refused refresh signs in again")
+    func interactiveThenSilent() async throws {
+        let fixture = try await SamplesFixture()
+        defer { fixture.remove() }
+        let console = MeConsole(session: fixture.session(.me))
+        await console.appear()
+        #expect(!console.canSignOut)
+        await console.callGraph()
+        #expect(fixture.agent.presented.count == 1)
+        #expect(console.lines.first == "acquireToken (interactive)")
+        #expect(console.canSignOut)
+        let afterFirst = console.lines.count
+        await console.callGraph()
+        #expect(fixture.agent.presented.count == 1, "the second call was not silent")
+        #expect(console.lines[afterFirst].hasPrefix("acquireTokenSilent: "))
+
+        fixture.provider.clock.advance(by: 7200)
+        fixture.provider.refreshError = ["error": "invalid_grant", "error_description": "AADSTS50173: The provided grant has expired due to it being revoked.", "error_codes": [50173]]
+        await console.callGraph()
+        #expect(fixture.agent.presented.count == 2)
+        #expect(console.lines.contains { $0.hasPrefix("interaction required: Sign in again: AADSTS50173") })
+        for line in console.lines { #expect(!line.contains("at-"), "a token reached the log unmasked: \(line)") }
+    }
+}
+
+/// Waits (yielding, never sleeping a fixed time) until `condition` holds; fails after 10 s.
+@MainActor
+func until(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("the condition never held", sourceLocation: sourceLocation)
+            return
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
