@@ -15,29 +15,23 @@ import Synchronization
 /// try await emulator.run { base, caCertificate in print("listening on \(base)") }
 /// ```
 public final class IdentityEmulator: Sendable {
-    public let configuration: EmulatorConfiguration
+    /// How it was started.
+    public var configuration: EmulatorConfiguration { services.configuration }
     /// Contoso, the workforce tenant (Graph's directory).
-    public let contoso: Directory
+    public var contoso: Directory { services.contoso }
     /// Fabrikam, the B2C tenant.
-    public let fabrikam: Directory
-    let state: IdentityState
-    let tasks: TaskStore
-    let key: SigningKey
-    let clients: [ClientRegistration]
-    private let baseURL: Mutex<URL>
-    let logger: Logger
+    public var fabrikam: Directory { services.fabrikam }
+    let services: EmulatorServices
 
-    var tenants: [Tenant] { [contoso.tenant, fabrikam.tenant] }
+    /// The signing key (tests compare key ids).
+    var key: SigningKey { services.key }
     var clock: EmulatorClock { configuration.clock }
+
     /// The URL clients reach the emulator at (known once it listens; tests may set it).
-    public var base: URL {
-        get { baseURL.withLock { $0 } }
-    }
-    var issuer: TokenIssuer { TokenIssuer(base: base, key: key, accessTokenLifetime: configuration.accessTokenLifetime) }
+    public var base: URL { services.base }
 
     /// Builds the directories, loads (or creates) the signing key and the saved state.
     public init(configuration: EmulatorConfiguration, base: URL? = nil) async throws {
-        self.configuration = configuration
         if let directory = configuration.stateDirectory {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
@@ -45,32 +39,35 @@ public final class IdentityEmulator: Sendable {
         if let lifetime = configuration.accessTokenLifetime, lifetime <= 0 {
             throw EmulatorConfigurationError("--access-token-lifetime must be a positive number of seconds, not \(lifetime).")
         }
-        contoso = Directory(tenant: .contoso, users: DirectoryGenerator.contosoUsers(count: configuration.userCount, seed: configuration.seed))
-        fabrikam = Directory(tenant: .fabrikamB2C, users: DirectoryGenerator.fabrikamFixedUsers)
-        state = IdentityState(stateDirectory: configuration.stateDirectory)
-        tasks = TaskStore(stateDirectory: configuration.stateDirectory)
-        key = try SigningKey.loadOrCreate(in: configuration.stateDirectory, now: configuration.clock.now)
-        clients = configuration.clients
-        baseURL = Mutex(base ?? URL(string: "http://\(configuration.host):\(configuration.port)")!)
         var logger = Logger(label: "identity-emulator")
         logger.logLevel = .warning
-        self.logger = logger
+        let fabrikam = Directory(tenant: .fabrikamB2C, users: DirectoryGenerator.fabrikamFixedUsers)
+        let state = IdentityState(stateDirectory: configuration.stateDirectory)
+        services = EmulatorServices(
+            configuration: configuration,
+            contoso: Directory(tenant: .contoso, users: DirectoryGenerator.contosoUsers(count: configuration.userCount, seed: configuration.seed)),
+            fabrikam: fabrikam, state: state, tasks: TaskStore(stateDirectory: configuration.stateDirectory),
+            key: try SigningKey.loadOrCreate(in: configuration.stateDirectory, now: configuration.clock.now),
+            base: base ?? URL(string: "http://\(configuration.host):\(configuration.port)")!, logger: logger)
         for user in await state.signedUpUsers { fabrikam.restore(user) }
     }
 
     /// Problems with files in the state directory found while loading (kept aside, not deleted).
     public var warnings: [String] {
-        get async { await state.warnings + [await tasks.warning].compactMap { $0 } }
+        get async { await services.state.warnings + [await services.tasks.warning].compactMap { $0 } }
     }
-
-    func setBase(_ url: URL) { baseURL.withLock { $0 = url } }
-
-    func directory(for tenant: Tenant) -> Directory { tenant.kind == .b2c ? fabrikam : contoso }
 
     // MARK: Routes
 
-    /// Every endpoint, on Hummingbird's router.
+    /// Every endpoint, on Hummingbird's router: the one place that says which controller answers
+    /// which path.
     public func router() -> Router<BasicRequestContext> {
+        let signIn = SignInController(services: services)
+        let token = TokenController(services: services)
+        let discovery = DiscoveryController(services: services)
+        let graph = GraphController(services: services)
+        let tasks = TaskController(services: services)
+
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ServiceHeadersMiddleware())
 
@@ -78,59 +75,43 @@ public final class IdentityEmulator: Sendable {
         // /{tenant}/…, /{tenant}/{policy}/… and /tfp/{tenant}/{policy}/… (policy also as ?p=).
         for prefix in ["/:tenant", "/:tenant/:policy", "/tfp/:tenant/:policy"] {
             router.get("\(prefix)/oauth2/v2.0/authorize") { request, context in
-                try await self.authorize(request, endpoint: self.endpoint(context, request))
+                try await signIn.authorize(request, endpoint: signIn.endpoint(context, request))
             }
             router.post("\(prefix)/oauth2/v2.0/token") { request, context in
-                try await self.token(request, context: context, endpoint: self.endpointForJSON(context, request))
+                try await token.token(request, context: context, endpoint: token.endpointForJSON(context, request))
             }
             router.get("\(prefix)/oauth2/v2.0/logout") { request, context in
-                try await self.logout(request, endpoint: self.endpoint(context, request))
+                try await signIn.logout(request, endpoint: signIn.endpoint(context, request))
             }
             router.get("\(prefix)/v2.0/.well-known/openid-configuration") { request, context in
-                try self.discovery(request, endpoint: self.endpointForJSON(context, request))
+                try discovery.discovery(request, endpoint: discovery.endpointForJSON(context, request))
             }
             router.get("\(prefix)/discovery/v2.0/keys") { request, context in
-                try self.keys(endpoint: self.endpointForJSON(context, request))
+                try discovery.keys(endpoint: discovery.endpointForJSON(context, request))
             }
         }
-        router.post("/:tenant/login") { request, context in try await self.login(request, tenantSegment: context.parameters.require("tenant")) }
-        router.get("/:tenant/login") { request, context in try await self.login(request, tenantSegment: context.parameters.require("tenant")) }
+        router.post("/:tenant/login") { request, context in try await signIn.login(request, tenantSegment: context.parameters.require("tenant")) }
+        router.get("/:tenant/login") { request, context in try await signIn.login(request, tenantSegment: context.parameters.require("tenant")) }
 
         // Microsoft Graph.
-        router.get("/v1.0/me") { request, _ in await self.graphMe(request) }
-        router.get("/v1.0/users") { request, _ in await self.graphUsers(request) }
-        router.get("/v1.0/users/:id") { request, context in await self.graphUser(request, id: context.parameters.get("id") ?? "") }
-        router.post("/v1.0/me/revokeSignInSessions") { request, _ in await self.graphRevoke(request, id: nil) }
-        router.post("/v1.0/users/:id/revokeSignInSessions") { request, context in await self.graphRevoke(request, id: context.parameters.get("id")) }
-        router.get("/oidc/userinfo") { request, _ in await self.userInfo(request) }
+        router.get("/v1.0/me") { request, _ in await graph.graphMe(request) }
+        router.get("/v1.0/users") { request, _ in await graph.graphUsers(request) }
+        router.get("/v1.0/users/:id") { request, context in await graph.graphUser(request, id: context.parameters.get("id") ?? "") }
+        router.post("/v1.0/me/revokeSignInSessions") { request, _ in await graph.graphRevoke(request, id: nil) }
+        router.post("/v1.0/users/:id/revokeSignInSessions") { request, context in await graph.graphRevoke(request, id: context.parameters.get("id")) }
+        router.get("/oidc/userinfo") { request, _ in await graph.userInfo(request) }
 
         // The B2C sample's task API.
-        router.get("/api/tasks") { request, _ in await self.listTasks(request) }
-        router.post("/api/tasks") { request, _ in await self.addTask(request) }
-        router.delete("/api/tasks/:id") { request, context in await self.deleteTask(request, id: context.parameters.get("id") ?? "") }
+        router.get("/api/tasks") { request, _ in await tasks.listTasks(request) }
+        router.post("/api/tasks") { request, _ in await tasks.addTask(request) }
+        router.delete("/api/tasks/:id") { request, context in await tasks.deleteTask(request, id: context.parameters.get("id") ?? "") }
 
         // The emulator's own controls, for test harnesses.
         router.post("/.emulator/users/:user/revokeSignInSessions") { _, context in
-            await self.controlRevoke(user: context.parameters.get("user") ?? "")
+            await graph.controlRevoke(user: context.parameters.get("user") ?? "")
         }
-        router.get("/") { _, _ in self.homePage() }
+        router.get("/") { _, _ in Self.homePage() }
         return router
-    }
-
-    /// The tenant and policy a request names (B2C policy from the path or `?p=`).
-    func endpoint(_ context: BasicRequestContext, _ request: Request) throws(EndpointError) -> IdentityEndpoint {
-        let tenant = context.parameters.get("tenant") ?? ""
-        let policy = context.parameters.get("policy") ?? request.queryFields["p"]
-        return try IdentityEndpoint.resolve(tenant: tenant, policy: policy, tenants: tenants)
-    }
-
-    /// As ``endpoint(_:_:)``, failing with a JSON error (token, discovery, keys).
-    func endpointForJSON(_ context: BasicRequestContext, _ request: Request) throws -> IdentityEndpoint {
-        do {
-            return try endpoint(context, request)
-        } catch {
-            throw JSONFailure(error.serviceError)
-        }
     }
 
     // MARK: Running
@@ -156,14 +137,14 @@ public final class IdentityEmulator: Sendable {
             onServerRunning: { [caPath] channel in
                 let port = channel.localAddress?.port ?? self.configuration.port
                 let url = URL(string: "\(scheme)://\(displayHost):\(port)")!
-                self.setBase(url)
+                self.services.base = url
                 onListening(url, caPath)
             },
-            logger: logger)
+            logger: services.logger)
         try await app.runService()
     }
 
-    private func homePage() -> Response {
+    private static func homePage() -> Response {
         .html(PageLayout.microsoft(title: "Identity emulator", body: """
             <h1 id="pageTitle">Identity emulator</h1>
             <p>A local Microsoft identity platform, Microsoft Graph users API and B2C task API.</p>

@@ -2,8 +2,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// `/authorize`, the sign-in pages posting to `/{tenant}/login`, and `/logout`.
-extension IdentityEmulator {
+/// `/authorize`, the sign-in pages posting to `/{tenant}/login`, and `/logout`: Entra's pages, and B2C's through ``B2CController``.
+struct SignInController: EmulatorController {
+    let services: EmulatorServices
+
     static let workforceCookie = "ESTSAUTH"
     static let b2cCookie = "x-ms-cpim-sso-fabrikamb2c"
 
@@ -195,7 +197,7 @@ extension IdentityEmulator {
             return .html(SignInPages.username(action: action, ctx: ctx, hint: nil, error: nil))
 
         case "b2c-signin", "b2c-signup", "b2c-reset":
-            return try await b2cStep(form, transaction: transaction, now: now)
+            return try await B2CController(services: services).b2cStep(form, transaction: transaction, now: now)
 
         default:
             return restart(transaction, action: action)

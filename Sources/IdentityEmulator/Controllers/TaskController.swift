@@ -2,9 +2,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// The B2C sample's task API (`TasksController`): per-user tasks, scope checks with the sample's
-/// reason phrases, ASP.NET's JSON shapes.
-extension IdentityEmulator {
+/// The B2C sample's task API.
+struct TaskController: EmulatorController {
+    let services: EmulatorServices
+
     private struct TaskFailure: Error {
         let status: HTTPResponse.Status
         let message: String

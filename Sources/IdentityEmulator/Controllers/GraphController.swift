@@ -2,9 +2,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// Microsoft Graph: `/v1.0/users`, `/v1.0/users/{id | userPrincipalName}`, `/v1.0/me`,
-/// `revokeSignInSessions`, and `/oidc/userinfo`.
-extension IdentityEmulator {
+/// Microsoft Graph's users API (and `/me`, `revokeSignInSessions`, `userinfo`).
+struct GraphController: EmulatorController {
+    let services: EmulatorServices
+
     static let graphContentType = "application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=false;charset=utf-8"
 
     /// The signed-in caller of a Graph request.

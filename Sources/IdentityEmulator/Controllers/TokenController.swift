@@ -3,8 +3,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// `POST /oauth2/v2.0/token`: the authorization_code and refresh_token grants.
-extension IdentityEmulator {
+/// The token endpoint: the code, refresh-token grants and their errors, in Entra's and B2C's shapes.
+struct TokenController: EmulatorController {
+    let services: EmulatorServices
+
     func token(_ request: Request, context: BasicRequestContext, endpoint: IdentityEndpoint) async throws -> Response {
         let now = clock.now
         let form = try await request.formFields()

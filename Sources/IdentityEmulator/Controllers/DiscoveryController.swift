@@ -1,12 +1,10 @@
 import Foundation
 import Hummingbird
 
-/// OpenID Connect discovery and the signing keys, per tenant (and B2C policy).
-extension IdentityEmulator {
-    var root: String {
-        let text = base.absoluteString
-        return text.hasSuffix("/") ? String(text.dropLast()) : text
-    }
+/// OpenID Connect discovery and the signing keys.
+struct DiscoveryController: EmulatorController {
+    let services: EmulatorServices
+
 
     func discovery(_ request: Request, endpoint: IdentityEndpoint) throws -> Response {
         let prefix = root + endpoint.pathPrefix

@@ -1,19 +1,23 @@
 import Foundation
 import Hummingbird
 
-/// B2C's combined sign-up/sign-in page, sign-up, and the password-reset user flow.
-extension IdentityEmulator {
+/// B2C's user-flow pages (sign-in, sign-up, password reset), posted to `/{tenant}/login`.
+struct B2CController: EmulatorController {
+    let services: EmulatorServices
+    /// The sign-in pages' controller, which B2C's pages end in (the code redirect, errors).
+    private var signIn: SignInController { SignInController(services: services) }
+
     func b2cStep(_ form: FormFields, transaction input: SignInTransaction, now: Date) async throws -> Response {
         var transaction = input
         let authorization = transaction.request
         let endpoint = authorization.endpoint
         let tenantName = endpoint.tenant.displayName
-        let action = loginAction(endpoint)
+        let action = signIn.loginAction(endpoint)
         let ctx = transaction.id
 
         if form["action"] == "cancel" {
             await state.finish(ctx)
-            return errorRedirect(.cancelledSelfAsserted, reply: authorization.reply, now: now)
+            return signIn.errorRedirect(.cancelledSelfAsserted, reply: authorization.reply, now: now)
         }
 
         switch form["step"] ?? "" {
@@ -21,7 +25,7 @@ extension IdentityEmulator {
             switch form["action"] {
             case "forgotPassword":
                 await state.finish(ctx)
-                return errorRedirect(.forgotPassword, reply: authorization.reply, now: now)
+                return signIn.errorRedirect(.forgotPassword, reply: authorization.reply, now: now)
             case "signUp":
                 return .html(B2CPages.signUp(action: action, ctx: ctx, tenant: tenantName, values: FormFields(), error: nil))
             default:
@@ -38,7 +42,7 @@ extension IdentityEmulator {
                 }
                 transaction.userID = user.id
                 transaction.passwordVerified = true
-                return await complete(transaction, session: nil, now: now)
+                return await signIn.complete(transaction, session: nil, now: now)
             }
 
         case "b2c-signup":
@@ -68,7 +72,7 @@ extension IdentityEmulator {
             transaction.userID = user.id
             transaction.passwordVerified = true
             transaction.newUser = true
-            return await complete(transaction, session: nil, now: now)
+            return await signIn.complete(transaction, session: nil, now: now)
 
         case "b2c-reset":
             switch form["action"] {
@@ -109,7 +113,7 @@ extension IdentityEmulator {
                 }
                 if let changed = fabrikam.setPassword(password, forUserID: userID) { await state.recordPasswordChange(changed) }
                 transaction.passwordVerified = true
-                return await complete(transaction, session: nil, now: now)
+                return await signIn.complete(transaction, session: nil, now: now)
             default:
                 break
             }

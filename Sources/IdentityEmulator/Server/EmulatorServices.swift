@@ -1,0 +1,87 @@
+import Foundation
+import Hummingbird
+import Logging
+import Synchronization
+
+/// What every endpoint family shares: the configuration, the two tenants' directories, the
+/// sign-in state (codes, sessions, refresh tokens, consents), the task store, the signing key,
+/// the registered clients and the base URL clients reach the emulator at.
+final class EmulatorServices: Sendable {
+    let configuration: EmulatorConfiguration
+    /// Contoso, the workforce tenant (Graph's directory).
+    let contoso: Directory
+    /// Fabrikam, the B2C tenant.
+    let fabrikam: Directory
+    let state: IdentityState
+    let tasks: TaskStore
+    let key: SigningKey
+    let clients: [ClientRegistration]
+    let logger: Logger
+    private let baseURL: Mutex<URL>
+
+    init(
+        configuration: EmulatorConfiguration, contoso: Directory, fabrikam: Directory, state: IdentityState, tasks: TaskStore,
+        key: SigningKey, base: URL, logger: Logger
+    ) {
+        self.configuration = configuration
+        self.contoso = contoso
+        self.fabrikam = fabrikam
+        self.state = state
+        self.tasks = tasks
+        self.key = key
+        clients = configuration.clients
+        baseURL = Mutex(base)
+        self.logger = logger
+    }
+
+    /// The URL clients reach the emulator at (known once it listens).
+    var base: URL {
+        get { baseURL.withLock { $0 } }
+        set { baseURL.withLock { $0 = newValue } }
+    }
+}
+
+/// One family of endpoints (sign-in pages, token, discovery, Graph, tasks, B2C) over the shared
+/// ``EmulatorServices``. The protocol gives every controller the same names for the shared parts.
+protocol EmulatorController: Sendable {
+    var services: EmulatorServices { get }
+}
+
+extension EmulatorController {
+    var configuration: EmulatorConfiguration { services.configuration }
+    var contoso: Directory { services.contoso }
+    var fabrikam: Directory { services.fabrikam }
+    var state: IdentityState { services.state }
+    var tasks: TaskStore { services.tasks }
+    var key: SigningKey { services.key }
+    var clients: [ClientRegistration] { services.clients }
+    var logger: Logger { services.logger }
+    var base: URL { services.base }
+    var tenants: [Tenant] { [contoso.tenant, fabrikam.tenant] }
+    var clock: EmulatorClock { configuration.clock }
+    var issuer: TokenIssuer { TokenIssuer(base: base, key: key, accessTokenLifetime: configuration.accessTokenLifetime) }
+
+    /// The base URL without a trailing slash, for building absolute URLs.
+    var root: String {
+        let text = base.absoluteString
+        return text.hasSuffix("/") ? String(text.dropLast()) : text
+    }
+
+    func directory(for tenant: Tenant) -> Directory { tenant.kind == .b2c ? fabrikam : contoso }
+
+    /// The tenant and policy a request names (B2C policy from the path or `?p=`).
+    func endpoint(_ context: BasicRequestContext, _ request: Request) throws(EndpointError) -> IdentityEndpoint {
+        let tenant = context.parameters.get("tenant") ?? ""
+        let policy = context.parameters.get("policy") ?? request.queryFields["p"]
+        return try IdentityEndpoint.resolve(tenant: tenant, policy: policy, tenants: tenants)
+    }
+
+    /// As ``endpoint(_:_:)``, failing with a JSON error (token, discovery, keys).
+    func endpointForJSON(_ context: BasicRequestContext, _ request: Request) throws -> IdentityEndpoint {
+        do {
+            return try endpoint(context, request)
+        } catch {
+            throw JSONFailure(error.serviceError)
+        }
+    }
+}
