@@ -8,6 +8,10 @@ DEBIAN_PACKAGES := libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev xvfb xauth
                    python3 python3-venv python3-gi gir1.2-atspi-2.0 at-spi2-core
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
+# Every target imports only what Package.swift says it depends on.
+IMPORT_CHECK := --explicit-target-dependency-import-check error
+# The sources the formatter and the linter look at.
+SWIFT_SOURCES := Sources Tests Demo Benchmarks Package.swift
 # From PyPI for the tests: Microsoft's MSAL for Python (the emulator's wire tests sign in with
 # it) and Selenium (the WebDriver client that drives `sesame --automation-mode`), in a virtual
 # environment over Debian's Python, whose python3-gi reads the app's accessibility tree (AT-SPI).
@@ -16,7 +20,7 @@ SELENIUM_VERSION := 4.51.0
 TEST_VENV := .build/test-venv
 TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-selenium-$(SELENIUM_VERSION)
 
-.PHONY: deps build run test test-e2e bench demo emulator install translations clean
+.PHONY: deps build run test test-e2e lint format bench demo emulator install translations clean
 
 ## deps: install the Debian packages that are missing (apt-get update once, then non-interactive installs)
 deps:
@@ -32,7 +36,7 @@ deps:
 
 ## build: build every product (and compile the translations into .build/locale)
 build: deps translations
-	swift build $(SWIFT_BUILD_FLAGS)
+	swift build $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS)
 
 ## translations: Resources/po/*.po → .build/locale/<lang>/LC_MESSAGES/sesame.mo
 translations: deps
@@ -45,17 +49,25 @@ translations: deps
 run: build
 	WEBKIT_DISABLE_COMPOSITING_MODE=$${WEBKIT_DISABLE_COMPOSITING_MODE-1} scripts/run-with-emulator.sh "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)"
 
-## test: build and pass every test, inside a private D-Bus session with an unlocked gnome-keyring
-test: deps translations $(TEST_VENV_STAMP)
-	swift build --build-tests $(SWIFT_BUILD_FLAGS)
+## test: lint, then build and pass every test, inside a private D-Bus session with an unlocked gnome-keyring
+test: deps translations lint $(TEST_VENV_STAMP)
+	swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS)
 	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/test-session.sh swift test --skip-build $(SWIFT_BUILD_FLAGS)
 
 ## test-e2e: the end-to-end flows REPEAT times in a row (default 1), each failure reported with its
 ## run, flow and step; e.g. `make test-e2e REPEAT=20`
 REPEAT ?= 1
 test-e2e: deps translations $(TEST_VENV_STAMP)
-	swift build --build-tests $(SWIFT_BUILD_FLAGS)
+	swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS)
 	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/test-session.sh scripts/repeat-e2e.sh $(REPEAT)
+
+## lint: the toolchain's swift-format with .swift-format (4 spaces, 140 columns), strict
+lint:
+	swift format lint --strict --recursive $(SWIFT_SOURCES)
+
+## format: rewrite the sources as `make lint` wants them
+format:
+	swift format format --in-place --recursive $(SWIFT_SOURCES)
 
 ## the tests' Python: Debian's (for python3-gi and AT-SPI) with MSAL and Selenium from PyPI
 $(TEST_VENV_STAMP): | deps

@@ -24,7 +24,8 @@ struct EmulatorBenchmark {
     }
 
     static func measure() async throws {
-        let emulatorPath = CommandLine.arguments.dropFirst().first
+        let emulatorPath =
+            CommandLine.arguments.dropFirst().first
             ?? URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "identity-emulator").path
         print("identity-emulator benchmark — \(emulatorPath)")
 
@@ -34,20 +35,28 @@ struct EmulatorBenchmark {
             let (process, base, seconds) = try start(emulatorPath)
             starts.append(seconds)
             print(String(format: "  start %d: %.2f s to 'listening' with --users %d", run, seconds, users))
-            if run == 3 { running = (process, base) } else { process.terminate(); process.waitUntilExit() }
+            if run == 3 {
+                running = (process, base)
+            } else {
+                process.terminate()
+                process.waitUntilExit()
+            }
         }
         guard let (process, base) = running else { return }
         defer { process.terminate() }
 
         let token = try await graphToken(base: base)
-        let prefixes = ["a", "al", "meg", "jo", "ma", "Mar", "o'b", "Γι", "王", "lu", "chen", "sean", "x", "da", "pa", "li", "wang", "ni", "so", "eli"]
+        let prefixes = [
+            "a", "al", "meg", "jo", "ma", "Mar", "o'b", "Γι", "王", "lu", "chen", "sean", "x", "da", "pa", "li", "wang", "ni", "so", "eli",
+        ]
         var latencies: [Double] = []
         var rows = 0
         for round in 0..<30 {
             for prefix in prefixes {
                 let property = ["displayName", "givenName", "surname", "mail", "userPrincipalName"][round % 5]
                 let filter = "startswith(\(property),'\(prefix.replacingOccurrences(of: "'", with: "''"))')"
-                var request = HTTPClientRequest(url: "\(base)/v1.0/users?$filter=\(encode(filter))&$select=displayName,mail,userPrincipalName&$top=50")
+                var request = HTTPClientRequest(
+                    url: "\(base)/v1.0/users?$filter=\(encode(filter))&$select=displayName,mail,userPrincipalName&$top=50")
                 request.headers.add(name: "Authorization", value: "Bearer \(token)")
                 let began = ContinuousClock.now
                 let response = try await client.execute(request, timeout: .seconds(10))
@@ -55,16 +64,23 @@ struct EmulatorBenchmark {
                 let elapsed = began.duration(to: .now)
                 guard response.status.code == 200 else { throw BenchmarkError("search \(filter) answered \(response.status.code)") }
                 if round > 0 { latencies.append(Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)) }
-                rows += (try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["value"].flatMap { ($0 as? [Any])?.count } ?? 0
+                rows +=
+                    (try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any])?["value"].flatMap {
+                        ($0 as? [Any])?.count
+                    } ?? 0
             }
         }
         latencies.sort()
         func percentile(_ p: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
         let startMedian = starts.sorted()[1]
         print(String(format: "  start: median %.2f s, worst %.2f s (goal < %.0f s)", startMedian, starts.max() ?? 0, startGoal))
-        print(String(format: "  startswith search over %d users, %d requests (%d rows): p50 %.2f ms, p95 %.2f ms, p99 %.2f ms, max %.2f ms (goal p95 < %.0f ms)",
-                     users, latencies.count, rows, percentile(0.5) * 1000, percentile(0.95) * 1000, percentile(0.99) * 1000,
-                     (latencies.last ?? 0) * 1000, searchGoal * 1000))
+        print(
+            String(
+                format:
+                    "  startswith search over %d users, %d requests (%d rows): p50 %.2f ms, p95 %.2f ms, p99 %.2f ms, max %.2f "
+                    + "ms (goal p95 < %.0f ms)",
+                users, latencies.count, rows, percentile(0.5) * 1000, percentile(0.95) * 1000, percentile(0.99) * 1000,
+                (latencies.last ?? 0) * 1000, searchGoal * 1000))
         let met = (starts.max() ?? .infinity) < startGoal && percentile(0.95) < searchGoal
         print(met ? "  goals met" : "  GOALS MISSED")
         try await client.shutdown()
@@ -102,7 +118,9 @@ struct EmulatorBenchmark {
     /// Signs alex in through the pages and redeems the code, as the app would.
     static func graphToken(base: String) async throws -> String {
         let redirect = "https://login.microsoftonline.com/common/oauth2/nativeclient"
-        let query = "client_id=6731de76-14a6-49ae-97bc-6eba6914391e&response_type=code&redirect_uri=\(encode(redirect))&scope=\(encode("openid profile offline_access User.Read User.ReadBasic.All"))"
+        let query =
+            "client_id=6731de76-14a6-49ae-97bc-6eba6914391e&response_type=code&redirect_uri=\(encode(redirect))"
+            + "&scope=\(encode("openid profile offline_access User.Read User.ReadBasic.All"))"
         func text(_ response: HTTPClientResponse) async throws -> String {
             String(buffer: try await response.body.collect(upTo: 1 << 20))
         }
@@ -113,17 +131,26 @@ struct EmulatorBenchmark {
             request.body = .bytes(ByteBuffer(string: form))
             return try await client.execute(request, timeout: .seconds(10))
         }
-        let page = try await text(try await client.execute(HTTPClientRequest(url: "\(base)/common/oauth2/v2.0/authorize?\(query)"), timeout: .seconds(10)))
-        guard let range = page.range(of: #"name="ctx" value="([^"]*)""#, options: .regularExpression) else { throw BenchmarkError("no sign-in page") }
+        let page = try await text(
+            try await client.execute(HTTPClientRequest(url: "\(base)/common/oauth2/v2.0/authorize?\(query)"), timeout: .seconds(10)))
+        guard let range = page.range(of: #"name="ctx" value="([^"]*)""#, options: .regularExpression) else {
+            throw BenchmarkError("no sign-in page")
+        }
         let ctx = page[range].split(separator: "\"")[3]
         _ = try await post("/common/login", "ctx=\(ctx)&step=username&loginfmt=alex%40contoso.onmicrosoft.com")
         _ = try await post("/common/login", "ctx=\(ctx)&step=password&passwd=Passw0rd%21")
         _ = try await post("/common/login", "ctx=\(ctx)&step=kmsi&kmsi=no")
         let consented = try await post("/common/login", "ctx=\(ctx)&step=consent&consent=accept")
-        guard let location = consented.headers.first(name: "Location"), let code = URLComponents(string: location)?.queryItems?.first(where: { $0.name == "code" })?.value else {
+        guard let location = consented.headers.first(name: "Location"),
+            let code = URLComponents(string: location)?.queryItems?.first(where: { $0.name == "code" })?.value
+        else {
             throw BenchmarkError("sign-in did not redirect")
         }
-        let tokens = try await post("/common/oauth2/v2.0/token", "client_id=6731de76-14a6-49ae-97bc-6eba6914391e&grant_type=authorization_code&code=\(encode(code))&redirect_uri=\(encode(redirect))")
+        let tokens = try await post(
+            "/common/oauth2/v2.0/token",
+            "client_id=6731de76-14a6-49ae-97bc-6eba6914391e&grant_type=authorization_code&code=\(encode(code))"
+                + "&redirect_uri=\(encode(redirect))"
+        )
         let body = try JSONSerialization.jsonObject(with: Data(try await text(tokens).utf8)) as? [String: Any]
         guard let token = body?["access_token"] as? String else { throw BenchmarkError("no access token") }
         return token

@@ -27,13 +27,19 @@ enum SesameTour {
         var configuration = EmulatorConfiguration()
         configuration.userCount = 300
         configuration.announce = { codes.record($0) }
-        final class Started: @unchecked Sendable { var base: URL?; var error: (any Error)? }
+        final class Started: @unchecked Sendable {
+            var base: URL?
+            var error: (any Error)?
+        }
         let started = Started()
         let ready = DispatchSemaphore(value: 0)
         Task.detached {
             do {
                 let emulator = try await IdentityEmulator(configuration: configuration)
-                try await emulator.run { url, _ in started.base = url; ready.signal() }
+                try await emulator.run { url, _ in
+                    started.base = url
+                    ready.signal()
+                }
             } catch {
                 started.error = error
                 ready.signal()
@@ -63,11 +69,15 @@ enum SesameTour {
                 exit(1)
             }
             // The app's own loop and window, as `sesame` runs them; the tour plays in it.
-            let status = SesameApplication.run(makeModel: {
-                let transport = TracingTransport(trace: trace)
-                let storage = FileTokenStorage(directory: FileManager.default.temporaryDirectory.appending(path: "sesame-tour-\(UUID().uuidString)"))
-                return await AppModel(store: AccountStore(storage: storage, transport: transport), settings: settings, trace: trace, transport: transport)
-            }, options: MainWindow.Options(webDataDirectory: nil, initialSample: .directory)) { window in
+            let status = SesameApplication.run(
+                makeModel: {
+                    let transport = TracingTransport(trace: trace)
+                    let storage = FileTokenStorage(
+                        directory: FileManager.default.temporaryDirectory.appending(path: "sesame-tour-\(UUID().uuidString)"))
+                    return await AppModel(
+                        store: AccountStore(storage: storage, transport: transport), settings: settings, trace: trace, transport: transport)
+                }, options: MainWindow.Options(webDataDirectory: nil, initialSample: .directory)
+            ) { window in
                 Task { @MainActor in
                     do {
                         let tour = Tour(window: window, trace: trace, screenshots: output, smsCode: { codes.code(for: $0) })

@@ -33,12 +33,16 @@ final class Tour {
         try await waitFor("the sign-in page") { self.signInShown && self.pages > 0 }
         try await settle()
         try capture("directory-sign-in")
-        try await act("document.getElementById('i0116').value='megan@contoso.onmicrosoft.com'; document.getElementById('idSIButton9').click();", "password page")
+        try await act(
+            "document.getElementById('i0116').value='megan@contoso.onmicrosoft.com'; document.getElementById('idSIButton9').click();",
+            "password page")
         try capture("directory-password")
         try await act("document.getElementById('i0118').value='Passw0rd!'; document.getElementById('idSIButton9').click();", "SMS page")
         try capture("directory-sms-code")
         guard let code = smsCode("megan@contoso.onmicrosoft.com") else { throw Failure(description: "no SMS code was sent") }
-        try await act("document.getElementById('idTxtBx_SAOTCC_OTC').value='\(code)'; document.getElementById('idSubmit_SAOTCC_Continue').click();", "stay signed in")
+        try await act(
+            "document.getElementById('idTxtBx_SAOTCC_OTC').value='\(code)'; document.getElementById('idSubmit_SAOTCC_Continue').click();",
+            "stay signed in")
         try capture("directory-stay-signed-in")
         try await act("document.getElementById('idSIButton9').click();", "consent")
         try capture("directory-consent")
@@ -58,11 +62,14 @@ final class Tour {
         let before = pages
         try await waitFor("the B2C sign-in page") { self.signInShown && self.pages > before }
         try await settle()
-        try signInPage().evaluateJavaScript("document.getElementById('signInName').value='sam@example.com'; document.getElementById('password').value='Passw0rd!';")
+        try signInPage().evaluateJavaScript(
+            "document.getElementById('signInName').value='sam@example.com'; document.getElementById('password').value='Passw0rd!';")
         try await settle()
         try capture("tasks-b2c-sign-in")
         try signInPage().evaluateJavaScript("document.getElementById('next').click();")
-        try await waitFor("sam's tasks") { self.events("token-acquired") >= 2 && !self.signInShown && self.events("list-rendered") > rendered + 1 }
+        try await waitFor("sam's tasks") {
+            self.events("token-acquired") >= 2 && !self.signInShown && self.events("list-rendered") > rendered + 1
+        }
         try await settle()
         try await addTask("Water the plants")
         try await addTask("Call Kim about the demo")
@@ -75,8 +82,11 @@ final class Tour {
         try widget(Button.self, "Call Microsoft Graph").click()
         try await waitFor("the Me sign-in page") { self.signInShown && self.pages > mePages }
         try await settle()
-        try await act("document.getElementById('i0116').value='alex@contoso.onmicrosoft.com'; document.getElementById('idSIButton9').click();", "password page")
-        try await act("document.getElementById('i0118').value='Passw0rd!'; document.getElementById('idSIButton9').click();", "stay signed in")
+        try await act(
+            "document.getElementById('i0116').value='alex@contoso.onmicrosoft.com'; document.getElementById('idSIButton9').click();",
+            "password page")
+        try await act(
+            "document.getElementById('i0118').value='Passw0rd!'; document.getElementById('idSIButton9').click();", "stay signed in")
         try await act("document.getElementById('idSIButton9').click();", "consent")
         try capture("me-consent")
         let calls = events("api-call")
@@ -96,7 +106,8 @@ final class Tour {
     private var pages: Int { events("page-loaded") }
     private func events(_ name: String) -> Int { trace.events.filter { $0.name == name }.count }
     private var people: TextTable? { window.window.find(TextTable.self, named: L("People")) }
-    private var signInShown: Bool { window.window.find(WebView.self, named: L("Sign-in page"))?.isMapped == true }
+    /// Whether a sign-in page is on screen (each storage group has its own view).
+    private var signInShown: Bool { window.window.descendants.contains { ($0 as? WebView)?.isMapped == true } }
 
     private func widget<W: Widget>(_ type: W.Type, _ name: String) throws -> W {
         guard let found = window.window.find(type, named: L(name)) else { throw Failure(description: "no \(W.self) named '\(name)'") }

@@ -15,7 +15,8 @@ public enum Localization {
         if let override = ProcessInfo.processInfo.environment["SESAME_LOCALE_DIR"] { candidates.append(URL(filePath: override)) }
         candidates.append(executable.deletingLastPathComponent().appending(path: "../share/locale").standardized)
         candidates.append(sourceRoot.appending(path: ".build/locale"))
-        let directory = candidates.first { FileManager.default.fileExists(atPath: $0.appending(path: "es/LC_MESSAGES/\(domain).mo").path) }
+        let directory =
+            candidates.first { FileManager.default.fileExists(atPath: $0.appending(path: "es/LC_MESSAGES/\(domain).mo").path) }
             ?? candidates[candidates.count - 1]
         bindtextdomain(domain, directory.path)
         bind_textdomain_codeset(domain, "UTF-8")
@@ -29,4 +30,5 @@ public enum Localization {
 }
 
 /// `L("Sign out")`: the UI text, translated.
+// swift-format-ignore: AlwaysUseLowerCamelCase
 public func L(_ text: String) -> String { Localization.text(text) }

@@ -81,7 +81,7 @@ public final class MeConsole {
     /// The /me answer as indented JSON (the body as text when it is not JSON).
     public static func pretty(_ body: Data) -> String {
         guard let object = try? JSONSerialization.jsonObject(with: body),
-              let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         else { return String(decoding: body, as: UTF8.self) }
         return String(decoding: data, as: UTF8.self)
     }

@@ -63,7 +63,7 @@ public final class SampleSession {
                 account = signedIn
                 model.trace.record("token-acquired", [("accountType", signedIn.accountType)])
                 return signedIn
-            } catch where error.code == .cancelled {
+            } catch  where error.code == .cancelled {
                 return nil
             } catch {
                 guard let failures, await failures.retryAfter(error) else { return nil }

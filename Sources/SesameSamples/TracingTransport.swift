@@ -22,7 +22,8 @@ public struct TracingTransport: HTTPTransport {
             let milliseconds = Self.milliseconds(since: started)
             let trace = trace
             await MainActor.run {
-                trace.record(event, [("method", request.method), ("url", url), ("status", String(response.status)), ("ms", String(milliseconds))])
+                trace.record(
+                    event, [("method", request.method), ("url", url), ("status", String(response.status)), ("ms", String(milliseconds))])
             }
             return response
         } catch {

@@ -34,14 +34,19 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
     @Option(help: "Seed for the generated directory: the same seed gives the same users.")
     var seed = "sesame"
 
-    @Option(name: .customLong("client"), help: ArgumentHelp("Register a public client: ID=REDIRECT_URI[,REDIRECT_URI…] (repeatable).", valueName: "ID=URI"))
+    @Option(
+        name: .customLong("client"),
+        help: ArgumentHelp("Register a public client: ID=REDIRECT_URI[,REDIRECT_URI…] (repeatable).", valueName: "ID=URI"))
     var clients: [String] = []
 
     @Flag(help: "Show one-time codes on the pages too (they are always printed on stdout).")
     var demo = false
 
-    @Option(name: .customLong("access-token-lifetime"),
-            help: ArgumentHelp("Seconds an access token lives (default: 60–90 minutes, as Entra; B2C one hour). Short lifetimes make clients refresh.", valueName: "SECONDS"))
+    @Option(
+        name: .customLong("access-token-lifetime"),
+        help: ArgumentHelp(
+            "Seconds an access token lives (default: 60–90 minutes, as Entra; B2C one hour). Short lifetimes make clients refresh.",
+            valueName: "SECONDS"))
     var accessTokenLifetime: Int?
 
     func validate() throws {

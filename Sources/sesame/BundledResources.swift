@@ -10,7 +10,8 @@ enum BundledResources {
         }
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         candidates.append(executable.deletingLastPathComponent().appending(path: "../share/sesame").standardizedFileURL)
-        candidates.append(URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../Resources").standardizedFileURL)
+        candidates.append(
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../Resources").standardizedFileURL)
         for candidate in candidates where FileManager.default.fileExists(atPath: candidate.appending(path: "settings").path) {
             return candidate
         }

@@ -95,16 +95,16 @@ extension SesameCommand {
         func run() throws {
             let options = options
             try runBlocking {
-            let (store, profiles) = try await options.store()
-            for profile in profiles {
-                let accounts = try await store.accounts(ofType: profile.accountType)
-                print("\(profile.accountType) (\(profile.accountConfiguration.authorizationURL.host ?? "?")):")
-                if accounts.isEmpty { print("  no account signed in") }
-                for account in accounts {
-                    let mark = account.interactionRequired ? "  [sign in again]" : ""
-                    print("  \(account.displayName) <\(account.username)>  \(account.homeAccountID)\(mark)")
+                let (store, profiles) = try await options.store()
+                for profile in profiles {
+                    let accounts = try await store.accounts(ofType: profile.accountType)
+                    print("\(profile.accountType) (\(profile.accountConfiguration.authorizationURL.host ?? "?")):")
+                    if accounts.isEmpty { print("  no account signed in") }
+                    for account in accounts {
+                        let mark = account.interactionRequired ? "  [sign in again]" : ""
+                        print("  \(account.displayName) <\(account.username)>  \(account.homeAccountID)\(mark)")
+                    }
                 }
-            }
             }
         }
     }
@@ -122,15 +122,16 @@ extension SesameCommand {
         func run() throws {
             let (options, account, accountType, scope) = (options, account, accountType, scope)
             try runBlocking {
-            let (store, _) = try await options.store()
-            let signedIn = try await pick(account, from: store.accounts(ofType: accountType), type: accountType)
-            do {
-                let token = try await store.accessToken(for: signedIn, scopes: scope.isEmpty ? nil : scope)
-                print(token.secret.revealed)
-            } catch let error as AccountStoreError where error.code == .interactionRequired {
-                FileHandle.standardError.write(Data("sesame: \(error.message) Run `sesame` and sign in as \(signedIn.displayName).\n".utf8))
-                throw ExitCode(2)
-            }
+                let (store, _) = try await options.store()
+                let signedIn = try await pick(account, from: store.accounts(ofType: accountType), type: accountType)
+                do {
+                    let token = try await store.accessToken(for: signedIn, scopes: scope.isEmpty ? nil : scope)
+                    print(token.secret.revealed)
+                } catch let error as AccountStoreError where error.code == .interactionRequired {
+                    FileHandle.standardError.write(
+                        Data("sesame: \(error.message) Run `sesame` and sign in as \(signedIn.displayName).\n".utf8))
+                    throw ExitCode(2)
+                }
             }
         }
     }
@@ -168,7 +169,8 @@ func pick(_ username: String?, from accounts: [Account], type: String) throws ->
         throw ExitCode(2)
     }
     guard accounts.count == 1 else {
-        throw ValidationError("\(type) has \(accounts.count) accounts; choose one with --account (\(accounts.map(\.username).joined(separator: ", "))).")
+        throw ValidationError(
+            "\(type) has \(accounts.count) accounts; choose one with --account (\(accounts.map(\.username).joined(separator: ", "))).")
     }
     return only
 }

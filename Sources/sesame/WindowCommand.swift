@@ -44,7 +44,10 @@ extension SesameCommand {
                 sourceRoot: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../..").standardizedFileURL)
             let status = MainActor.assumeIsolated { () -> Int32 in
                 guard SesameApplication.initializeDisplay() else {
-                    FileHandle.standardError.write(Data("sesame: no display to open a window on (set DISPLAY or WAYLAND_DISPLAY, or run under xvfb-run); `sesame accounts`, `sesame token` and `sesame signout` work without one.\n".utf8))
+                    let message =
+                        "sesame: no display to open a window on (set DISPLAY or WAYLAND_DISPLAY, or run under xvfb-run); "
+                        + "`sesame accounts`, `sesame token` and `sesame signout` work without one.\n"
+                    FileHandle.standardError.write(Data(message.utf8))
                     return 1
                 }
                 let trace: FlowTrace
@@ -54,14 +57,16 @@ extension SesameCommand {
                     FileHandle.standardError.write(Data("sesame: cannot write --trace-events \(traceFile?.path ?? ""): \(error)\n".utf8))
                     return 1
                 }
-                let webData = FileTokenStorage.defaultDirectory(environment: ProcessInfo.processInfo.environment).appending(path: "web-data")
+                let webData = FileTokenStorage.defaultDirectory(environment: ProcessInfo.processInfo.environment).appending(
+                    path: "web-data")
                 let options = MainWindow.Options(webDataDirectory: webData, automation: automation, initialSample: initial)
-                return SesameApplication.run(makeModel: {
-                    let transport = TracingTransport(trace: trace)
-                    return await AppModel(
-                        store: AccountStore(storage: SecretServiceTokenStorage.preferred(), transport: transport), settings: profiles,
-                        trace: trace, transport: transport)
-                }, options: options)
+                return SesameApplication.run(
+                    makeModel: {
+                        let transport = TracingTransport(trace: trace)
+                        return await AppModel(
+                            store: AccountStore(storage: SecretServiceTokenStorage.preferred(), transport: transport), settings: profiles,
+                            trace: trace, transport: transport)
+                    }, options: options)
             }
             if status != 0 { throw ExitCode(status) }
         }

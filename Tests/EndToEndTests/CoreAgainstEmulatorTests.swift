@@ -48,14 +48,18 @@ struct CoreAgainstEmulatorTests {
     }
 
     static func store() -> AccountStore {
-        AccountStore(storage: FileTokenStorage(directory: Repository.temporaryDirectory("sesame-e2e")), transport: AsyncHTTPClientTransport())
+        AccountStore(
+            storage: FileTokenStorage(directory: Repository.temporaryDirectory("sesame-e2e")), transport: AsyncHTTPClientTransport())
     }
 
     @Test("Directory: alex signs in, the account is named, Graph search finds megan and pages on, a refresh works")
     func directorySample() async throws {
         let emulator = try await RunningEmulator(users: 300)
         let settings = try Self.settings("directory.plist", at: emulator.base)
-        guard case .graph(let graph) = settings else { Issue.record("not the Graph sample"); return }
+        guard case .graph(let graph) = settings else {
+            Issue.record("not the Graph sample")
+            return
+        }
         let store = Self.store()
         await store.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
 
@@ -84,7 +88,10 @@ struct CoreAgainstEmulatorTests {
     func tasksSample() async throws {
         let emulator = try await RunningEmulator(users: 10)
         let settings = try Self.settings("tasks.plist", at: emulator.base)
-        guard case .b2c(let b2c) = settings else { Issue.record("not the B2C sample"); return }
+        guard case .b2c(let b2c) = settings else {
+            Issue.record("not the B2C sample")
+            return
+        }
         let store = Self.store()
         await store.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
 
@@ -106,7 +113,10 @@ struct CoreAgainstEmulatorTests {
         // The emulator "texts" the SMS code through its announcements; the browser reads it there.
         let emulator = try await RunningEmulator(users: 10)
         let settings = try Self.settings("me.plist", at: emulator.base)
-        guard case .msal(let msal) = settings else { Issue.record("not the MSAL sample"); return }
+        guard case .msal(let msal) = settings else {
+            Issue.record("not the MSAL sample")
+            return
+        }
         let store = Self.store()
         await store.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
         let account = try await store.signIn(

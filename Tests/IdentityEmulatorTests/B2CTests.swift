@@ -5,7 +5,9 @@ import Testing
 @testable import IdentityEmulator
 
 extension Browser {
-    static func b2cAuthorizeURI(policy: String = "B2C_1_SignUpSignIn", queryForm: Bool = false, state: String = "b2c-state", extra: [(String, String)] = []) -> String {
+    static func b2cAuthorizeURI(
+        policy: String = "B2C_1_SignUpSignIn", queryForm: Bool = false, state: String = "b2c-state", extra: [(String, String)] = []
+    ) -> String {
         var fields = FormFields([
             ("client_id", Clients.tasks), ("response_type", "code"), ("redirect_uri", Clients.b2cNativeClient),
             ("scope", "openid offline_access \(Clients.tasks)"), ("state", state), ("nonce", "b2c-nonce"),
@@ -23,14 +25,19 @@ extension Browser {
     func b2cSignIn(_ email: String, password: String = "Passw0rd!", queryForm: Bool = false) async throws -> Page {
         let page = try await get(Browser.b2cAuthorizeURI(queryForm: queryForm))
         let ctx = try #require(page.hidden("ctx"))
-        return try await post("/fabrikamb2c.onmicrosoft.com/login", form: [("ctx", ctx), ("step", "b2c-signin"), ("signInName", email), ("password", password)])
+        return try await post(
+            "/fabrikamb2c.onmicrosoft.com/login",
+            form: [("ctx", ctx), ("step", "b2c-signin"), ("signInName", email), ("password", password)])
     }
 
     func b2cRedeem(_ code: String, policy: String = "B2C_1_SignUpSignIn") async throws -> Page {
-        try await post("/fabrikamb2c.onmicrosoft.com/\(policy)/oauth2/v2.0/token", form: [
-            ("client_id", Clients.tasks), ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Clients.b2cNativeClient),
-            ("code_verifier", ProofKey.verifier), ("scope", "openid offline_access \(Clients.tasks)"), ("client_info", "1"),
-        ])
+        try await post(
+            "/fabrikamb2c.onmicrosoft.com/\(policy)/oauth2/v2.0/token",
+            form: [
+                ("client_id", Clients.tasks), ("grant_type", "authorization_code"), ("code", code),
+                ("redirect_uri", Clients.b2cNativeClient),
+                ("code_verifier", ProofKey.verifier), ("scope", "openid offline_access \(Clients.tasks)"), ("client_info", "1"),
+            ])
     }
 }
 
@@ -99,7 +106,8 @@ struct B2CTests {
         let fixture = try await EmulatorFixture()
         try await fixture.withBrowser { browser in
             let ctx = try #require(try await browser.get(Browser.b2cAuthorizeURI()).hidden("ctx"))
-            let redirect = try await browser.post("/fabrikamb2c.onmicrosoft.com/login", form: [("ctx", ctx), ("step", "b2c-signin"), ("action", "forgotPassword")])
+            let redirect = try await browser.post(
+                "/fabrikamb2c.onmicrosoft.com/login", form: [("ctx", ctx), ("step", "b2c-signin"), ("action", "forgotPassword")])
             #expect(redirect.redirectFields["error"] == "access_denied")
             let description = try #require(redirect.redirectFields["error_description"])
             #expect(description.hasPrefix("AADB2C90118: The user has forgotten their password.\r\nCorrelation ID: "))
@@ -112,23 +120,31 @@ struct B2CTests {
         let fixture = try await EmulatorFixture()
         try await fixture.withBrowser { browser in
             var ctx = try #require(try await browser.get(Browser.b2cAuthorizeURI()).hidden("ctx"))
-            let form = try await browser.post("/fabrikamb2c.onmicrosoft.com/login", form: [("ctx", ctx), ("step", "b2c-signin"), ("action", "signUp")])
+            let form = try await browser.post(
+                "/fabrikamb2c.onmicrosoft.com/login", form: [("ctx", ctx), ("step", "b2c-signin"), ("action", "signUp")])
             #expect(form.contains(#"id="newPassword""#))
-            let cancelled = try await browser.post("/fabrikamb2c.onmicrosoft.com/login", form: [("ctx", ctx), ("step", "b2c-signup"), ("action", "cancel")])
+            let cancelled = try await browser.post(
+                "/fabrikamb2c.onmicrosoft.com/login", form: [("ctx", ctx), ("step", "b2c-signup"), ("action", "cancel")])
             #expect(cancelled.redirectFields["error"] == "access_denied")
-            #expect(cancelled.redirectFields["error_description"]?.hasPrefix("AADB2C90091: The user has cancelled entering self-asserted information.") == true)
+            #expect(
+                cancelled.redirectFields["error_description"]?.hasPrefix(
+                    "AADB2C90091: The user has cancelled entering self-asserted information.") == true)
 
             ctx = try #require(try await browser.get(Browser.b2cAuthorizeURI()).hidden("ctx"))
-            let mismatch = try await browser.post("/fabrikamb2c.onmicrosoft.com/login", form: [
-                ("ctx", ctx), ("step", "b2c-signup"), ("action", "create"), ("email", "lee@example.com"),
-                ("newPassword", "Str0ng!pass"), ("reenterPassword", "Str0ng!other"), ("givenName", "Lee"), ("surname", "Chen"),
-            ])
+            let mismatch = try await browser.post(
+                "/fabrikamb2c.onmicrosoft.com/login",
+                form: [
+                    ("ctx", ctx), ("step", "b2c-signup"), ("action", "create"), ("email", "lee@example.com"),
+                    ("newPassword", "Str0ng!pass"), ("reenterPassword", "Str0ng!other"), ("givenName", "Lee"), ("surname", "Chen"),
+                ])
             #expect(mismatch.contains("The password entry fields do not match."))
             #expect(mismatch.contains(#"value="lee@example.com""#))
-            let created = try await browser.post("/fabrikamb2c.onmicrosoft.com/login", form: [
-                ("ctx", ctx), ("step", "b2c-signup"), ("action", "create"), ("email", "lee@example.com"),
-                ("newPassword", "Str0ng!pass"), ("reenterPassword", "Str0ng!pass"), ("givenName", "Lee"), ("surname", "Chen"),
-            ])
+            let created = try await browser.post(
+                "/fabrikamb2c.onmicrosoft.com/login",
+                form: [
+                    ("ctx", ctx), ("step", "b2c-signup"), ("action", "create"), ("email", "lee@example.com"),
+                    ("newPassword", "Str0ng!pass"), ("reenterPassword", "Str0ng!pass"), ("givenName", "Lee"), ("surname", "Chen"),
+                ])
             let body = try await browser.b2cRedeem(try #require(created.redirectFields["code"])).json
             let (_, claims) = try jwtParts(try #require(body["id_token"] as? String))
             #expect(claims["newUser"] as? Bool == true)
@@ -147,14 +163,18 @@ struct B2CTests {
             let redirect = try await browser.b2cSignIn("sam@example.com")
             let code = try #require(redirect.redirectFields["code"])
             let token = try #require(try await browser.b2cRedeem(code).json["refresh_token"] as? String)
-            let same = try await browser.post("/fabrikamb2c.onmicrosoft.com/B2C_1_SignUpSignIn/oauth2/v2.0/token",
-                                              form: [("client_id", Clients.tasks), ("grant_type", "refresh_token"), ("refresh_token", token)])
+            let same = try await browser.post(
+                "/fabrikamb2c.onmicrosoft.com/B2C_1_SignUpSignIn/oauth2/v2.0/token",
+                form: [("client_id", Clients.tasks), ("grant_type", "refresh_token"), ("refresh_token", token)])
             #expect(same.status == .ok)
             #expect(same.json["refresh_token"] as? String != token)
-            let other = try await browser.post("/fabrikamb2c.onmicrosoft.com/oauth2/v2.0/token?p=B2C_1_PasswordReset",
-                                               form: [("client_id", Clients.tasks), ("grant_type", "refresh_token"), ("refresh_token", token)])
+            let other = try await browser.post(
+                "/fabrikamb2c.onmicrosoft.com/oauth2/v2.0/token?p=B2C_1_PasswordReset",
+                form: [("client_id", Clients.tasks), ("grant_type", "refresh_token"), ("refresh_token", token)])
             #expect(other.json["error"] as? String == "invalid_grant")
-            #expect((other.json["error_description"] as? String)?.hasPrefix("AADB2C90088: The provided grant has not been issued for this endpoint.") == true)
+            #expect(
+                (other.json["error_description"] as? String)?.hasPrefix(
+                    "AADB2C90088: The provided grant has not been issued for this endpoint.") == true)
             #expect(other.json["error_codes"] == nil)
         }
     }
@@ -166,15 +186,24 @@ struct B2CTests {
             let page = try await browser.get(Browser.b2cAuthorizeURI(policy: "B2C_1_PasswordReset"))
             #expect(page.contains("Reset your password"))
             let ctx = try #require(page.hidden("ctx"))
-            let codePage = try await browser.post("/fabrikamb2c.onmicrosoft.com/login", form: [("ctx", ctx), ("step", "b2c-reset"), ("action", "sendCode"), ("email", "kim@example.com")])
+            let codePage = try await browser.post(
+                "/fabrikamb2c.onmicrosoft.com/login",
+                form: [("ctx", ctx), ("step", "b2c-reset"), ("action", "sendCode"), ("email", "kim@example.com")])
             #expect(codePage.contains(#"id="emailVerificationCode""#))
             let code = try #require(fixture.announcements.code(for: "kim@example.com"))
-            let wrong = try await browser.post("/fabrikamb2c.onmicrosoft.com/login", form: [("ctx", ctx), ("step", "b2c-reset"), ("action", "verifyCode"), ("emailVerificationCode", "x")])
+            let wrong = try await browser.post(
+                "/fabrikamb2c.onmicrosoft.com/login",
+                form: [("ctx", ctx), ("step", "b2c-reset"), ("action", "verifyCode"), ("emailVerificationCode", "x")])
             #expect(wrong.contains("That code is incorrect."))
-            _ = try await browser.post("/fabrikamb2c.onmicrosoft.com/login", form: [("ctx", ctx), ("step", "b2c-reset"), ("action", "verifyCode"), ("emailVerificationCode", code)])
-            let done = try await browser.post("/fabrikamb2c.onmicrosoft.com/login", form: [
-                ("ctx", ctx), ("step", "b2c-reset"), ("action", "setPassword"), ("newPassword", "N3w!Passw0rd"), ("reenterPassword", "N3w!Passw0rd"),
-            ])
+            _ = try await browser.post(
+                "/fabrikamb2c.onmicrosoft.com/login",
+                form: [("ctx", ctx), ("step", "b2c-reset"), ("action", "verifyCode"), ("emailVerificationCode", code)])
+            let done = try await browser.post(
+                "/fabrikamb2c.onmicrosoft.com/login",
+                form: [
+                    ("ctx", ctx), ("step", "b2c-reset"), ("action", "setPassword"), ("newPassword", "N3w!Passw0rd"),
+                    ("reenterPassword", "N3w!Passw0rd"),
+                ])
             let redirect = try #require(done.redirectFields["code"])
             let body = try await browser.b2cRedeem(redirect, policy: "B2C_1_PasswordReset").json
             let (_, claims) = try jwtParts(try #require(body["id_token"] as? String))
@@ -190,7 +219,8 @@ struct B2CTests {
     func b2cErrors() async throws {
         let fixture = try await EmulatorFixture()
         try await fixture.withBrowser { browser in
-            let scope = try await browser.get(Browser.b2cAuthorizeURI().replacingOccurrences(of: "scope=openid", with: "scope=User.Read+openid"))
+            let scope = try await browser.get(
+                Browser.b2cAuthorizeURI().replacingOccurrences(of: "scope=openid", with: "scope=User.Read+openid"))
             #expect(scope.redirectFields["error_description"]?.hasPrefix("AADB2C90117:") == true)
             let none = try await browser.get(Browser.b2cAuthorizeURI(extra: [("prompt", "none")]))
             #expect(none.redirectFields["error_description"]?.hasPrefix("AADB2C90077:") == true)

@@ -52,7 +52,9 @@ struct DirectoryTests {
                 for property in UserProperty.indexed {
                     guard let text = property.text(of: user) else { continue }
                     let prefix = String(text.prefix(Int(1 + random.next() % 4))).uppercased()
-                    let scanned = sorted.indices.filter { property.text(of: sorted[$0])?.lowercased().hasPrefix(prefix.lowercased()) ?? false }
+                    let scanned = sorted.indices.filter {
+                        property.text(of: sorted[$0])?.lowercased().hasPrefix(prefix.lowercased()) ?? false
+                    }
                     #expect(index.ordinals(of: property, startingWith: prefix) == scanned, "\(property) \(prefix)")
                 }
             }
@@ -63,8 +65,12 @@ struct DirectoryTests {
     @Test("the bundled clients match Resources/settings")
     func bundledClients() throws {
         let settings = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../Resources/settings").standardized
-        for (file, key, redirectKey) in [("directory.plist", "clientId", "redirectUri"), ("me.plist", "clientId", "redirectUri"), ("tasks.plist", "clientID", "bhh")] {
-            let plist = try #require(try PropertyListSerialization.propertyList(from: Data(contentsOf: settings.appending(path: file)), format: nil) as? [String: Any])
+        for (file, key, redirectKey) in [
+            ("directory.plist", "clientId", "redirectUri"), ("me.plist", "clientId", "redirectUri"), ("tasks.plist", "clientID", "bhh"),
+        ] {
+            let plist = try #require(
+                try PropertyListSerialization.propertyList(from: Data(contentsOf: settings.appending(path: file)), format: nil)
+                    as? [String: Any])
             let id = try #require(plist[key] as? String)
             let client = try #require(ClientRegistration.sesameDefaults.first { $0.clientID == id }, "\(file)")
             #expect(client.redirectURIs.contains(try #require(plist[redirectKey] as? String)), "\(file)")

@@ -46,7 +46,9 @@ struct GraphTests {
             #expect(try await names("startswith(displayName,'Γιώργος')").contains("Γιώργος Παπαδόπουλος"))
             #expect(try await names("startswith(displayName,'王')").contains("王伟"))
 
-            let page = try await browser.graph("/v1.0/users?$filter=\("startswith(displayName,'Lucía García')".queryEncoded)&$select=displayName,mail,businessPhones", token: token)
+            let page = try await browser.graph(
+                "/v1.0/users?$filter=\("startswith(displayName,'Lucía García')".queryEncoded)&$select=displayName,mail,businessPhones",
+                token: token)
             let row = try #require((page.json["value"] as? [[String: Any]])?.first)
             #expect(Set(row.keys) == ["displayName", "mail", "businessPhones"])
             #expect(row["mail"] is NSNull)
@@ -115,7 +117,9 @@ struct GraphTests {
             #expect(try await browser.graph("/v1.0/users?$count=true", token: token).status == .badRequest)
             let ends = "/v1.0/users?$filter=\("endswith(mail,'@contoso.com')".queryEncoded)"
             let needsAdvanced = try await browser.graph(ends, token: token)
-            #expect(((needsAdvanced.json["error"] as? [String: Any])?["message"] as? String)?.hasPrefix("Operator 'endsWith' is not supported") == true)
+            #expect(
+                ((needsAdvanced.json["error"] as? [String: Any])?["message"] as? String)?.hasPrefix("Operator 'endsWith' is not supported")
+                    == true)
             #expect(try await browser.graph(ends + "&$count=true", token: token, eventual: true).status == .ok)
             let count = try await browser.graph("/v1.0/users/$count", token: token, eventual: true)
             #expect(count.text == "60")
@@ -133,10 +137,18 @@ struct GraphTests {
                 let error = page.json["error"] as? [String: Any]
                 return (error?["code"] as? String, error?["message"] as? String)
             }
-            #expect(try await error("$filter=\("contains(displayName,'a')".queryEncoded)").message == "Unsupported property filter clause operator 'Contains'.")
-            #expect(try await error("$filter=\("startswith(shoeSize,'a')".queryEncoded)").message == "Could not find a property named 'shoeSize' on type 'microsoft.graph.user'.")
-            #expect(try await error("$filter=\("startswith(displayName,'\(String(repeating: "a", count: 121))')".queryEncoded)").code == "Request_UnsupportedQuery")
-            #expect(try await error("$filter=\("startswith(displayName,'a'".queryEncoded)").message?.hasPrefix("Invalid filter clause: Syntax error at position") == true)
+            #expect(
+                try await error("$filter=\("contains(displayName,'a')".queryEncoded)").message
+                    == "Unsupported property filter clause operator 'Contains'.")
+            #expect(
+                try await error("$filter=\("startswith(shoeSize,'a')".queryEncoded)").message
+                    == "Could not find a property named 'shoeSize' on type 'microsoft.graph.user'.")
+            #expect(
+                try await error("$filter=\("startswith(displayName,'\(String(repeating: "a", count: 121))')".queryEncoded)").code
+                    == "Request_UnsupportedQuery")
+            #expect(
+                try await error("$filter=\("startswith(displayName,'a'".queryEncoded)").message?.hasPrefix(
+                    "Invalid filter clause: Syntax error at position") == true)
             #expect(try await error("$skip=10").message == "'$skip' is not supported by the service.")
             #expect(try await error("$select=displayName,shoeSize").code == "BadRequest")
         }
@@ -162,7 +174,8 @@ struct GraphTests {
 
             let meOnly = try await browser.graphToken(scope: "openid profile User.Read")
             #expect(try await message(meOnly) == (.forbidden, "Insufficient privileges to complete the operation."))
-            #expect(try await browser.graph("/v1.0/me", token: meOnly).json["userPrincipalName"] as? String == "alex@contoso.onmicrosoft.com")
+            #expect(
+                try await browser.graph("/v1.0/me", token: meOnly).json["userPrincipalName"] as? String == "alex@contoso.onmicrosoft.com")
 
             fixture.clock.advance(by: 2 * 3600)
             #expect(try await message(token) == (.unauthorized, "Access token has expired or is not yet valid."))
@@ -195,15 +208,22 @@ struct TaskAPITests {
     static func taskToken(_ browser: Browser, user: String = "sam@example.com", scope: String? = nil) async throws -> String {
         browser.forgetCookies()
         var uri = Browser.b2cAuthorizeURI()
-        if let scope { uri = uri.replacingOccurrences(of: FormFields.encode("openid offline_access \(Clients.tasks)"), with: FormFields.encode(scope)) }
+        if let scope {
+            uri = uri.replacingOccurrences(of: FormFields.encode("openid offline_access \(Clients.tasks)"), with: FormFields.encode(scope))
+        }
         let page = try await browser.get(uri)
         let ctx = try #require(page.hidden("ctx"))
-        let redirect = try await browser.post("/fabrikamb2c.onmicrosoft.com/login", form: [("ctx", ctx), ("step", "b2c-signin"), ("signInName", user), ("password", "Passw0rd!")])
+        let redirect = try await browser.post(
+            "/fabrikamb2c.onmicrosoft.com/login",
+            form: [("ctx", ctx), ("step", "b2c-signin"), ("signInName", user), ("password", "Passw0rd!")])
         let code = try #require(redirect.redirectFields["code"])
-        let response = try await browser.post("/fabrikamb2c.onmicrosoft.com/B2C_1_SignUpSignIn/oauth2/v2.0/token", form: [
-            ("client_id", Clients.tasks), ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Clients.b2cNativeClient),
-            ("code_verifier", ProofKey.verifier),
-        ] + (scope.map { [("scope", $0)] } ?? []))
+        let response = try await browser.post(
+            "/fabrikamb2c.onmicrosoft.com/B2C_1_SignUpSignIn/oauth2/v2.0/token",
+            form: [
+                ("client_id", Clients.tasks), ("grant_type", "authorization_code"), ("code", code),
+                ("redirect_uri", Clients.b2cNativeClient),
+                ("code_verifier", ProofKey.verifier),
+            ] + (scope.map { [("scope", $0)] } ?? []))
         return try #require(response.json["access_token"] as? String)
     }
 
@@ -213,10 +233,16 @@ struct TaskAPITests {
         try await fixture.withBrowser { browser in
             let sam = try await Self.taskToken(browser)
             #expect(try await browser.graph("/api/tasks", token: sam).text == "[]")
-            let added = try await browser.send("/api/tasks", method: .post, headers: [.authorization: "Bearer \(sam)", .contentType: "application/json"], body: #"{"Text":"Buy milk"}"#)
+            let added = try await browser.send(
+                "/api/tasks", method: .post, headers: [.authorization: "Bearer \(sam)", .contentType: "application/json"],
+                body: #"{"Text":"Buy milk"}"#)
             #expect(added.status == .noContent)
-            _ = try await browser.send("/api/tasks", method: .post, headers: [.authorization: "Bearer \(sam)", .contentType: "application/json"], body: #"{"Text":"Call Kim"}"#)
-            let list = try #require(try JSONSerialization.jsonObject(with: Data(try await browser.graph("/api/tasks", token: sam).text.utf8)) as? [[String: Any]])
+            _ = try await browser.send(
+                "/api/tasks", method: .post, headers: [.authorization: "Bearer \(sam)", .contentType: "application/json"],
+                body: #"{"Text":"Call Kim"}"#)
+            let list = try #require(
+                try JSONSerialization.jsonObject(with: Data(try await browser.graph("/api/tasks", token: sam).text.utf8))
+                    as? [[String: Any]])
             #expect(list.map { $0["Text"] as? String } == ["Buy milk", "Call Kim"])
             #expect(Set(list[0].keys) == ["Id", "Owner", "Text", "Completed", "DateModified"])
             #expect(list[0]["Owner"] as? String == "b6a2f0c4-3d1e-4f5a-8b7c-9d0e1f2a3b01")
@@ -229,7 +255,9 @@ struct TaskAPITests {
             #expect(notHers.status == .notFound)
             let deleted = try await browser.send("/api/tasks/\(id)", method: .delete, headers: [.authorization: "Bearer \(sam)"], body: nil)
             #expect(deleted.status == .noContent)
-            #expect((try JSONSerialization.jsonObject(with: Data(try await browser.graph("/api/tasks", token: sam).text.utf8)) as? [Any])?.count == 1)
+            #expect(
+                (try JSONSerialization.jsonObject(with: Data(try await browser.graph("/api/tasks", token: sam).text.utf8)) as? [Any])?.count
+                    == 1)
         }
     }
 
@@ -238,13 +266,15 @@ struct TaskAPITests {
         let fixture = try await EmulatorFixture()
         try await fixture.withBrowser { browser in
             let sam = try await Self.taskToken(browser)
-            let empty = try await browser.send("/api/tasks", method: .post, headers: [.authorization: "Bearer \(sam)"], body: #"{"Text":"   "}"#)
+            let empty = try await browser.send(
+                "/api/tasks", method: .post, headers: [.authorization: "Bearer \(sam)"], body: #"{"Text":"   "}"#)
             #expect(empty.status == .badRequest)
             #expect(empty.json["Message"] as? String == "Please provide a task description")
 
             let readOnly = try await Self.taskToken(browser, scope: "openid https://fabrikamb2c.onmicrosoft.com/tasks/read")
             #expect(try await browser.graph("/api/tasks", token: readOnly).status == .ok)
-            let write = try await browser.send("/api/tasks", method: .post, headers: [.authorization: "Bearer \(readOnly)"], body: #"{"Text":"x"}"#)
+            let write = try await browser.send(
+                "/api/tasks", method: .post, headers: [.authorization: "Bearer \(readOnly)"], body: #"{"Text":"x"}"#)
             #expect(write.status.code == 401)
             #expect(write.status.reasonPhrase == "The Scope claim does not contain the write permission.")
 
@@ -264,7 +294,8 @@ struct TaskAPITests {
         let first = try await EmulatorFixture(stateDirectory: directory)
         let (refreshToken, keyID) = try await first.withBrowser { browser in
             let sam = try await Self.taskToken(browser)
-            _ = try await browser.send("/api/tasks", method: .post, headers: [.authorization: "Bearer \(sam)"], body: #"{"Text":"Survive a restart"}"#)
+            _ = try await browser.send(
+                "/api/tasks", method: .post, headers: [.authorization: "Bearer \(sam)"], body: #"{"Text":"Survive a restart"}"#)
             let tokens = try await browser.tokens()
             return (try #require(tokens["refresh_token"] as? String), first.emulator.key.keyID)
         }

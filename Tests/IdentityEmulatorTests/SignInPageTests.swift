@@ -19,7 +19,8 @@ struct SignInPageTests {
             #expect(first.contains(#"action="/common/login""#))
             let ctx = try #require(first.hidden("ctx"))
 
-            let password = try await browser.post("/common/login", form: [("ctx", ctx), ("step", "username"), ("loginfmt", "alex@contoso.onmicrosoft.com")])
+            let password = try await browser.post(
+                "/common/login", form: [("ctx", ctx), ("step", "username"), ("loginfmt", "alex@contoso.onmicrosoft.com")])
             #expect(password.contains(#"name="passwd" id="i0118""#))
             #expect(password.contains(#"id="idBtn_Back""#))
 
@@ -52,7 +53,8 @@ struct SignInPageTests {
         let fixture = try await EmulatorFixture()
         try await fixture.withBrowser { browser in
             let ctx = try #require(try await browser.get(Browser.authorizeURI()).hidden("ctx"))
-            _ = try await browser.post("/common/login", form: [("ctx", ctx), ("step", "username"), ("loginfmt", "alex@contoso.onmicrosoft.com")])
+            _ = try await browser.post(
+                "/common/login", form: [("ctx", ctx), ("step", "username"), ("loginfmt", "alex@contoso.onmicrosoft.com")])
             let wrong = try await browser.post("/common/login", form: [("ctx", ctx), ("step", "password"), ("passwd", "hunter2")])
             #expect(wrong.status == .ok)
             #expect(wrong.location == nil)
@@ -67,7 +69,8 @@ struct SignInPageTests {
         let fixture = try await EmulatorFixture()
         try await fixture.withBrowser { browser in
             let ctx = try #require(try await browser.get(Browser.authorizeURI()).hidden("ctx"))
-            let page = try await browser.post("/common/login", form: [("ctx", ctx), ("step", "username"), ("loginfmt", "nobody@contoso.onmicrosoft.com")])
+            let page = try await browser.post(
+                "/common/login", form: [("ctx", ctx), ("step", "username"), ("loginfmt", "nobody@contoso.onmicrosoft.com")])
             #expect(page.contains("This username may be incorrect."))
             #expect(page.contains(#"id="i0116""#))
         }
@@ -78,7 +81,8 @@ struct SignInPageTests {
         let fixture = try await EmulatorFixture(demo: true)
         try await fixture.withBrowser { browser in
             let ctx = try #require(try await browser.get(Browser.authorizeURI()).hidden("ctx"))
-            _ = try await browser.post("/common/login", form: [("ctx", ctx), ("step", "username"), ("loginfmt", "megan@contoso.onmicrosoft.com")])
+            _ = try await browser.post(
+                "/common/login", form: [("ctx", ctx), ("step", "username"), ("loginfmt", "megan@contoso.onmicrosoft.com")])
             let sms = try await browser.post("/common/login", form: [("ctx", ctx), ("step", "password"), ("passwd", "Passw0rd!")])
             #expect(sms.contains(#"name="otc" id="idTxtBx_SAOTCC_OTC""#))
             #expect(sms.contains("+X XXXXXXX99"))
@@ -87,7 +91,8 @@ struct SignInPageTests {
             // Demo mode shows the code on the page too.
             #expect(sms.contains("<code>\(code)</code>"))
 
-            let wrong = try await browser.post("/common/login", form: [("ctx", ctx), ("step", "otc"), ("otc", code == "000000" ? "111111" : "000000")])
+            let wrong = try await browser.post(
+                "/common/login", form: [("ctx", ctx), ("step", "otc"), ("otc", code == "000000" ? "111111" : "000000")])
             #expect(wrong.contains("You didn&#39;t enter the expected verification code."))
             // Skipping the SMS page does not work: "Stay signed in?" before the code is refused.
             let skipped = try await browser.post("/common/login", form: [("ctx", ctx), ("step", "kmsi"), ("kmsi", "yes")])
@@ -135,16 +140,19 @@ struct SignInPageTests {
             let picker = try await browser.get(Browser.authorizeURI(extra: [("prompt", "select_account")]))
             #expect(picker.contains("Pick an account"))
             #expect(picker.contains("alex@contoso.onmicrosoft.com"))
-            let picked = try await browser.post("/common/login", form: [("ctx", try #require(picker.hidden("ctx"))), ("step", "pick"), ("account", "session")])
+            let picked = try await browser.post(
+                "/common/login", form: [("ctx", try #require(picker.hidden("ctx"))), ("step", "pick"), ("account", "session")])
             #expect(picked.redirectFields["code"] != nil)
 
             let reconsent = try await browser.get(Browser.authorizeURI(extra: [("prompt", "consent")]))
             #expect(reconsent.contains("Permissions requested"))
 
             // Another app: SSO signs in, but its first use asks for consent.
-            let otherApp = try await browser.get(Browser.authorizeURI(client: Clients.me, scope: "https://graph.microsoft.com/user.read openid profile offline_access"))
+            let otherApp = try await browser.get(
+                Browser.authorizeURI(client: Clients.me, scope: "https://graph.microsoft.com/user.read openid profile offline_access"))
             #expect(otherApp.contains("Sesame Me"))
-            let silentOther = try await browser.get(Browser.authorizeURI(client: Clients.me, scope: "User.Read openid", extra: [("prompt", "none")]))
+            let silentOther = try await browser.get(
+                Browser.authorizeURI(client: Clients.me, scope: "User.Read openid", extra: [("prompt", "none")]))
             #expect(silentOther.redirectFields["error"] == "consent_required")
             #expect(silentOther.redirectFields["error_description"]?.hasPrefix("AADSTS65001:") == true)
         }
@@ -156,7 +164,9 @@ struct SignInPageTests {
         try await fixture.withBrowser { browser in
             let page = try await browser.get(Browser.authorizeURI(extra: [("prompt", "none")]))
             #expect(page.redirectFields["error"] == "login_required")
-            #expect(page.redirectFields["error_description"]?.hasPrefix("AADSTS50058: A silent sign-in request was sent but no user is signed in.") == true)
+            #expect(
+                page.redirectFields["error_description"]?.hasPrefix(
+                    "AADSTS50058: A silent sign-in request was sent but no user is signed in.") == true)
             #expect(page.redirectFields["error_uri"] == "https://login.microsoftonline.com/error?code=50058")
         }
     }
@@ -196,14 +206,19 @@ struct SignInPageTests {
     func errorRedirects() async throws {
         let fixture = try await EmulatorFixture()
         try await fixture.withBrowser { browser in
-            let token = try await browser.get(Browser.authorizeURI().replacingOccurrences(of: "response_type=code", with: "response_type=token"))
+            let token = try await browser.get(
+                Browser.authorizeURI().replacingOccurrences(of: "response_type=code", with: "response_type=token"))
             #expect(token.redirectFields["error"] == "unsupported_response_type")
             #expect(token.redirectFields["error_description"]?.hasPrefix("AADSTS700054:") == true)
             #expect(token.redirectFields["state"] == "state-123")
 
-            let noScope = try await browser.get(Browser.authorizeURI().replacingOccurrences(of: "&scope=openid+profile+offline_access+User.Read+User.ReadBasic.All", with: ""))
+            let noScope = try await browser.get(
+                Browser.authorizeURI().replacingOccurrences(
+                    of: "&scope=openid+profile+offline_access+User.Read+User.ReadBasic.All", with: ""))
             #expect(noScope.redirectFields["error"] == "invalid_request")
-            #expect(noScope.redirectFields["error_description"]?.hasPrefix("AADSTS900144: The request body must contain the following parameter: 'scope'.") == true)
+            #expect(
+                noScope.redirectFields["error_description"]?.hasPrefix(
+                    "AADSTS900144: The request body must contain the following parameter: 'scope'.") == true)
 
             let badScope = try await browser.get(Browser.authorizeURI(scope: "openid Files.Frobnicate"))
             #expect(badScope.redirectFields["error"] == "invalid_scope")
@@ -251,7 +266,8 @@ struct SignInPageTests {
         let fixture = try await EmulatorFixture()
         try await fixture.withBrowser { browser in
             let redirect = try await browser.signIn(
-                "alex@contoso.onmicrosoft.com", authorize: Browser.authorizeURI(client: Clients.me, redirect: "http://localhost:51234", scope: "User.Read openid"))
+                "alex@contoso.onmicrosoft.com",
+                authorize: Browser.authorizeURI(client: Clients.me, redirect: "http://localhost:51234", scope: "User.Read openid"))
             #expect(redirect.location?.hasPrefix("http://localhost:51234/?code=") == true)
             let wrongHost = try await browser.get(Browser.authorizeURI(client: Clients.me, redirect: "http://localhost.evil.example:51234"))
             #expect(wrongHost.contains("AADSTS50011"))
@@ -272,7 +288,8 @@ struct SignInPageTests {
         let fixture = try await EmulatorFixture()
         try await fixture.withBrowser { browser in
             let ctx = try #require(try await browser.get(Browser.authorizeURI()).hidden("ctx"))
-            let page = try await browser.post("/common/login", form: [("ctx", ctx), ("step", "username"), ("loginfmt", "\"><script>alert(1)</script>")])
+            let page = try await browser.post(
+                "/common/login", form: [("ctx", ctx), ("step", "username"), ("loginfmt", "\"><script>alert(1)</script>")])
             #expect(!page.contains("<script>alert(1)"))
             #expect(page.contains("&quot;&gt;&lt;script&gt;"))
         }

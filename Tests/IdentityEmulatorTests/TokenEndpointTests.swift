@@ -89,7 +89,9 @@ struct TokenEndpointTests {
             #expect(again.status == .badRequest)
             #expect(again.json["error"] as? String == "invalid_grant")
             #expect(again.json["error_codes"] as? [Int] == [54005])
-            #expect((again.json["error_description"] as? String)?.hasPrefix("AADSTS54005: OAuth2 Authorization code was already redeemed") == true)
+            #expect(
+                (again.json["error_description"] as? String)?.hasPrefix("AADSTS54005: OAuth2 Authorization code was already redeemed")
+                    == true)
             for field in ["timestamp", "trace_id", "correlation_id", "error_uri"] { #expect(again.json[field] is String, "\(field)") }
         }
     }
@@ -128,7 +130,9 @@ struct TokenEndpointTests {
             let response = try await browser.redeem(code, redirect: "urn:ietf:wg:oauth:2.0:oob")
             #expect(response.json["error"] as? String == "invalid_client")
             #expect(response.json["error_codes"] as? [Int] == [70002, 50011])
-            #expect((response.json["error_description"] as? String)?.hasPrefix("AADSTS70002: Error validating credentials. AADSTS50011: The reply address 'urn:ietf:wg:oauth:2.0:oob'") == true)
+            #expect(
+                (response.json["error_description"] as? String)?.hasPrefix(
+                    "AADSTS70002: Error validating credentials. AADSTS50011: The reply address 'urn:ietf:wg:oauth:2.0:oob'") == true)
         }
     }
 
@@ -152,13 +156,15 @@ struct TokenEndpointTests {
             let noGrant = try await browser.post("/common/oauth2/v2.0/token", form: [("client_id", Clients.directory)])
             #expect(noGrant.json["error_codes"] as? [Int] == [900144])
             #expect((noGrant.json["error_description"] as? String)?.contains("'grant_type'") == true)
-            let unknown = try await browser.post("/common/oauth2/v2.0/token", form: [("client_id", "nope"), ("grant_type", "authorization_code")])
+            let unknown = try await browser.post(
+                "/common/oauth2/v2.0/token", form: [("client_id", "nope"), ("grant_type", "authorization_code")])
             #expect(unknown.json["error_codes"] as? [Int] == [700016])
-            let password = try await browser.post("/common/oauth2/v2.0/token", form: [("client_id", Clients.directory), ("grant_type", "password")])
+            let password = try await browser.post(
+                "/common/oauth2/v2.0/token", form: [("client_id", Clients.directory), ("grant_type", "password")])
             #expect(password.json["error"] as? String == "unsupported_grant_type")
             #expect(password.json["error_codes"] as? [Int] == [70003])
             let garbage = try await browser.redeem("0.Anot-a-real-code")
-            #expect(garbage.json["error_codes"] as? [Int] == [9002313])
+            #expect(garbage.json["error_codes"] as? [Int] == [9_002_313])
             let tenant = try await browser.post("/nowhere.example/oauth2/v2.0/token", form: [("client_id", Clients.directory)])
             #expect(tenant.json["error_codes"] as? [Int] == [90002])
         }
@@ -242,7 +248,8 @@ struct DiscoveryTests {
             #expect(key["kid"] as? String == key["x5t"] as? String)
             #expect((key["x5c"] as? [String])?.count == 1)
             #expect(key["kty"] as? String == "RSA")
-            let tenantKeys = try #require(try await browser.get("/\(Tenant.contoso.id)/discovery/v2.0/keys").json["keys"] as? [[String: Any]])
+            let tenantKeys = try #require(
+                try await browser.get("/\(Tenant.contoso.id)/discovery/v2.0/keys").json["keys"] as? [[String: Any]])
             #expect(tenantKeys.first?["issuer"] as? String == "http://127.0.0.1:8400/\(Tenant.contoso.id)/v2.0")
 
             let idToken = try #require(try await browser.tokens()["id_token"] as? String)
@@ -257,14 +264,20 @@ struct DiscoveryTests {
     func b2cDiscovery() async throws {
         let fixture = try await EmulatorFixture()
         try await fixture.withBrowser { browser in
-            let pathForm = try await browser.get("/fabrikamb2c.onmicrosoft.com/B2C_1_SignUpSignIn/v2.0/.well-known/openid-configuration").json
-            let queryForm = try await browser.get("/fabrikamb2c.onmicrosoft.com/v2.0/.well-known/openid-configuration?p=b2c_1_signupsignin").json
+            let pathForm = try await browser.get("/fabrikamb2c.onmicrosoft.com/B2C_1_SignUpSignIn/v2.0/.well-known/openid-configuration")
+                .json
+            let queryForm = try await browser.get("/fabrikamb2c.onmicrosoft.com/v2.0/.well-known/openid-configuration?p=b2c_1_signupsignin")
+                .json
             for document in [pathForm, queryForm] {
                 #expect(document["issuer"] as? String == "http://127.0.0.1:8400/\(Tenant.fabrikamB2C.id)/v2.0/")
-                #expect(document["authorization_endpoint"] as? String == "http://127.0.0.1:8400/fabrikamb2c.onmicrosoft.com/b2c_1_signupsignin/oauth2/v2.0/authorize")
+                #expect(
+                    document["authorization_endpoint"] as? String
+                        == "http://127.0.0.1:8400/fabrikamb2c.onmicrosoft.com/b2c_1_signupsignin/oauth2/v2.0/authorize")
                 #expect(document["scopes_supported"] as? [String] == ["openid"])
             }
-            let keys = try #require(try await browser.get("/fabrikamb2c.onmicrosoft.com/b2c_1_signupsignin/discovery/v2.0/keys").json["keys"] as? [[String: Any]])
+            let keys = try #require(
+                try await browser.get("/fabrikamb2c.onmicrosoft.com/b2c_1_signupsignin/discovery/v2.0/keys").json["keys"]
+                    as? [[String: Any]])
             #expect(keys.first?["issuer"] == nil)
             #expect(keys.first?["kid"] is String)
             let unknown = try await browser.get("/fabrikamb2c.onmicrosoft.com/B2C_1_Nope/v2.0/.well-known/openid-configuration")

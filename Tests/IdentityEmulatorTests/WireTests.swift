@@ -18,7 +18,8 @@ struct WireTests {
         let emulator = try EmulatorProcess(["--port", "0", "--tls", "--state-dir", state.path, "--users", "50"])
         defer { emulator.stop() }
         let first = try #require(emulator.readLine())
-        #expect(first.range(of: #"^identity-emulator listening on https://127\.0\.0\.1:\d+$"#, options: .regularExpression) != nil, "\(first)")
+        #expect(
+            first.range(of: #"^identity-emulator listening on https://127\.0\.0\.1:\d+$"#, options: .regularExpression) != nil, "\(first)")
         let second = try #require(emulator.readLine())
         #expect(second == "ca-certificate \(state.appending(path: "ca-certificate.pem").path)")
         let base = String(first.split(separator: " ").last!)
@@ -26,7 +27,8 @@ struct WireTests {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .file(state.appending(path: "ca-certificate.pem").path)
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
-        let response = try await client.execute(HTTPClientRequest(url: "\(base)/common/v2.0/.well-known/openid-configuration"), timeout: .seconds(10))
+        let response = try await client.execute(
+            HTTPClientRequest(url: "\(base)/common/v2.0/.well-known/openid-configuration"), timeout: .seconds(10))
         #expect(response.status.code == 200)
         let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
         #expect(body.contains(#""issuer":"\#(base)/{tenantid}/v2.0""#))
@@ -35,7 +37,8 @@ struct WireTests {
         // Without the CA, a client refuses the server: TLS is real, not bypassed.
         let strict = HTTPClient(eventLoopGroupProvider: .singleton)
         await #expect(throws: (any Error).self) {
-            _ = try await strict.execute(HTTPClientRequest(url: "\(base)/common/v2.0/.well-known/openid-configuration"), timeout: .seconds(10))
+            _ = try await strict.execute(
+                HTTPClientRequest(url: "\(base)/common/v2.0/.well-known/openid-configuration"), timeout: .seconds(10))
         }
         try await strict.shutdown()
     }
@@ -54,9 +57,13 @@ struct WireTests {
         defer { emulator.stop() }
         let base = String(try #require(emulator.readLine()).split(separator: " ").last!)
         let client = HTTPClient.shared
-        let authorize = "\(base)/common/oauth2/v2.0/authorize?client_id=\(Clients.directory)&response_type=code&redirect_uri=\(FormFields.encode(Clients.nativeClient))&scope=openid"
-        let page = String(buffer: try await client.execute(HTTPClientRequest(url: authorize), timeout: .seconds(10)).body.collect(upTo: 1 << 20))
-        let ctx = try #require(page.range(of: #"name="ctx" value="[^"]*""#, options: .regularExpression).map { page[$0].split(separator: "\"")[3] })
+        let authorize =
+            "\(base)/common/oauth2/v2.0/authorize?client_id=\(Clients.directory)&response_type=code"
+            + "&redirect_uri=\(FormFields.encode(Clients.nativeClient))&scope=openid"
+        let page = String(
+            buffer: try await client.execute(HTTPClientRequest(url: authorize), timeout: .seconds(10)).body.collect(upTo: 1 << 20))
+        let ctx = try #require(
+            page.range(of: #"name="ctx" value="[^"]*""#, options: .regularExpression).map { page[$0].split(separator: "\"")[3] })
         for form in ["step=username&loginfmt=megan%40contoso.onmicrosoft.com", "step=password&passwd=Passw0rd%21"] {
             var request = HTTPClientRequest(url: "\(base)/common/login")
             request.method = .POST
@@ -73,13 +80,16 @@ struct WireTests {
         #expect(refused.status.code == 401)
     }
 
-    @Test("Microsoft's MSAL for Python signs in (auth code + PKCE + nonce + client_info), gets a silent token from its cache, and refreshes")
+    @Test(
+        "Microsoft's MSAL for Python signs in (auth code + PKCE + nonce + client_info), gets a silent token from its cache, and refreshes")
     func msalPython() async throws {
         let python = try Repository.python()
         let state = Repository.temporaryDirectory("identity-emulator")
         defer { try? FileManager.default.removeItem(at: state) }
         let clientID = "5e1d7f10-3c2b-4b7a-9f0e-0d1c2b3a4f5e"
-        let emulator = try EmulatorProcess(["--port", "0", "--tls", "--state-dir", state.path, "--users", "50", "--client", "\(clientID)=http://localhost"])
+        let emulator = try EmulatorProcess([
+            "--port", "0", "--tls", "--state-dir", state.path, "--users", "50", "--client", "\(clientID)=http://localhost",
+        ])
         defer { emulator.stop() }
         let base = String(try #require(emulator.readLine()).split(separator: " ").last!)
         let ca = String(try #require(emulator.readLine()).dropFirst("ca-certificate ".count))
@@ -88,7 +98,8 @@ struct WireTests {
         environment["EMULATOR_URL"] = base
         environment["REQUESTS_CA_BUNDLE"] = ca
         let run = try ProcessRunner.run(
-            python, [Repository.root.appending(path: "Tests/IdentityEmulatorTests/MSAL/msal_sign_in.py").path, clientID], environment: environment)
+            python, [Repository.root.appending(path: "Tests/IdentityEmulatorTests/MSAL/msal_sign_in.py").path, clientID],
+            environment: environment)
         #expect(run.status == 0, "MSAL: \(run.stderr)")
         let result = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stderr)")
         #expect(result["signed_in"] as? String == "alex@contoso.onmicrosoft.com")

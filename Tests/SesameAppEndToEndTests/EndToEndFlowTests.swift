@@ -58,15 +58,19 @@ final class EndToEndFlowTests: XCTestCase {
         XCTAssertEqual(run.seen["after_scroll_rows"] as? Int, 2 * first, "scrolling to the end did not load one more page")
         XCTAssertEqual(run.seen["after_scroll_table_rows"] as? Int, 2 * first)
         XCTAssertEqual(run.seen["distinct_user_names"] as? Int, 2 * first, "the second page repeats people")
-        XCTAssertTrue(run.events.contains { ($0["url"] as? String)?.contains("skiptoken") == true }, "the next page did not follow @odata.nextLink")
+        XCTAssertTrue(
+            run.events.contains { ($0["url"] as? String)?.contains("skiptoken") == true }, "the next page did not follow @odata.nextLink")
     }
 
     // MARK: Errors
 
     func testAWrongPasswordShowsTheInlineErrorThenTheRightOneSignsIn() throws {
         let run = try flow("wrong-password")
-        XCTAssertEqual(run.seen["inline_error"] as? String, "Your account or password is incorrect. If you don't remember your password, reset it now.")
-        XCTAssertEqual(run.seen["still_on"] as? String, run.base.appending(path: "common/login").absoluteString, "a wrong password must not redirect")
+        XCTAssertEqual(
+            run.seen["inline_error"] as? String, "Your account or password is incorrect. If you don't remember your password, reset it now."
+        )
+        XCTAssertEqual(
+            run.seen["still_on"] as? String, run.base.appending(path: "common/login").absoluteString, "a wrong password must not redirect")
         XCTAssertEqual(run.count("redirect-intercepted"), 1)
         XCTAssertFalse(run.has("sign-in-failed"), "a wrong password is not a failed sign-in")
         XCTAssertTrue(run.has("list-rendered", ["view": "directory"]))
@@ -96,7 +100,9 @@ final class EndToEndFlowTests: XCTestCase {
         XCTAssertEqual(run.seen["after_sign_out"] as? [String], [])
         XCTAssertEqual(run.seen["kim"] as? String, "Signed in as Kim Abercrombie")
         XCTAssertEqual(run.seen["kim_tasks"] as? [String], [], "kim sees sam's tasks")
-        XCTAssertEqual(run.events.filter { $0["event"] as? String == "api-call" && $0["method"] as? String == "POST" }.map { $0["status"] as? Int }, [204, 204])
+        XCTAssertEqual(
+            run.events.filter { $0["event"] as? String == "api-call" && $0["method"] as? String == "POST" }.map { $0["status"] as? Int },
+            [204, 204])
         XCTAssertEqual(run.count("token-acquired", ["accountType": "B2C_Acccount"]), 2)
         XCTAssertFalse(run.traceText.contains("Water the plants"), "task texts do not belong in the trace")
     }
@@ -178,8 +184,9 @@ final class EndToEndFlowTests: XCTestCase {
 
     /// Runs one flow of e2e_flow.py against a fresh demo-mode emulator.
     func flow(_ name: String, users: Int = 300, accessTokenLifetime: Int? = nil) throws -> Run {
-        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: "/usr/bin/WebKitWebDriver"),
-                      "WebKitWebDriver is missing: install webkit2gtk-driver (make test does)")
+        XCTAssertTrue(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/WebKitWebDriver"),
+            "WebKitWebDriver is missing: install webkit2gtk-driver (make test does)")
         let emulator = try RunningEmulator.startBlocking(users: users, demo: true) { $0.accessTokenLifetime = accessTokenLifetime }
         defer { emulator.stop() }
         let scratch = Repository.temporaryDirectory("sesame-e2e-\(name)")
@@ -190,14 +197,16 @@ final class EndToEndFlowTests: XCTestCase {
             try Repository.python(), [script.path, name, try Repository.product("sesame").path, emulator.base.absoluteString, scratch.path])
         XCTAssertEqual(result.status, 0, "flow \(name): \(result.stderr.suffix(3000))")
 
-        let seen = try XCTUnwrap(try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
-                                 "flow \(name) printed no result: \(result.stderr.suffix(3000))")
+        let seen = try XCTUnwrap(
+            try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+            "flow \(name) printed no result: \(result.stderr.suffix(3000))")
         var traces: [[[String: Any]]] = []
         var text = ""
         for index in 1... {
             guard let contents = try? String(contentsOf: scratch.appending(path: "trace-\(index).jsonl"), encoding: .utf8) else { break }
             text += contents
-            traces.append(contents.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+            traces.append(
+                contents.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
         }
         return Run(seen: seen, traces: traces, traceText: text, base: emulator.base)
     }

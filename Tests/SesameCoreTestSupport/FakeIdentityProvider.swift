@@ -44,23 +44,55 @@ public final class FakeIdentityProvider: @unchecked Sendable {
 
     public func with<T>(_ body: (FakeIdentityProvider) -> T) -> T { lock.withLock { body(self) } }
 
-    public var issuerTemplate: String { get { lock.withLock { _issuer } } set { lock.withLock { _issuer = newValue } } }
-    public var keyIssuer: String? { get { lock.withLock { _keyIssuer } } set { lock.withLock { _keyIssuer = newValue } } }
+    public var issuerTemplate: String {
+        get { lock.withLock { _issuer } }
+        set { lock.withLock { _issuer = newValue } }
+    }
+    public var keyIssuer: String? {
+        get { lock.withLock { _keyIssuer } }
+        set { lock.withLock { _keyIssuer = newValue } }
+    }
     /// Claims to override in the next id_tokens (`aud`, `exp`, `nonce`, `iss`…); NSNull removes.
-    public var tokenOverrides: [String: Any] { get { lock.withLock { _tokenOverrides } } set { lock.withLock { _tokenOverrides = newValue } } }
-    public var signWith: _RSA.Signing.PrivateKey { get { lock.withLock { _signWith } } set { lock.withLock { _signWith = newValue } } }
+    public var tokenOverrides: [String: Any] {
+        get { lock.withLock { _tokenOverrides } }
+        set { lock.withLock { _tokenOverrides = newValue } }
+    }
+    public var signWith: _RSA.Signing.PrivateKey {
+        get { lock.withLock { _signWith } }
+        set { lock.withLock { _signWith = newValue } }
+    }
     public var refreshCount: Int { lock.withLock { _refreshCount } }
     /// Rolls the signing key over: tokens are signed by another key, published as `key2`.
-    public func rollKeysOver() { lock.withLock { _rolledOver = true; _signWith = Self.otherKey } }
+    public func rollKeysOver() {
+        lock.withLock {
+            _rolledOver = true
+            _signWith = Self.otherKey
+        }
+    }
     private var publishedKey: (key: _RSA.Signing.PrivateKey, kid: String) {
         lock.withLock { _rolledOver ? (Self.otherKey, "key2") : (Self.signingKey, "key1") }
     }
-    public var refreshDelay: Duration { get { lock.withLock { _refreshDelay } } set { lock.withLock { _refreshDelay = newValue } } }
-    public var refreshError: [String: Any]? { get { lock.withLock { _refreshError } } set { lock.withLock { _refreshError = newValue } } }
+    public var refreshDelay: Duration {
+        get { lock.withLock { _refreshDelay } }
+        set { lock.withLock { _refreshDelay = newValue } }
+    }
+    public var refreshError: [String: Any]? {
+        get { lock.withLock { _refreshError } }
+        set { lock.withLock { _refreshError = newValue } }
+    }
     /// `expires_in` as sent: an Int (Entra) or a String (B2C).
-    public var expiresIn: Any { get { lock.withLock { _expiresIn } } set { lock.withLock { _expiresIn = newValue } } }
-    public var username: String { get { lock.withLock { _username } } set { lock.withLock { _username = newValue } } }
-    public var uid: String { get { lock.withLock { _uid } } set { lock.withLock { _uid = newValue } } }
+    public var expiresIn: Any {
+        get { lock.withLock { _expiresIn } }
+        set { lock.withLock { _expiresIn = newValue } }
+    }
+    public var username: String {
+        get { lock.withLock { _username } }
+        set { lock.withLock { _username = newValue } }
+    }
+    public var uid: String {
+        get { lock.withLock { _uid } }
+        set { lock.withLock { _uid = newValue } }
+    }
     public var liveRefreshTokens: [String] { lock.withLock { Array(_refreshTokens.keys) } }
 
     public var configuration: AccountConfiguration {
@@ -92,7 +124,10 @@ public final class FakeIdentityProvider: @unchecked Sendable {
         let query = Dictionary(
             FormEncoding.decode(URLComponents(url: authorizationURL, resolvingAgainstBaseURL: false)!.percentEncodedQuery!),
             uniquingKeysWith: { $1 })
-        var pairs = [("error", error), ("error_description", description + "\r\nTrace ID: 1\r\nCorrelation ID: 2\r\nTimestamp: 2026-01-01 00:00:00Z")]
+        var pairs = [
+            ("error", error),
+            ("error_description", description + "\r\nTrace ID: 1\r\nCorrelation ID: 2\r\nTimestamp: 2026-01-01 00:00:00Z"),
+        ]
         if let subcode { pairs.append(("error_subcode", subcode)) }
         pairs.append(("state", query["state"]!))
         return FormEncoding.url(URL(string: query["redirect_uri"]!)!, appending: pairs)
@@ -134,11 +169,21 @@ public final class FakeIdentityProvider: @unchecked Sendable {
         switch form["grant_type"] {
         case "authorization_code":
             guard let code = form["code"], let issued = lock.withLock({ _codes.removeValue(forKey: code) }) else {
-                return json(["error": "invalid_grant", "error_description": "AADSTS54005: OAuth2 Authorization code was already redeemed.", "error_codes": [54005]], status: 400)
+                return json(
+                    [
+                        "error": "invalid_grant", "error_description": "AADSTS54005: OAuth2 Authorization code was already redeemed.",
+                        "error_codes": [54005],
+                    ], status: 400)
             }
             let challenge = Base64URL.encode(SHA256.hash(data: Data((form["code_verifier"] ?? "").utf8)))
             guard challenge == issued.verifier else {
-                return json(["error": "invalid_grant", "error_description": "AADSTS501481: The Code_Verifier does not match the code_challenge supplied in the authorization request.", "error_codes": [501481]], status: 400)
+                return json(
+                    [
+                        "error": "invalid_grant",
+                        "error_description":
+                            "AADSTS501481: The Code_Verifier does not match the code_challenge supplied in the authorization request.",
+                        "error_codes": [501481],
+                    ], status: 400)
             }
             nonce = issued.nonce
         case "refresh_token":
@@ -146,7 +191,11 @@ public final class FakeIdentityProvider: @unchecked Sendable {
             lock.withLock { _refreshCount += 1 }
             if let error = refreshError { return json(error, status: 400) }
             guard let token = form["refresh_token"], lock.withLock({ _refreshTokens[token] }) == true else {
-                return json(["error": "invalid_grant", "error_description": "AADSTS700082: The refresh token has expired due to inactivity.", "error_codes": [700082]], status: 400)
+                return json(
+                    [
+                        "error": "invalid_grant", "error_description": "AADSTS700082: The refresh token has expired due to inactivity.",
+                        "error_codes": [700082],
+                    ], status: 400)
             }
         default:
             return json(["error": "unsupported_grant_type"], status: 400)
@@ -170,7 +219,8 @@ public final class FakeIdentityProvider: @unchecked Sendable {
         var claims: [String: Any] = [
             "aud": clientID, "iss": "https://login.microsoftonline.com/\(tenantID)/v2.0",
             "iat": Int(now.timeIntervalSince1970), "nbf": Int(now.timeIntervalSince1970), "exp": Int(now.timeIntervalSince1970) + 3600,
-            "name": "Alex Wilber", "oid": userObjectID, "preferred_username": username, "sub": "AAAAAAAAAAAAAAAAAAAAAIkzqFVrSaSaFHy782bbtaQ",
+            "name": "Alex Wilber", "oid": userObjectID, "preferred_username": username,
+            "sub": "AAAAAAAAAAAAAAAAAAAAAIkzqFVrSaSaFHy782bbtaQ",
             "tid": tenantID, "ver": "2.0",
         ]
         if let nonce { claims["nonce"] = nonce }
@@ -181,7 +231,8 @@ public final class FakeIdentityProvider: @unchecked Sendable {
     }
 
     public static func sign(_ claims: [String: Any], with key: _RSA.Signing.PrivateKey, kid: String, alg: String = "RS256") -> String {
-        let header = Base64URL.encode(try! JSONSerialization.data(withJSONObject: ["alg": alg, "kid": kid, "typ": "JWT"], options: [.sortedKeys]))
+        let header = Base64URL.encode(
+            try! JSONSerialization.data(withJSONObject: ["alg": alg, "kid": kid, "typ": "JWT"], options: [.sortedKeys]))
         let payload = Base64URL.encode(try! JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]))
         let input = Data("\(header).\(payload)".utf8)
         let signature = try! key.signature(for: SHA256.hash(data: input), padding: .insecurePKCS1v1_5)

@@ -27,7 +27,8 @@ public final class FakeTransport: HTTPTransport, @unchecked Sendable {
             progress?(TransferProgress(direction: .upload, completedBytes: Int64(body.count), totalBytes: Int64(body.count)))
         }
         let response = try await handler(request)
-        progress?(TransferProgress(direction: .download, completedBytes: Int64(response.body.count), totalBytes: Int64(response.body.count)))
+        progress?(
+            TransferProgress(direction: .download, completedBytes: Int64(response.body.count), totalBytes: Int64(response.body.count)))
         return response
     }
 }

@@ -37,7 +37,6 @@ public struct StoreFixture: Sendable {
     public func remove() { try? FileManager.default.removeItem(at: directory) }
 }
 
-
 /// A clock tests move by hand.
 public final class TestClock: @unchecked Sendable {
     private let lock = NSLock()

@@ -9,12 +9,14 @@ struct AuthorizationRequestTests {
     let configuration = FakeIdentityProvider().configuration
 
     func query(_ url: URL) -> [String: String] {
-        Dictionary(FormEncoding.decode(URLComponents(url: url, resolvingAgainstBaseURL: false)!.percentEncodedQuery!), uniquingKeysWith: { $1 })
+        Dictionary(
+            FormEncoding.decode(URLComponents(url: url, resolvingAgainstBaseURL: false)!.percentEncodedQuery!), uniquingKeysWith: { $1 })
     }
 
     @Test("the URL carries code flow, client, redirect, scopes, state, nonce, PKCE S256 and client_info")
     func parameters() {
-        let request = AuthorizationRequest(configuration: configuration, additionalParameters: ["prompt": "select_account", "login_hint": "alex@contoso.com"])
+        let request = AuthorizationRequest(
+            configuration: configuration, additionalParameters: ["prompt": "select_account", "login_hint": "alex@contoso.com"])
         let fields = query(request.url)
         #expect(request.url.absoluteString.hasPrefix("https://login.microsoftonline.com/common/oauth2/v2.0/authorize?"))
         #expect(fields["response_type"] == "code")
@@ -51,12 +53,15 @@ struct AuthorizationRequestTests {
     func b2cPolicy() {
         let b2c = AccountConfiguration(
             clientID: "c", scopes: ["openid", "offline_access", "c"],
-            authorizationURL: URL(string: "https://fabrikamb2c.b2clogin.com/fabrikamb2c.onmicrosoft.com/oauth2/v2.0/authorize?p=B2C_1_SignUpSignIn")!,
+            authorizationURL: URL(
+                string: "https://fabrikamb2c.b2clogin.com/fabrikamb2c.onmicrosoft.com/oauth2/v2.0/authorize?p=B2C_1_SignUpSignIn")!,
             tokenURL: URL(string: "https://fabrikamb2c.b2clogin.com/fabrikamb2c.onmicrosoft.com/oauth2/v2.0/token?p=B2C_1_SignUpSignIn")!,
             redirectURL: URL(string: "urn:ietf:wg:oauth:2.0:oob")!, storageGroup: "g",
             additionalAuthorizationParameters: ["domain_hint": "contoso.com", "p": "B2C_1_SignUpSignIn"])
         let url = AuthorizationRequest(configuration: b2c).url
-        #expect(url.absoluteString.hasPrefix("https://fabrikamb2c.b2clogin.com/fabrikamb2c.onmicrosoft.com/oauth2/v2.0/authorize?p=B2C_1_SignUpSignIn&"))
+        #expect(
+            url.absoluteString.hasPrefix(
+                "https://fabrikamb2c.b2clogin.com/fabrikamb2c.onmicrosoft.com/oauth2/v2.0/authorize?p=B2C_1_SignUpSignIn&"))
         #expect(url.absoluteString.components(separatedBy: "p=B2C_1_SignUpSignIn").count == 2)
         #expect(query(url)["domain_hint"] == "contoso.com")
         #expect(query(url)["client_info"] == "1")

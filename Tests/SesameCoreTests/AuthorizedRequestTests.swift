@@ -48,7 +48,9 @@ struct AuthorizedRequestTests {
         let response = try await resource.client.perform(request, as: resource.account)
         #expect(response.status == 200)
         let sent = try #require(resource.resourceRequests.first)
-        #expect(sent.url.absoluteString == "https://graph.microsoft.com/v1.0/users?$filter=startswith%28givenName%2C%27O%27%27Brien%27%29&$top=5")
+        #expect(
+            sent.url.absoluteString
+                == "https://graph.microsoft.com/v1.0/users?$filter=startswith%28givenName%2C%27O%27%27Brien%27%29&$top=5")
         #expect(sent.query["$filter"] == "startswith(givenName,'O''Brien')")
         let token = try await resource.fixture.store.accessToken(for: resource.account)
         #expect(sent.headers["Authorization"] == "Bearer \(token.secret.revealed)")
@@ -60,7 +62,8 @@ struct AuthorizedRequestTests {
         let resource = try await ResourceFixture { _ in HTTPResponse(status: 204) }
         defer { resource.fixture.remove() }
         let url = URL(string: "https://tasks.example/api/tasks")!
-        _ = try await resource.client.perform(ResourceRequest(method: "POST", url: url, parameters: [.init("Text", "a & b")]), as: resource.account)
+        _ = try await resource.client.perform(
+            ResourceRequest(method: "POST", url: url, parameters: [.init("Text", "a & b")]), as: resource.account)
         _ = try await resource.client.perform(
             ResourceRequest(method: "POST", url: url, parameters: [.init("Text", "a & b")], parameterEncoding: .json), as: resource.account)
         let (form, jsonRequest) = (resource.resourceRequests[0], resource.resourceRequests[1])
@@ -77,7 +80,8 @@ struct AuthorizedRequestTests {
             calls.increment() == 1 ? HTTPResponse(status: 401) : json(["ok": true])
         }
         defer { resource.fixture.remove() }
-        let response = try await resource.client.perform(ResourceRequest(url: URL(string: "https://graph.microsoft.com/v1.0/me")!), as: resource.account)
+        let response = try await resource.client.perform(
+            ResourceRequest(url: URL(string: "https://graph.microsoft.com/v1.0/me")!), as: resource.account)
         #expect(response.status == 200)
         #expect(resource.fixture.provider.refreshCount == 1)
         let sent = resource.resourceRequests
@@ -89,7 +93,8 @@ struct AuthorizedRequestTests {
     func persistent401() async throws {
         let resource = try await ResourceFixture { _ in HTTPResponse(status: 401) }
         defer { resource.fixture.remove() }
-        let response = try await resource.client.perform(ResourceRequest(url: URL(string: "https://graph.microsoft.com/v1.0/me")!), as: resource.account)
+        let response = try await resource.client.perform(
+            ResourceRequest(url: URL(string: "https://graph.microsoft.com/v1.0/me")!), as: resource.account)
         #expect(response.status == 401)
         #expect(resource.resourceRequests.count == 2)
         #expect(resource.fixture.provider.refreshCount == 1)
@@ -106,7 +111,8 @@ struct AuthorizedRequestTests {
             }
         }
         defer { resource.fixture.remove() }
-        let response = try await resource.client.perform(ResourceRequest(url: URL(string: "https://graph.microsoft.com/v1.0/users")!), as: resource.account)
+        let response = try await resource.client.perform(
+            ResourceRequest(url: URL(string: "https://graph.microsoft.com/v1.0/users")!), as: resource.account)
         #expect(response.status == 200)
         #expect(resource.sleeps.recorded == [.seconds(7), .seconds(2)])
     }
@@ -115,13 +121,15 @@ struct AuthorizedRequestTests {
     func throttleLimits() async throws {
         let resource = try await ResourceFixture { _ in HTTPResponse(status: 429, headers: ["Retry-After": "3600"]) }
         defer { resource.fixture.remove() }
-        let response = try await resource.client.perform(ResourceRequest(url: URL(string: "https://graph.microsoft.com/v1.0/users")!), as: resource.account)
+        let response = try await resource.client.perform(
+            ResourceRequest(url: URL(string: "https://graph.microsoft.com/v1.0/users")!), as: resource.account)
         #expect(response.status == 429)
         #expect(resource.sleeps.recorded.isEmpty)
 
         let always = try await ResourceFixture { _ in HTTPResponse(status: 503, headers: ["Retry-After": "1"]) }
         defer { always.fixture.remove() }
-        _ = try await always.client.perform(ResourceRequest(url: URL(string: "https://graph.microsoft.com/v1.0/users")!), as: always.account)
+        _ = try await always.client.perform(
+            ResourceRequest(url: URL(string: "https://graph.microsoft.com/v1.0/users")!), as: always.account)
         #expect(always.sleeps.recorded.count == 3)
         #expect(always.resourceRequests.count == 4)
     }
@@ -150,7 +158,12 @@ struct AuthorizedRequestTests {
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0
-    func increment() -> Int { lock.withLock { value += 1; return value } }
+    func increment() -> Int {
+        lock.withLock {
+            value += 1
+            return value
+        }
+    }
 }
 
 final class ProgressLog: @unchecked Sendable {

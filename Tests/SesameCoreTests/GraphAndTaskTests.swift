@@ -13,7 +13,9 @@ struct GraphTests {
         #expect(GraphUserDirectory.filter(for: "O'Brien", mode: .givenName) == "startswith(givenName,'O''Brien')")
         #expect(
             GraphUserDirectory.filter(for: " al ", mode: .peoplePicker)
-                == "startswith(displayName,'al') or startswith(givenName,'al') or startswith(surname,'al') or startswith(mail,'al') or startswith(userPrincipalName,'al')")
+                == "startswith(displayName,'al') or startswith(givenName,'al') or startswith(surname,'al') or startswith(mail,'al') "
+                + "or startswith(userPrincipalName,'al')"
+        )
         #expect(GraphUserDirectory.filter(for: "  ", mode: .peoplePicker) == nil)
     }
 
@@ -24,9 +26,14 @@ struct GraphTests {
                 "@odata.context": "https://graph.microsoft.com/v1.0/$metadata#users",
                 "@odata.nextLink": "https://graph.microsoft.com/v1.0/users?$filter=x&$top=2&$skiptoken=RFNwdAIAAQAAA",
                 "value": [
-                    ["id": "1", "displayName": "Megan Bowen", "userPrincipalName": "megan@contoso.com", "mail": "megan@contoso.com",
-                     "businessPhones": ["+1 412 555 0109"], "mobilePhone": NSNull()],
-                    ["id": "2", "displayName": "Ciarán O'Brien", "userPrincipalName": "ciaran@contoso.com", "mail": NSNull(), "businessPhones": []],
+                    [
+                        "id": "1", "displayName": "Megan Bowen", "userPrincipalName": "megan@contoso.com", "mail": "megan@contoso.com",
+                        "businessPhones": ["+1 412 555 0109"], "mobilePhone": NSNull(),
+                    ],
+                    [
+                        "id": "2", "displayName": "Ciarán O'Brien", "userPrincipalName": "ciaran@contoso.com", "mail": NSNull(),
+                        "businessPhones": [],
+                    ],
                 ],
             ])
         }
@@ -66,8 +73,12 @@ struct GraphTests {
     func graphError() async throws {
         let resource = try await ResourceFixture { _ in
             json(
-                ["error": ["code": "Request_UnsupportedQuery", "message": "Unsupported property filter clause operator 'Contains'.",
-                           "innerError": ["date": "2026-01-01T00:00:00", "request-id": "9f3c"]]], status: 400)
+                [
+                    "error": [
+                        "code": "Request_UnsupportedQuery", "message": "Unsupported property filter clause operator 'Contains'.",
+                        "innerError": ["date": "2026-01-01T00:00:00", "request-id": "9f3c"],
+                    ]
+                ], status: 400)
         }
         defer { resource.fixture.remove() }
         let directory = GraphUserDirectory(client: resource.client, account: resource.account, baseURL: base)
@@ -81,7 +92,8 @@ struct GraphTests {
     @Test("/me is read")
     func me() async throws {
         let resource = try await ResourceFixture { request in
-            request.url.path == "/v1.0/me" ? json(["id": "o", "displayName": "Alex Wilber", "userPrincipalName": "alex@contoso.com"]) : HTTPResponse(status: 404)
+            request.url.path == "/v1.0/me"
+                ? json(["id": "o", "displayName": "Alex Wilber", "userPrincipalName": "alex@contoso.com"]) : HTTPResponse(status: 404)
         }
         defer { resource.fixture.remove() }
         let me = try await GraphUserDirectory(client: resource.client, account: resource.account, baseURL: base).me()

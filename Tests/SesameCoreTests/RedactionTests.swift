@@ -38,7 +38,9 @@ struct RedactionTests {
         let secret = Secret("eyJ0eXAiOiJKV1QiLCJub25jZSI6ImFiYyJ9.payload.signature")
         var dumped = ""
         dump(secret, to: &dumped)
-        for text in ["\(secret)", String(describing: secret), String(reflecting: secret), dumped, "\([secret])", "\(Optional(secret) as Any)"] {
+        for text in [
+            "\(secret)", String(describing: secret), String(reflecting: secret), dumped, "\([secret])", "\(Optional(secret) as Any)",
+        ] {
             #expect(!text.contains("eyJ0"), "\(text)")
         }
         #expect("\(secret)" == "<redacted>")
@@ -49,7 +51,9 @@ struct RedactionTests {
     func valueDescriptions() throws {
         let response = try JSONDecoder().decode(
             TokenResponse.self,
-            from: Data(#"{"access_token":"AT-SECRET","refresh_token":"RT-SECRET","id_token":"IDT-SECRET","expires_in":"3600","token_type":"Bearer"}"#.utf8))
+            from: Data(
+                (#"{"access_token":"AT-SECRET","refresh_token":"RT-SECRET","id_token":"IDT-SECRET","#
+                    + #""expires_in":"3600","token_type":"Bearer"}"#).utf8))
         let request = AuthorizationRequest(configuration: FakeIdentityProvider().configuration)
         var texts = ["\(response)", String(reflecting: response), "\(request)", "\(request.proofKey)"]
         var dumped = ""
@@ -57,11 +61,15 @@ struct RedactionTests {
         dump(request, to: &dumped)
         texts.append(dumped)
         for text in texts {
-            for secret in ["AT-SECRET", "RT-SECRET", "IDT-SECRET", request.state.revealed, request.nonce.revealed, request.proofKey.verifier.revealed] {
+            for secret in [
+                "AT-SECRET", "RT-SECRET", "IDT-SECRET", request.state.revealed, request.nonce.revealed, request.proofKey.verifier.revealed,
+            ] {
                 #expect(!text.contains(secret))
             }
         }
-        #expect(URL(string: "https://x/cb?code=SECRET&state=S#t=T")!.redactingQuery == "https://x/cb?code=<redacted>&state=<redacted>#t=<redacted>")
+        #expect(
+            URL(string: "https://x/cb?code=SECRET&state=S#t=T")!.redactingQuery
+                == "https://x/cb?code=<redacted>&state=<redacted>#t=<redacted>")
     }
 
     @Test("a whole sign-in, refresh, refusal and API call logs no code, token, state, nonce or verifier")
@@ -77,22 +85,34 @@ struct RedactionTests {
         fixture.clock.advance(by: 7200)
         let token = try await fixture.store.accessToken(for: account)
         let client = AuthorizedHTTPClient(store: fixture.store, transport: fixture.provider.transport, logger: collector.logger)
-        _ = try await client.perform(ResourceRequest(url: URL(string: "https://login.microsoftonline.com/x?secret=\(token.secret.revealed)")!), as: account)
+        _ = try await client.perform(
+            ResourceRequest(url: URL(string: "https://login.microsoftonline.com/x?secret=\(token.secret.revealed)")!), as: account)
         fixture.clock.advance(by: 7200)
         fixture.provider.refreshError = ["error": "invalid_grant", "error_description": "AADSTS700082: expired"]
         _ = try? await fixture.store.accessToken(for: account)
         // A forged redirect with a code in it is logged too, redacted.
-        _ = try? await fixture.store.signIn(accountType: fixture.accountType, using: FakeUserAgent { _, _ in
-            [.navigate(URL(string: "https://login.microsoftonline.com/common/oauth2/nativeclient?code=FORGED-CODE&state=FORGED-STATE")!)]
-        })
+        _ = try? await fixture.store.signIn(
+            accountType: fixture.accountType,
+            using: FakeUserAgent { _, _ in
+                [
+                    .navigate(
+                        URL(string: "https://login.microsoftonline.com/common/oauth2/nativeclient?code=FORGED-CODE&state=FORGED-STATE")!)
+                ]
+            })
 
         let log = collector.text
         #expect(log.contains("signed in"))
         #expect(log.contains("refreshing"))
-        let items = Dictionary(FormEncoding.decode(URLComponents(url: redirect, resolvingAgainstBaseURL: false)!.percentEncodedQuery!), uniquingKeysWith: { $1 })
-        let pendingQuery = Dictionary(FormEncoding.decode(URLComponents(url: session.authorizationURL, resolvingAgainstBaseURL: false)!.percentEncodedQuery!), uniquingKeysWith: { $1 })
+        let items = Dictionary(
+            FormEncoding.decode(URLComponents(url: redirect, resolvingAgainstBaseURL: false)!.percentEncodedQuery!),
+            uniquingKeysWith: { $1 })
+        let pendingQuery = Dictionary(
+            FormEncoding.decode(URLComponents(url: session.authorizationURL, resolvingAgainstBaseURL: false)!.percentEncodedQuery!),
+            uniquingKeysWith: { $1 })
         let cache = try fixture.storedCache()
-        var secrets = [items["code"]!, pendingQuery["state"]!, pendingQuery["nonce"]!, token.secret.revealed, "FORGED-CODE", "FORGED-STATE"]
+        var secrets = [
+            items["code"]!, pendingQuery["state"]!, pendingQuery["nonce"]!, token.secret.revealed, "FORGED-CODE", "FORGED-STATE",
+        ]
         secrets += cache.refreshTokens.values.map(\.secret.revealed) + cache.idTokens.values.map(\.secret.revealed)
         for request in fixture.provider.transport.requests {
             if let verifier = request.form["code_verifier"] { secrets.append(verifier) }
@@ -113,7 +133,9 @@ struct SignInSessionTests {
         await fixture.configure()
         let provider = fixture.provider
         let agent = FakeUserAgent { session, _ in
-            let query = Dictionary(FormEncoding.decode(URLComponents(url: session.authorizationURL, resolvingAgainstBaseURL: false)!.percentEncodedQuery!), uniquingKeysWith: { $1 })
+            let query = Dictionary(
+                FormEncoding.decode(URLComponents(url: session.authorizationURL, resolvingAgainstBaseURL: false)!.percentEncodedQuery!),
+                uniquingKeysWith: { $1 })
             var dumped = ""
             dump(session, to: &dumped)
             for text in ["\(session)", String(reflecting: session), dumped] {

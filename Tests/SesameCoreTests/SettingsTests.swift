@@ -6,7 +6,8 @@ import Testing
 @Suite("Settings files")
 struct SettingsTests {
     func plist(_ body: String) -> Data {
-        Data("""
+        Data(
+            """
             <?xml version="1.0" encoding="UTF-8"?>
             <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
             <plist version="1.0"><dict>\(body)</dict></plist>
@@ -15,14 +16,17 @@ struct SettingsTests {
 
     /// The B2C seed's settings.plist, placeholders filled in.
     var b2cSeedFile: Data {
-        plist("""
+        plist(
+            """
             <key>accountIdentifier</key><string>B2C_Acccount</string>
             <key>clientID</key><string>90c0fe63-bcf2-44d5-8fb7-b8bbc0b29dc6</string>
             <key>clientSecret</key><string></string>
-            <key>authURL</key><string>https://fabrikamb2c.b2clogin.com/fabrikamb2c.onmicrosoft.com/oauth2/v2.0/authorize?p=B2C_1_SignUpSignIn</string>
+            <key>authURL</key>
+            <string>https://fabrikamb2c.b2clogin.com/fabrikamb2c.onmicrosoft.com/oauth2/v2.0/authorize?p=B2C_1_SignUpSignIn</string>
             <key>loginURL</key><string>https://fabrikamb2c.b2clogin.com/fabrikamb2c.onmicrosoft.com/login</string>
             <key>bhh</key><string>urn:ietf:wg:oauth:2.0:oob</string>
-            <key>tokenURL</key><string>https://fabrikamb2c.b2clogin.com/fabrikamb2c.onmicrosoft.com/oauth2/v2.0/token?p=B2C_1_SignUpSignIn</string>
+            <key>tokenURL</key>
+            <string>https://fabrikamb2c.b2clogin.com/fabrikamb2c.onmicrosoft.com/oauth2/v2.0/token?p=B2C_1_SignUpSignIn</string>
             <key>keychain</key><string>com.microsoft.azureactivedirectory.samples.graph.QuickStart</string>
             <key>contentType</key><string>application/x-www-form-urlencoded</string>
             <key>taskAPI</key><string>https://aadb2cplayground.azurewebsites.net</string>
@@ -44,7 +48,8 @@ struct SettingsTests {
         #expect(configuration.policy == "B2C_1_SignUpSignIn")
         #expect(
             configuration.resolvedDiscoveryURL.absoluteString
-                == "https://fabrikamb2c.b2clogin.com/fabrikamb2c.onmicrosoft.com/v2.0/.well-known/openid-configuration?p=B2C_1_SignUpSignIn")
+                == "https://fabrikamb2c.b2clogin.com/fabrikamb2c.onmicrosoft.com/v2.0/.well-known/openid-configuration?p=B2C_1_SignUpSignIn"
+        )
         let reset = configuration.withPolicy("B2C_1_PasswordReset")
         #expect(reset.authorizationURL.query == "p=B2C_1_PasswordReset")
         #expect(reset.tokenURL.query == "p=B2C_1_PasswordReset")
@@ -53,7 +58,8 @@ struct SettingsTests {
     @Test("the v2.0 seed's keys load with either spelling of clientId")
     func graphSeed() throws {
         for key in ["clientId", "clientID"] {
-            let data = plist("""
+            let data = plist(
+                """
                 <key>\(key)</key><string>6731de76-14a6-49ae-97bc-6eba6914391e</string>
                 <key>redirectUri</key><string>urn:ietf:wg:oauth:2.0:oob</string>
                 <key>graphApiUrl</key><string>https://graph.microsoft.com/</string>
@@ -68,14 +74,20 @@ struct SettingsTests {
             #expect(settings.accountType == "myGraphService")
             // `profile` joins `openid`, as MSAL adds it: v2.0 id_tokens name no one without it.
             #expect(settings.accountConfiguration.scopes == ["openid", "profile", "offline_access", "User.Read"])
-            #expect(settings.accountConfiguration.authorizationURL.absoluteString == "https://login.microsoftonline.com/common/oauth2/v2.0/authorize")
+            #expect(
+                settings.accountConfiguration.authorizationURL.absoluteString
+                    == "https://login.microsoftonline.com/common/oauth2/v2.0/authorize")
         }
     }
 
     @Test("the MSAL sample's shape loads; scopes may be an array or one string")
     func msalShape() throws {
-        for scopes in ["<array><string>https://graph.microsoft.com/user.read</string></array>", "<string>https://graph.microsoft.com/user.read</string>"] {
-            let data = plist("""
+        for scopes in [
+            "<array><string>https://graph.microsoft.com/user.read</string></array>",
+            "<string>https://graph.microsoft.com/user.read</string>",
+        ] {
+            let data = plist(
+                """
                 <key>clientId</key><string>66855f8a-60cd-445e-a9bb-8cd8eadbd3fa</string>
                 <key>authority</key><string>https://login.microsoftonline.com/common</string>
                 <key>scopes</key>\(scopes)
@@ -86,13 +98,17 @@ struct SettingsTests {
                 return
             }
             #expect(settings.scopes == ["https://graph.microsoft.com/user.read"])
-            #expect(settings.accountConfiguration.scopes == ["openid", "profile", "offline_access", "https://graph.microsoft.com/user.read"])
+            #expect(
+                settings.accountConfiguration.scopes == ["openid", "profile", "offline_access", "https://graph.microsoft.com/user.read"])
         }
     }
 
     @Test("a missing key is an error naming the file and the key")
     func missingKey() {
-        let data = plist("<key>accountIdentifier</key><string>B2C</string><key>authURL</key><string>https://x.b2clogin.com/t/oauth2/v2.0/authorize</string>")
+        let data = plist(
+            "<key>accountIdentifier</key><string>B2C</string>"
+                + "<key>authURL</key><string>https://x.b2clogin.com/t/oauth2/v2.0/authorize</string>"
+        )
         #expect(throws: SettingsError(file: "/etc/tasks.plist", key: "clientID\" or \"clientId", problem: .missingKey)) {
             try SampleSettings.parse(data, file: "/etc/tasks.plist")
         }
@@ -104,11 +120,19 @@ struct SettingsTests {
         }
     }
 
-    @Test("a malformed value says what was expected", arguments: [
-        ("<key>clientId</key><integer>12</integer><key>redirectUri</key><string>urn:ietf:wg:oauth:2.0:oob</string>", "clientId", "a string"),
-        ("<key>clientId</key><string>abc</string><key>redirectUri</key><string>not a url</string>", "redirectUri", "an absolute URL"),
-        ("<key>clientId</key><string>&lt;client ID&gt;</string><key>redirectUri</key><string>urn:ietf:wg:oauth:2.0:oob</string>", "clientId", "placeholder"),
-    ])
+    @Test(
+        "a malformed value says what was expected",
+        arguments: [
+            (
+                "<key>clientId</key><integer>12</integer><key>redirectUri</key><string>urn:ietf:wg:oauth:2.0:oob</string>", "clientId",
+                "a string"
+            ),
+            ("<key>clientId</key><string>abc</string><key>redirectUri</key><string>not a url</string>", "redirectUri", "an absolute URL"),
+            (
+                "<key>clientId</key><string>&lt;client ID&gt;</string><key>redirectUri</key><string>urn:ietf:wg:oauth:2.0:oob</string>",
+                "clientId", "placeholder"
+            ),
+        ])
     func malformedValue(body: String, key: String, expected: String) {
         do {
             _ = try SampleSettings.parse(plist(body), file: "settings.plist")
@@ -149,7 +173,9 @@ struct EmulatorSettingsTests {
             Issue.record("tasks.plist is not the B2C shape")
             return
         }
-        #expect(b2c.authorizationURL.absoluteString == "http://127.0.0.1:8400/fabrikamb2c.onmicrosoft.com/oauth2/v2.0/authorize?p=B2C_1_SignUpSignIn")
+        #expect(
+            b2c.authorizationURL.absoluteString
+                == "http://127.0.0.1:8400/fabrikamb2c.onmicrosoft.com/oauth2/v2.0/authorize?p=B2C_1_SignUpSignIn")
         #expect(b2c.tokenURL.absoluteString == "http://127.0.0.1:8400/fabrikamb2c.onmicrosoft.com/oauth2/v2.0/token?p=B2C_1_SignUpSignIn")
         #expect(b2c.loginURL.absoluteString == "http://127.0.0.1:8400/fabrikamb2c.onmicrosoft.com/login")
         #expect(b2c.taskAPI.absoluteString == "http://127.0.0.1:8400")

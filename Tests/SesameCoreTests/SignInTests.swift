@@ -21,9 +21,15 @@ struct SignInTests {
         #expect(try await fixture.store.accounts(ofType: fixture.accountType).count == 1)
 
         var iterator = events.makeAsyncIterator()
-        guard case .accountsDidChange(_, .added(let added)) = await iterator.next() else { Issue.record("no added event"); return }
+        guard case .accountsDidChange(_, .added(let added)) = await iterator.next() else {
+            Issue.record("no added event")
+            return
+        }
         #expect(added == first)
-        guard case .accountsDidChange(_, .updated) = await iterator.next() else { Issue.record("no updated event"); return }
+        guard case .accountsDidChange(_, .updated) = await iterator.next() else {
+            Issue.record("no updated event")
+            return
+        }
 
         let token = fixture.provider.transport.requests.last { $0.url.path.hasSuffix("/token") }!
         #expect(token.form["grant_type"] == "authorization_code")
@@ -45,10 +51,12 @@ struct SignInTests {
         #expect(accounts.map(\.username) == ["alex@contoso.onmicrosoft.com", "megan@contoso.onmicrosoft.com"])
     }
 
-    @Test("look-alike URLs are not taken, the view goes on to load them, and the real redirect still signs in", arguments: [
-        "https://evil.example/?x=https://login.microsoftonline.com/common/oauth2/nativeclient?code=1",
-        "https://login.microsoftonline.com.evil.example/common/oauth2/nativeclient?code=1",
-    ])
+    @Test(
+        "look-alike URLs are not taken, the view goes on to load them, and the real redirect still signs in",
+        arguments: [
+            "https://evil.example/?x=https://login.microsoftonline.com/common/oauth2/nativeclient?code=1",
+            "https://login.microsoftonline.com.evil.example/common/oauth2/nativeclient?code=1",
+        ])
     func lookAlikeNotHandled(url: String) async throws {
         let fixture = StoreFixture()
         defer { fixture.remove() }
@@ -91,14 +99,24 @@ struct SignInTests {
         }
     }
 
-    @Test("error redirects become typed errors, announced on the event stream", arguments: [
-        ("access_denied", "AADB2C90118: The user has forgotten their password.", nil, AccountStoreError.Code.passwordResetRequested, "AADB2C90118"),
-        ("access_denied", "AADB2C90091: The user has cancelled entering self-asserted information.", nil, .cancelled, "AADB2C90091"),
-        ("access_denied", "AADSTS65004: User declined to consent to access the app.", nil, .authorizationFailed, "AADSTS65004"),
-        ("authentication_canceled", "User cancelled the flow.", "cancel", .cancelled, nil),
-        ("login_required", "AADSTS50058: A silent sign-in request was sent but no user is signed in.", nil, .authorizationFailed, "AADSTS50058"),
-    ] as [(String, String, String?, AccountStoreError.Code, String?)])
-    func errorRedirects(error: String, description: String, subcode: String?, code: AccountStoreError.Code, serviceCode: String?) async throws {
+    @Test(
+        "error redirects become typed errors, announced on the event stream",
+        arguments: [
+            (
+                "access_denied", "AADB2C90118: The user has forgotten their password.", nil, AccountStoreError.Code.passwordResetRequested,
+                "AADB2C90118"
+            ),
+            ("access_denied", "AADB2C90091: The user has cancelled entering self-asserted information.", nil, .cancelled, "AADB2C90091"),
+            ("access_denied", "AADSTS65004: User declined to consent to access the app.", nil, .authorizationFailed, "AADSTS65004"),
+            ("authentication_canceled", "User cancelled the flow.", "cancel", .cancelled, nil),
+            (
+                "login_required", "AADSTS50058: A silent sign-in request was sent but no user is signed in.", nil, .authorizationFailed,
+                "AADSTS50058"
+            ),
+        ] as [(String, String, String?, AccountStoreError.Code, String?)])
+    func errorRedirects(
+        error: String, description: String, subcode: String?, code: AccountStoreError.Code, serviceCode: String?
+    ) async throws {
         let fixture = StoreFixture()
         defer { fixture.remove() }
         await fixture.configure()
@@ -206,11 +224,14 @@ struct SignInTests {
     @Test("an algorithm other than RS256 is refused")
     func algorithmNone() throws {
         let provider = FakeIdentityProvider()
-        let token = FakeIdentityProvider.sign(["iss": "x", "aud": "y", "sub": "z", "exp": 4_000_000_000], with: FakeIdentityProvider.signingKey, kid: "key1", alg: "HS256")
+        let token = FakeIdentityProvider.sign(
+            ["iss": "x", "aud": "y", "sub": "z", "exp": 4_000_000_000], with: FakeIdentityProvider.signingKey, kid: "key1", alg: "HS256")
         let keys = try JSONDecoder().decode(JSONWebKeySet.self, from: Data(#"{"keys":[]}"#.utf8))
-        let configuration = try JSONDecoder().decode(OpenIDConfiguration.self, from: Data(#"{"issuer":"x","jwks_uri":"https://x/keys"}"#.utf8))
+        let configuration = try JSONDecoder().decode(
+            OpenIDConfiguration.self, from: Data(#"{"issuer":"x","jwks_uri":"https://x/keys"}"#.utf8))
         #expect(throws: IDTokenValidationError.unsupportedAlgorithm("HS256")) {
-            try IDTokenValidator().validate(Secret(token), provider: configuration, keys: keys, clientID: provider.clientID, expectedNonce: nil, now: Date())
+            try IDTokenValidator().validate(
+                Secret(token), provider: configuration, keys: keys, clientID: provider.clientID, expectedNonce: nil, now: Date())
         }
     }
 
@@ -268,14 +289,20 @@ struct SignInTests {
         let provider = fixture.provider
         let agent = FakeUserAgent { session, shown in
             shown == 0
-                ? [.navigate(provider.errorRedirect(for: session.authorizationURL, error: "access_denied",
-                                                    description: "AADB2C90118: The user has forgotten their password."))]
+                ? [
+                    .navigate(
+                        provider.errorRedirect(
+                            for: session.authorizationURL, error: "access_denied",
+                            description: "AADB2C90118: The user has forgotten their password."))
+                ]
                 : [.navigate(provider.redirect(for: session.authorizationURL))]
         }
         let account = try await fixture.store.signIn(accountType: fixture.accountType, using: agent)
         #expect(account.accountType == fixture.accountType)
         #expect(agent.presented.count == 2)
-        let policies = agent.presented.map { URLComponents(url: $0.authorizationURL, resolvingAgainstBaseURL: false)!.queryItems!.first { $0.name == "p" }?.value }
+        let policies = agent.presented.map {
+            URLComponents(url: $0.authorizationURL, resolvingAgainstBaseURL: false)!.queryItems!.first { $0.name == "p" }?.value
+        }
         #expect(policies == ["B2C_1_SignUpSignIn", "B2C_1_PasswordReset"])
         let token = try #require(fixture.provider.transport.requests.first { $0.url.path.hasSuffix("/token") })
         #expect(token.url.query?.contains("p=B2C_1_PasswordReset") == true, "the reset flow's code was redeemed at another policy")
@@ -322,7 +349,10 @@ struct SignInTests {
         let cache = try fixture.storedCache()
         #expect(cache.accessTokens.isEmpty && cache.refreshTokens.isEmpty && cache.idTokens.isEmpty && cache.accounts.isEmpty)
         var iterator = events.makeAsyncIterator()
-        guard case .accountsDidChange(_, .removed(let removed)) = await iterator.next() else { Issue.record("no removed event"); return }
+        guard case .accountsDidChange(_, .removed(let removed)) = await iterator.next() else {
+            Issue.record("no removed event")
+            return
+        }
         #expect(removed.homeAccountID == account.homeAccountID)
     }
 
@@ -330,7 +360,8 @@ struct SignInTests {
     func unknownType() async {
         let fixture = StoreFixture()
         defer { fixture.remove() }
-        await #expect { try await fixture.store.signIn(accountType: "nope", using: FakeUserAgent(provider: fixture.provider)) } throws: { error in
+        await #expect { try await fixture.store.signIn(accountType: "nope", using: FakeUserAgent(provider: fixture.provider)) } throws: {
+            error in
             (error as? AccountStoreError)?.code == .unknownAccountType && "\(error)".contains("nope")
         }
     }

@@ -80,7 +80,9 @@ struct SilentTokenTests {
         fixture.clock.advance(by: 7200)
         fixture.provider.refreshError = [
             "error": "invalid_grant",
-            "error_description": "AADSTS50076: Due to a configuration change made by your administrator, you must use multi-factor authentication.\r\nTrace ID: 1",
+            "error_description":
+                "AADSTS50076: Due to a configuration change made by your administrator, you must use multi-factor "
+                + "authentication.\r\nTrace ID: 1",
             "error_codes": [50076], "suberror": "basic_action",
         ]
         let events = await fixture.store.events()
@@ -97,9 +99,15 @@ struct SilentTokenTests {
         #expect(accounts.first?.interactionRequired == true)
         #expect(try fixture.storedCache().refreshTokens.count == 1)
         var iterator = events.makeAsyncIterator()
-        guard case .accountsDidChange(_, .updated(let marked)) = await iterator.next() else { Issue.record("no update event"); return }
+        guard case .accountsDidChange(_, .updated(let marked)) = await iterator.next() else {
+            Issue.record("no update event")
+            return
+        }
         #expect(marked.interactionRequired)
-        guard case .didFailToRequestAccess(_, let failure) = await iterator.next() else { Issue.record("no failure event"); return }
+        guard case .didFailToRequestAccess(_, let failure) = await iterator.next() else {
+            Issue.record("no failure event")
+            return
+        }
         #expect(failure.code == .interactionRequired)
 
         // Signing in again clears the mark.

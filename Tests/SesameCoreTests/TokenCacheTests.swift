@@ -12,11 +12,14 @@ struct TokenCacheTests {
         var cache = TokenCache()
         let response = try JSONDecoder().decode(
             TokenResponse.self,
-            from: Data(#"{"access_token":"an access token","token_type":"some type","expires_in":3600,"refresh_token":"a refresh token","id_token":"an id token"}"#.utf8))
+            from: Data(
+                (#"{"access_token":"an access token","token_type":"some type","expires_in":3600,"#
+                    + #""refresh_token":"a refresh token","id_token":"an id token"}"#).utf8))
         cache.save(
             TokenCache.Grant(
                 homeAccountID: "uid.utid", environment: "login.example.com", realm: "contoso", clientID: "my_client_id",
-                requestedScopes: ["s2", "s1", "s3"], response: response, idTokenClaims: nil, accountSource: "authorization_code", now: 1000))
+                requestedScopes: ["s2", "s1", "s3"], response: response, idTokenClaims: nil, accountSource: "authorization_code", now: 1000)
+        )
         let at = try #require(cache.accessTokens["uid.utid-login.example.com-accesstoken-my_client_id-contoso-s1 s2 s3"])
         #expect(at.target == "s1 s2 s3")
         #expect(at.expiresOn == 4600)
@@ -41,7 +44,8 @@ struct TokenCacheTests {
     @Test("a cache written by MSAL (numbers, unknown fields and sections) round-trips without loss")
     func foreignFieldsKept() throws {
         let msal = #"""
-            {"AccessToken": {"k": {"credential_type": "AccessToken", "secret": "t", "home_account_id": "u.t", "environment": "login.microsoftonline.com",
+            {"AccessToken": {"k": {"credential_type": "AccessToken", "secret": "t", "home_account_id": "u.t", "environment":
+            "login.microsoftonline.com",
               "client_id": "c", "target": "User.Read", "realm": "common", "token_type": "Bearer", "cached_at": 1000, "expires_on": "4600",
               "extended_expires_on": "4600", "key_id": "pop-key"}},
              "Account": {"a": {"home_account_id": "u.t", "environment": "login.microsoftonline.com", "realm": "common",
@@ -59,7 +63,8 @@ struct TokenCacheTests {
         #expect(again.accounts.values.first?.accountSource == "device_code")
     }
 
-    @Test("unreadable bytes are rejected", arguments: ["", "{", "[]", #"{"AccessToken": []}"#, #"{"AccessToken": {"k": {"secret": "x"}}}"#])
+    @Test(
+        "unreadable bytes are rejected", arguments: ["", "{", "[]", #"{"AccessToken": []}"#, #"{"AccessToken": {"k": {"secret": "x"}}}"#])
     func corrupt(text: String) {
         #expect(throws: (any Error).self) { try TokenCache(json: Data(text.utf8)) }
     }
@@ -116,9 +121,11 @@ struct FileTokenStorageTests {
         #expect(final == String(writers * rounds))
     }
 
-    @Test("a corrupt cache is moved aside, reported, and replaced by an empty one; sign-in still works", arguments: [
-        "{\"AccessToken\": {\"k\": ", "", "\u{0}\u{0}\u{0}garbage",
-    ])
+    @Test(
+        "a corrupt cache is moved aside, reported, and replaced by an empty one; sign-in still works",
+        arguments: [
+            "{\"AccessToken\": {\"k\": ", "", "\u{0}\u{0}\u{0}garbage",
+        ])
     func corruptCacheRecovered(content: String) async throws {
         let fixture = StoreFixture()
         defer { fixture.remove() }
@@ -130,7 +137,10 @@ struct FileTokenStorageTests {
 
         #expect(try await fixture.store.accounts(ofType: fixture.accountType).isEmpty)
         var iterator = events.makeAsyncIterator()
-        guard case .cacheRecovered(let group, let aside) = await iterator.next() else { Issue.record("no recovery event"); return }
+        guard case .cacheRecovered(let group, let aside) = await iterator.next() else {
+            Issue.record("no recovery event")
+            return
+        }
         #expect(group == fixture.provider.configuration.storageGroup)
         #expect(try Data(contentsOf: URL(fileURLWithPath: aside)) == Data(content.utf8))
         #expect(try TokenCache(json: Data(contentsOf: file)) == TokenCache())

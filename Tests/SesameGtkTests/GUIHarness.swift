@@ -61,7 +61,8 @@ final class GUIHarness {
         var model: AppModel?
         let trace = trace
         Task { @MainActor in
-            model = await AppModel(store: AccountStore(storage: storage, transport: transport), settings: [settings], trace: trace, transport: transport)
+            model = await AppModel(
+                store: AccountStore(storage: storage, transport: transport), settings: [settings], trace: trace, transport: transport)
         }
         XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { model != nil })
         window = MainWindow(application: nil, model: try XCTUnwrap(model), options: .init(webDataDirectory: nil, initialSample: sample))
@@ -95,10 +96,16 @@ final class GUIHarness {
 
     var peopleRows: Int { people?.rowCount ?? 0 }
 
-    /// Presses a button by its accessible name.
+    /// Presses a button by its accessible name, once it is on screen and sensitive (as a user
+    /// can only press what they see).
     func click(button name: String) {
-        guard let button = window.window.find(Button.self, named: L(name)) else {
-            XCTFail("no button named '\(name)'")
+        var found: Button?
+        let shown = MainLoopBridge.spin(timeout: 15) {
+            found = self.window.window.find(Button.self, named: L(name))
+            return found.map { $0.isMapped && $0.isSensitive } ?? false
+        }
+        guard let button = found, shown else {
+            XCTFail("no button named '\(name)' showed")
             return
         }
         button.click()
@@ -128,7 +135,8 @@ final class GUIHarness {
 
     /// Waits for sign-in to show a page it loaded after every page the test has seen so far.
     func waitForSignInPage(_ step: String) {
-        XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { self.signInShown && self.pagesLoaded > self.pagesSeen }, "\(step): sign-in did not open")
+        XCTAssertTrue(
+            MainLoopBridge.spin(timeout: 15) { self.signInShown && self.pagesLoaded > self.pagesSeen }, "\(step): sign-in did not open")
         pagesSeen = pagesLoaded
     }
 
@@ -150,7 +158,8 @@ final class GUIHarness {
     // MARK: Screenshots
 
     static var screenshots: URL {
-        ProcessInfo.processInfo.environment["SESAME_SCREENSHOTS"].map { URL(filePath: $0) } ?? Repository.root.appending(path: ".build/screenshots")
+        ProcessInfo.processInfo.environment["SESAME_SCREENSHOTS"].map { URL(filePath: $0) }
+            ?? Repository.root.appending(path: ".build/screenshots")
     }
 
     func screenshot(_ name: String) {

@@ -35,7 +35,8 @@ final class SignInFlowTests: GUITestCase {
 
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.has("redirect-intercepted") }, "the redirect was not intercepted")
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.has("token-acquired") }, "no token")
-            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 && gui.has("list-rendered") }, "the directory list stayed empty")
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 && gui.has("list-rendered") }, "the directory list stayed empty")
             XCTAssertFalse(gui.signInShown)
             gui.screenshot("directory")
 
@@ -44,7 +45,8 @@ final class SignInFlowTests: GUITestCase {
             // The inspector's witnesses: the token exchange and the Graph call, with status and latency.
             let token = try XCTUnwrap(gui.trace.events.first { $0.name == "token-request" })
             XCTAssertTrue(token.fields.contains { $0 == ("status", "200") })
-            XCTAssertTrue(gui.trace.events.contains { $0.name == "api-call" && $0.fields.contains { $0.0 == "url" && $0.1.contains("/v1.0/users") } })
+            XCTAssertTrue(
+                gui.trace.events.contains { $0.name == "api-call" && $0.fields.contains { $0.0 == "url" && $0.1.contains("/v1.0/users") } })
             for event in gui.trace.events {
                 XCTAssertFalse(event.jsonLine.contains(code), "the SMS code reached the trace")
                 XCTAssertFalse(event.jsonLine.contains("Passw0rd"), "the password reached the trace")
@@ -105,7 +107,8 @@ final class SignInFlowTests: GUITestCase {
                 MainLoopBridge.spin(timeout: 0.05) { false }
             }
             XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { gui.trace.events.filter { $0.name == "list-rendered" }.count > rendered })
-            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { gui.people?.text(row: 0, column: 0) == "王伟" }, "the newest search never showed")
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 10) { gui.people?.text(row: 0, column: 0) == "王伟" }, "the newest search never showed")
         }
     }
 

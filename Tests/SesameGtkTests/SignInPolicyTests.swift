@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Hummingbird
 import IdentityEmulator
 import SesameSamples
@@ -10,6 +7,10 @@ import XCTest
 
 @testable import SesameCore
 @testable import SesameGtk
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The sign-in view's `decide-policy` handler in a real WebKitWebView: it catches the redirect
 /// however it arrives (a server 302, a JavaScript navigation), ignores it so it never loads, hides
@@ -35,20 +36,27 @@ final class SignInPolicyTests: GUITestCase {
             }
             router.get("/script") { request, _ -> Response in
                 let target = request.uri.queryParameters["to"].map(String.init) ?? "/"
-                let html = "<!DOCTYPE html><html><body><p>Redirecting…</p><script>setTimeout(function(){ window.location.href = \(Self.jsString(target)); }, 50);</script></body></html>"
+                let html =
+                    "<!DOCTYPE html><html><body><p>Redirecting…</p><script>setTimeout(function(){ window.location.href = "
+                    + "\(Self.jsString(target)); }, 50);</script></body></html>"
                 return Response(status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(string: html)))
             }
             router.get("/callback") { _, _ -> Response in
                 hits.increment()
-                return Response(status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(string: "<p>loaded</p>")))
+                return Response(
+                    status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(string: "<p>loaded</p>")))
             }
             router.get("/page") { _, _ -> Response in
                 Response(status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(string: "<p>a page</p>")))
             }
             let ready = DispatchSemaphore(value: 0)
             let port = Counter()
-            let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                                  onServerRunning: { channel in port.set(channel.localAddress?.port ?? 0); ready.signal() })
+            let app = Application(
+                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                onServerRunning: { channel in
+                    port.set(channel.localAddress?.port ?? 0)
+                    ready.signal()
+                })
             task = Task { try await app.runService(gracefulShutdownSignals: []) }
             ready.wait()
             base = URL(string: "http://127.0.0.1:\(port.value)")!
@@ -152,56 +160,63 @@ final class SignInPolicyTests: GUITestCase {
 
     func testServerRedirectToNativeClientIsInterceptedAndNeverLoaded() throws {
         try MainActor.assumeIsolated {
-        let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
-        let (intercepted, shown, trace) = try Self.run(start: Self.url("/redirect", to: nativeClient + "?code=abc123&state=s1"), redirect: URL(string: nativeClient)!)
-        let caught = try XCTUnwrap(intercepted, "the 302 to nativeclient was not intercepted")
-        XCTAssertEqual(caught.absoluteString, nativeClient + "?code=abc123&state=s1")
-        XCTAssertFalse(shown, "the view must hide when the redirect is intercepted")
-        XCTAssertTrue(trace.events.contains { $0.name == "redirect-intercepted" })
-        let intercept = try XCTUnwrap(trace.events.first { $0.name == "navigation" && $0.fields.contains { $0 == ("action", "intercept") } })
-        XCTAssertTrue(intercept.fields.contains { $0 == ("kind", "redirect") })
-        XCTAssertFalse(intercept.jsonLine.contains("abc123"), "trace must not carry the code")
+            let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
+            let (intercepted, shown, trace) = try Self.run(
+                start: Self.url("/redirect", to: nativeClient + "?code=abc123&state=s1"), redirect: URL(string: nativeClient)!)
+            let caught = try XCTUnwrap(intercepted, "the 302 to nativeclient was not intercepted")
+            XCTAssertEqual(caught.absoluteString, nativeClient + "?code=abc123&state=s1")
+            XCTAssertFalse(shown, "the view must hide when the redirect is intercepted")
+            XCTAssertTrue(trace.events.contains { $0.name == "redirect-intercepted" })
+            let intercept = try XCTUnwrap(
+                trace.events.first { $0.name == "navigation" && $0.fields.contains { $0 == ("action", "intercept") } })
+            XCTAssertTrue(intercept.fields.contains { $0 == ("kind", "redirect") })
+            XCTAssertFalse(intercept.jsonLine.contains("abc123"), "trace must not carry the code")
         }
     }
 
     func testJavaScriptNavigationToOutOfBandURNIsIntercepted() throws {
         try MainActor.assumeIsolated {
-        let urn = "urn:ietf:wg:oauth:2.0:oob"
-        let (intercepted, shown, _) = try Self.run(start: Self.url("/script", to: urn + "?code=js456&state=s2"), redirect: URL(string: urn)!)
-        let caught = try XCTUnwrap(intercepted, "the JavaScript navigation to urn:ietf:wg:oauth:2.0:oob was not intercepted")
-        XCTAssertEqual(caught.absoluteString, urn + "?code=js456&state=s2")
-        XCTAssertFalse(shown)
+            let urn = "urn:ietf:wg:oauth:2.0:oob"
+            let (intercepted, shown, _) = try Self.run(
+                start: Self.url("/script", to: urn + "?code=js456&state=s2"), redirect: URL(string: urn)!)
+            let caught = try XCTUnwrap(intercepted, "the JavaScript navigation to urn:ietf:wg:oauth:2.0:oob was not intercepted")
+            XCTAssertEqual(caught.absoluteString, urn + "?code=js456&state=s2")
+            XCTAssertFalse(shown)
         }
     }
 
     func testRedirectOnALoadableHostIsNeverLoaded() throws {
         try MainActor.assumeIsolated {
-        let callback = Self.site.base.appending(path: "callback").absoluteString
-        let (intercepted, _, _) = try Self.run(start: Self.url("/redirect", to: callback + "?code=c789"), redirect: URL(string: callback)!)
-        XCTAssertNotNil(intercepted)
-        // Had the view gone on to load the callback, the site would have answered it before any
-        // later request: one more round trip to the site is the barrier.
-        try Self.site.get("page")
-        XCTAssertEqual(Self.site.callbackCount, 0, "the redirect URI's page was loaded")
+            let callback = Self.site.base.appending(path: "callback").absoluteString
+            let (intercepted, _, _) = try Self.run(
+                start: Self.url("/redirect", to: callback + "?code=c789"), redirect: URL(string: callback)!)
+            XCTAssertNotNil(intercepted)
+            // Had the view gone on to load the callback, the site would have answered it before any
+            // later request: one more round trip to the site is the barrier.
+            try Self.site.get("page")
+            XCTAssertEqual(Self.site.callbackCount, 0, "the redirect URI's page was loaded")
         }
     }
 
     func testLookAlikesAreNotIntercepted() throws {
         try MainActor.assumeIsolated {
-        let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
-        let lookAlikes = [
-            Self.site.base.appending(path: "page").absoluteString + "?x=https://login.microsoftonline.com/common/oauth2/nativeclient?code=1",
-            Self.site.base.appending(path: "page").absoluteString + "?redirect=urn:ietf:wg:oauth:2.0:oob?code=1",
-            Self.site.base.appending(path: "common/oauth2/nativeclient").absoluteString + "?code=1",
-        ]
-        for lookAlike in lookAlikes {
-            // A look-alike loads like any page: its page-loaded event settles the run.
-            let (intercepted, _, trace) = try Self.run(start: Self.url("/redirect", to: lookAlike), redirect: URL(string: nativeClient)!) { trace, _ in
-                trace.events.contains { event in event.name == "page-loaded" && !event.jsonLine.contains("/redirect") }
+            let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
+            let lookAlikes = [
+                Self.site.base.appending(path: "page").absoluteString
+                    + "?x=https://login.microsoftonline.com/common/oauth2/nativeclient?code=1",
+                Self.site.base.appending(path: "page").absoluteString + "?redirect=urn:ietf:wg:oauth:2.0:oob?code=1",
+                Self.site.base.appending(path: "common/oauth2/nativeclient").absoluteString + "?code=1",
+            ]
+            for lookAlike in lookAlikes {
+                // A look-alike loads like any page: its page-loaded event settles the run.
+                let (intercepted, _, trace) = try Self.run(
+                    start: Self.url("/redirect", to: lookAlike), redirect: URL(string: nativeClient)!
+                ) { trace, _ in
+                    trace.events.contains { event in event.name == "page-loaded" && !event.jsonLine.contains("/redirect") }
+                }
+                XCTAssertNil(intercepted, "\(lookAlike) was intercepted")
+                XCTAssertFalse(trace.events.contains { $0.name == "redirect-intercepted" }, lookAlike)
             }
-            XCTAssertNil(intercepted, "\(lookAlike) was intercepted")
-            XCTAssertFalse(trace.events.contains { $0.name == "redirect-intercepted" }, lookAlike)
-        }
         }
     }
 
@@ -217,9 +232,15 @@ final class SignInPolicyTests: GUITestCase {
         let box = Box()
         let task = Task.detached {
             let emulator = try await IdentityEmulator(configuration: configuration)
-            try await emulator.run { url, _ in box.url = url; started.signal() }
+            try await emulator.run { url, _ in
+                box.url = url
+                started.signal()
+            }
         }
-        defer { task.cancel(); try? FileManager.default.removeItem(at: state) }
+        defer {
+            task.cancel()
+            try? FileManager.default.removeItem(at: state)
+        }
         XCTAssertEqual(started.wait(timeout: .now() + 30), .success)
         let base = try XCTUnwrap(box.url)
         try MainActor.assumeIsolated {

@@ -10,10 +10,14 @@ final class TranslationTests: GUITestCase {
     func testTheWindowFollowsLANGUAGE() throws {
         try MainActor.assumeIsolated {
             let root = Repository.root
-            XCTAssertTrue(FileManager.default.fileExists(atPath: root.appending(path: ".build/locale/es/LC_MESSAGES/sesame.mo").path),
-                          "translations are not compiled: run `make translations` (make test does)")
+            XCTAssertTrue(
+                FileManager.default.fileExists(atPath: root.appending(path: ".build/locale/es/LC_MESSAGES/sesame.mo").path),
+                "translations are not compiled: run `make translations` (make test does)")
             setenv("LC_ALL", "C.UTF-8", 1)
-            defer { unsetenv("LANGUAGE"); unsetenv("LC_ALL") }
+            defer {
+                unsetenv("LANGUAGE")
+                unsetenv("LC_ALL")
+            }
             Localization.setUp(executable: URL(filePath: "/nonexistent/bin/sesame"), sourceRoot: root)
 
             let expected = [
@@ -27,9 +31,11 @@ final class TranslationTests: GUITestCase {
                 // A running program does not usually change language; setlocale drops gettext's cache.
                 setlocale(LC_ALL, "")
                 XCTAssertEqual(L("Sign out"), signOut, language)
-                let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory,
-                                         screenshotPrefix: language == "es" ? "translated-es-" : nil)
-                XCTAssertEqual(gui.window.window.find(SearchEntry.self, named: L("Search the directory"))?.placeholder, placeholder, language)
+                let gui = try GUIHarness(
+                    settingsFile: "directory.plist", sample: .directory,
+                    screenshotPrefix: language == "es" ? "translated-es-" : nil)
+                XCTAssertEqual(
+                    gui.window.window.find(SearchEntry.self, named: L("Search the directory"))?.placeholder, placeholder, language)
                 if language == "es" {
                     gui.waitForSignInPage("Spanish window")
                     gui.screenshot("sign-in")

@@ -62,7 +62,10 @@ struct SecretServiceTokenStorageTests {
         let aside = try storage.transact(group: name) { _ in .setAsideAndWrite(Data("{}".utf8)) }
         #expect(aside?.contains("unreadable-") == true)
         var seen: Data?
-        _ = try storage.transact(group: name) { seen = $0; return .keep }
+        _ = try storage.transact(group: name) {
+            seen = $0
+            return .keep
+        }
         #expect(seen == Data("{}".utf8))
     }
 

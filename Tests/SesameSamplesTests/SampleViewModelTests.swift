@@ -58,7 +58,10 @@ struct DirectorySearchTests {
         fixture.apis.failNext(with: 503)
         search.search("meg")
         try await until { search.status != .searching }
-        guard case .failed(let message) = search.status else { Issue.record("not failed: \(search.status)"); return }
+        guard case .failed(let message) = search.status else {
+            Issue.record("not failed: \(search.status)")
+            return
+        }
         #expect(message.contains("The service is down for the test."), "\(message)")
         search.retry()
         try await until { search.status != .searching }
@@ -86,7 +89,10 @@ struct DirectorySearchTests {
         await search.signIn()
         try await until { search.status != .searching }
         let second = try #require(fixture.agent.presented.last)
-        #expect(URLComponents(url: second.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems?.contains { $0.name == "prompt" && $0.value == "login" } == true)
+        #expect(
+            URLComponents(url: second.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems?.contains {
+                $0.name == "prompt" && $0.value == "login"
+            } == true)
         #expect(search.users.count == 50)
     }
 
@@ -113,8 +119,12 @@ struct SampleSessionTests {
         let provider = fixture.provider
         let declineFirst = FakeUserAgent { session, shown in
             shown == 0
-                ? [.navigate(provider.errorRedirect(for: session.authorizationURL, error: "access_denied",
-                                                    description: "AADSTS65004: User declined to consent to access the app."))]
+                ? [
+                    .navigate(
+                        provider.errorRedirect(
+                            for: session.authorizationURL, error: "access_denied",
+                            description: "AADSTS65004: User declined to consent to access the app."))
+                ]
                 : [.navigate(provider.redirect(for: session.authorizationURL))]
         }
         let failures = ScriptedFailures(retries: 1)
@@ -181,7 +191,10 @@ struct MeConsoleTests {
         #expect(console.lines[afterFirst].hasPrefix("acquireTokenSilent: "))
 
         fixture.provider.clock.advance(by: 7200)
-        fixture.provider.refreshError = ["error": "invalid_grant", "error_description": "AADSTS50173: The provided grant has expired due to it being revoked.", "error_codes": [50173]]
+        fixture.provider.refreshError = [
+            "error": "invalid_grant", "error_description": "AADSTS50173: The provided grant has expired due to it being revoked.",
+            "error_codes": [50173],
+        ]
         await console.callGraph()
         #expect(fixture.agent.presented.count == 2)
         #expect(console.lines.contains { $0.hasPrefix("interaction required: Sign in again: AADSTS50173") })

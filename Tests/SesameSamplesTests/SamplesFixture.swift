@@ -82,8 +82,10 @@ final class FakeAPIs: Sendable {
 
     nonisolated(unsafe) static let people: [[String: Any]] = (0..<120).map { index in
         let name = index < 3 ? ["Megan Bowen", "Megan Carter", "Meg Ryan"][index] : String(format: "Person %03d", index)
-        return ["id": "id-\(index)", "displayName": name, "userPrincipalName": "user\(index)@contoso.onmicrosoft.com",
-                "mail": "user\(index)@contoso.com", "businessPhones": [String]()]
+        return [
+            "id": "id-\(index)", "displayName": name, "userPrincipalName": "user\(index)@contoso.onmicrosoft.com",
+            "mail": "user\(index)@contoso.com", "businessPhones": [String](),
+        ]
     }
 
     /// Holds the answer to searches whose filter contains `text` until ``release(_:)``.
@@ -107,7 +109,10 @@ final class FakeAPIs: Sendable {
     var tasks: [String] { state.withLock { $0.tasks } }
 
     func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
-        if let status = state.withLock({ state -> Int? in defer { state.failNext = nil }; return state.failNext }) {
+        if let status = state.withLock({ state -> Int? in
+            defer { state.failNext = nil }
+            return state.failNext
+        }) {
             return json(["error": ["code": "ServiceUnavailable", "message": "The service is down for the test."]], status: status)
         }
         if request.url.host == "tasks.example" { return tasks(request) }
@@ -125,7 +130,8 @@ final class FakeAPIs: Sendable {
         var body: [String: Any] = ["value": page]
         if skip + top < matching.count {
             var next = URLComponents(url: request.url, resolvingAgainstBaseURL: false)!
-            next.queryItems = (next.queryItems ?? []).filter { $0.name != "$skiptoken" } + [URLQueryItem(name: "$skiptoken", value: String(skip + top))]
+            next.queryItems =
+                (next.queryItems ?? []).filter { $0.name != "$skiptoken" } + [URLQueryItem(name: "$skiptoken", value: String(skip + top))]
             body["@odata.nextLink"] = next.url!.absoluteString
         }
         return json(body)

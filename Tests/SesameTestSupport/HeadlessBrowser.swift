@@ -28,7 +28,8 @@ public final class HeadlessBrowser: @unchecked Sendable {
     /// A browser over Hummingbird's router test client.
     public convenience init(router client: any TestClientProtocol, codes: OneTimeCodes) {
         self.init(codes: codes) { method, uri, headers, body in
-            let response = try await client.executeRequest(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+            let response = try await client.executeRequest(
+                uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
             return Page(status: response.status, headers: response.headers, text: String(buffer: response.body))
         }
     }
@@ -80,8 +81,9 @@ public final class HeadlessBrowser: @unchecked Sendable {
         /// The first capture group of `pattern` in the page.
         public func firstMatch(_ pattern: String) -> String? {
             guard let regex = try? NSRegularExpression(pattern: pattern),
-                  let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
-                  let range = Range(match.range(at: 1), in: text) else { return nil }
+                let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+                let range = Range(match.range(at: 1), in: text)
+            else { return nil }
             return String(text[range])
         }
 
@@ -117,7 +119,11 @@ public final class HeadlessBrowser: @unchecked Sendable {
             for header in page.headers[values: .setCookie] {
                 let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
                 guard pair.count == 2 else { continue }
-                if pair[1].isEmpty || header.contains("Max-Age=0") { cookies[String(pair[0])] = nil } else { cookies[String(pair[0])] = String(pair[1]) }
+                if pair[1].isEmpty || header.contains("Max-Age=0") {
+                    cookies[String(pair[0])] = nil
+                } else {
+                    cookies[String(pair[0])] = String(pair[1])
+                }
             }
         }
         return page
@@ -155,13 +161,17 @@ public final class HeadlessBrowser: @unchecked Sendable {
 
     /// Walks B2C's combined sign-in page and returns the answer, whose `location` is the redirect.
     public func b2cSignIn(
-        _ email: String, password: String = SignInPageIDs.demoPassword, authorize uri: String, tenant: String = "fabrikamb2c.onmicrosoft.com"
+        _ email: String, password: String = SignInPageIDs.demoPassword, authorize uri: String,
+        tenant: String = "fabrikamb2c.onmicrosoft.com"
     ) async throws -> Page {
         let page = try await followRedirects(from: get(uri))
         guard let ctx = page.hidden("ctx") else { return page }
-        return try await post("/\(tenant)/login", form: [
-            ("ctx", ctx), ("step", "b2c-signin"), (SignInPageIDs.Fields.b2cSignInName, email), (SignInPageIDs.Fields.b2cPassword, password),
-        ])
+        return try await post(
+            "/\(tenant)/login",
+            form: [
+                ("ctx", ctx), ("step", "b2c-signin"), (SignInPageIDs.Fields.b2cSignInName, email),
+                (SignInPageIDs.Fields.b2cPassword, password),
+            ])
     }
 
     /// Follows redirects that stay on the identity service (a relative `Location`, or the same

@@ -31,7 +31,8 @@ public enum ProcessRunner {
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         stderrRead.wait()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                      stderr: String(decoding: stderr.data, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr.data, as: UTF8.self))
     }
 }

@@ -11,9 +11,11 @@ public enum Repository {
     /// A product `swift build` made (`sesame`, `identity-emulator`): next to the test bundle.
     public static func product(_ name: String) throws -> URL {
         let bundle = URL(filePath: CommandLine.arguments[0])
-        let candidates = [bundle.deletingLastPathComponent(), bundle.deletingLastPathComponent().deletingLastPathComponent(),
-                          root.appending(path: ".build/debug")]
-            .map { $0.appending(path: name) }
+        let candidates = [
+            bundle.deletingLastPathComponent(), bundle.deletingLastPathComponent().deletingLastPathComponent(),
+            root.appending(path: ".build/debug"),
+        ]
+        .map { $0.appending(path: name) }
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
             throw TestSupportError("\(name) is not built: run `swift build` (make test does).")
         }
@@ -32,8 +34,10 @@ public enum Repository {
     public static func python() throws -> URL {
         let configured = ProcessInfo.processInfo.environment["SESAME_TEST_PYTHON"].map { URL(filePath: $0) }
         let venv = root.appending(path: ".build/test-venv/bin/python")
-        guard let found = [configured, venv].compactMap({ $0 }).first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw TestSupportError("No test Python: run `make test` (it creates .build/test-venv with msal and selenium) or set SESAME_TEST_PYTHON.")
+        guard let found = [configured, venv].compactMap({ $0 }).first(where: { FileManager.default.isExecutableFile(atPath: $0.path) })
+        else {
+            throw TestSupportError(
+                "No test Python: run `make test` (it creates .build/test-venv with msal and selenium) or set SESAME_TEST_PYTHON.")
         }
         return found
     }

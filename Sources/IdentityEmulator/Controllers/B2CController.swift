@@ -31,14 +31,19 @@ struct B2CController: EmulatorController {
             default:
                 let email = form.nonEmpty("signInName") ?? ""
                 guard !email.isEmpty, let password = form["password"], !password.isEmpty else {
-                    return .html(B2CPages.signIn(action: action, ctx: ctx, tenant: tenantName, email: email,
-                                                 error: email.isEmpty ? "Please enter your Email Address" : "Please enter your password"))
+                    return .html(
+                        B2CPages.signIn(
+                            action: action, ctx: ctx, tenant: tenantName, email: email,
+                            error: email.isEmpty ? "Please enter your Email Address" : "Please enter your password"))
                 }
                 guard let user = fabrikam.user(signInName: email) else {
-                    return .html(B2CPages.signIn(action: action, ctx: ctx, tenant: tenantName, email: email, error: "We can't seem to find your account."))
+                    return .html(
+                        B2CPages.signIn(
+                            action: action, ctx: ctx, tenant: tenantName, email: email, error: "We can't seem to find your account."))
                 }
                 guard user.checks(password: password) else {
-                    return .html(B2CPages.signIn(action: action, ctx: ctx, tenant: tenantName, email: email, error: "Your password is incorrect."))
+                    return .html(
+                        B2CPages.signIn(action: action, ctx: ctx, tenant: tenantName, email: email, error: "Your password is incorrect."))
                 }
                 transaction.userID = user.id
                 transaction.passwordVerified = true
@@ -49,11 +54,11 @@ struct B2CController: EmulatorController {
             let email = form.nonEmpty("email") ?? ""
             let password = form["newPassword"] ?? ""
             let error: String? =
-                if !Self.looksLikeEmail(email) { "Please enter a valid email address." }
-                else if fabrikam.user(signInName: email) != nil { "A user with the specified ID already exists. Please choose a different one." }
-                else if let problem = Self.passwordProblem(password) { problem }
-                else if password != form["reenterPassword"] { "The password entry fields do not match. Please enter the same password in both fields and try again." }
-                else { nil }
+                if !Self.looksLikeEmail(email) { "Please enter a valid email address." } else if fabrikam.user(signInName: email) != nil {
+                    "A user with the specified ID already exists. Please choose a different one."
+                } else if let problem = Self.passwordProblem(password) { problem } else if password != form["reenterPassword"] {
+                    "The password entry fields do not match. Please enter the same password in both fields and try again."
+                } else { nil }
             if let error {
                 return .html(B2CPages.signUp(action: action, ctx: ctx, tenant: tenantName, values: form, error: error))
             }
@@ -65,8 +70,10 @@ struct B2CController: EmulatorController {
                 displayName: displayName.isEmpty ? email : displayName, givenName: given, surname: surname, mail: email.lowercased(),
                 password: password)
             guard fabrikam.add(user) else {
-                return .html(B2CPages.signUp(action: action, ctx: ctx, tenant: tenantName, values: form,
-                                             error: "A user with the specified ID already exists. Please choose a different one."))
+                return .html(
+                    B2CPages.signUp(
+                        action: action, ctx: ctx, tenant: tenantName, values: form,
+                        error: "A user with the specified ID already exists. Please choose a different one."))
             }
             await state.recordSignUp(user)
             transaction.userID = user.id
@@ -79,8 +86,10 @@ struct B2CController: EmulatorController {
             case "sendCode":
                 let email = form.nonEmpty("email") ?? ""
                 guard let user = fabrikam.user(signInName: email) else {
-                    return .html(B2CPages.passwordReset(action: action, ctx: ctx, tenant: tenantName, stage: .email, email: email, demoCode: nil,
-                                                        error: "An account could not be found for the provided user ID."))
+                    return .html(
+                        B2CPages.passwordReset(
+                            action: action, ctx: ctx, tenant: tenantName, stage: .email, email: email, demoCode: nil,
+                            error: "An account could not be found for the provided user ID."))
                 }
                 let code = Identifiers.oneTimeCode()
                 transaction.userID = user.id
@@ -89,27 +98,37 @@ struct B2CController: EmulatorController {
                 transaction.resetVerified = false
                 await state.update(transaction)
                 configuration.announce("mfa-code \(user.userPrincipalName) \(code)")
-                return .html(B2CPages.passwordReset(action: action, ctx: ctx, tenant: tenantName, stage: .code, email: user.userPrincipalName,
-                                                    demoCode: configuration.demoMode ? code : nil, error: nil))
+                return .html(
+                    B2CPages.passwordReset(
+                        action: action, ctx: ctx, tenant: tenantName, stage: .code, email: user.userPrincipalName,
+                        demoCode: configuration.demoMode ? code : nil, error: nil))
             case "verifyCode":
                 guard let expected = transaction.resetCode else { break }
                 guard form.nonEmpty("emailVerificationCode") == expected else {
-                    return .html(B2CPages.passwordReset(action: action, ctx: ctx, tenant: tenantName, stage: .code, email: transaction.resetEmail,
-                                                        demoCode: configuration.demoMode ? expected : nil,
-                                                        error: "That code is incorrect. Please try again."))
+                    return .html(
+                        B2CPages.passwordReset(
+                            action: action, ctx: ctx, tenant: tenantName, stage: .code, email: transaction.resetEmail,
+                            demoCode: configuration.demoMode ? expected : nil,
+                            error: "That code is incorrect. Please try again."))
                 }
                 transaction.resetVerified = true
                 await state.update(transaction)
-                return .html(B2CPages.passwordReset(action: action, ctx: ctx, tenant: tenantName, stage: .newPassword, email: transaction.resetEmail,
-                                                    demoCode: nil, error: nil))
+                return .html(
+                    B2CPages.passwordReset(
+                        action: action, ctx: ctx, tenant: tenantName, stage: .newPassword, email: transaction.resetEmail,
+                        demoCode: nil, error: nil))
             case "setPassword":
                 guard transaction.resetVerified, let userID = transaction.userID else { break }
                 let password = form["newPassword"] ?? ""
-                let problem = Self.passwordProblem(password)
-                    ?? (password == form["reenterPassword"] ? nil : "The password entry fields do not match. Please enter the same password in both fields and try again.")
+                let problem =
+                    Self.passwordProblem(password)
+                    ?? (password == form["reenterPassword"]
+                        ? nil : "The password entry fields do not match. Please enter the same password in both fields and try again.")
                 if let problem {
-                    return .html(B2CPages.passwordReset(action: action, ctx: ctx, tenant: tenantName, stage: .newPassword, email: transaction.resetEmail,
-                                                        demoCode: nil, error: problem))
+                    return .html(
+                        B2CPages.passwordReset(
+                            action: action, ctx: ctx, tenant: tenantName, stage: .newPassword, email: transaction.resetEmail,
+                            demoCode: nil, error: problem))
                 }
                 if let changed = fabrikam.setPassword(password, forUserID: userID) { await state.recordPasswordChange(changed) }
                 transaction.passwordVerified = true
@@ -117,7 +136,8 @@ struct B2CController: EmulatorController {
             default:
                 break
             }
-            return .html(B2CPages.passwordReset(action: action, ctx: ctx, tenant: tenantName, stage: .email, email: nil, demoCode: nil, error: nil))
+            return .html(
+                B2CPages.passwordReset(action: action, ctx: ctx, tenant: tenantName, stage: .email, email: nil, demoCode: nil, error: nil))
 
         default:
             break
@@ -137,7 +157,8 @@ struct B2CController: EmulatorController {
             password.contains(where: \.isLowercase), password.contains(where: \.isUppercase),
             password.contains(where: \.isNumber), password.contains(where: { !$0.isLetter && !$0.isNumber }),
         ].filter { $0 }.count
-        return classes >= 3 ? nil
+        return classes >= 3
+            ? nil
             : "The password must have at least 3 of the following: a lowercase letter, an uppercase letter, a digit, a symbol."
     }
 }

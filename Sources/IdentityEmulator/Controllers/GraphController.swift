@@ -22,9 +22,12 @@ struct GraphController: EmulatorController {
             return .json(try await body(), headers: headers)
         } catch {
             if error.status == 401 {
-                headers[.wwwAuthenticate] = "Bearer realm=\"\", authorization_uri=\"\(root)/common/oauth2/authorize\", client_id=\"\(ScopeRequest.graphAppID)\""
+                headers[.wwwAuthenticate] =
+                    "Bearer realm=\"\", authorization_uri=\"\(root)/common/oauth2/authorize\", client_id=\"\(ScopeRequest.graphAppID)\""
             }
-            return .json(error.body(requestID: requestID, clientRequestID: clientRequestID, at: clock.now), status: .init(code: error.status), headers: headers)
+            return .json(
+                error.body(requestID: requestID, clientRequestID: clientRequestID, at: clock.now), status: .init(code: error.status),
+                headers: headers)
         }
     }
 
@@ -47,7 +50,8 @@ struct GraphController: EmulatorController {
             throw .unauthenticated("Access token has expired or is not yet valid.")
         }
         guard claims["iss"] as? String == "https://sts.windows.net/\(contoso.tenant.id)/",
-              let oid = claims["oid"] as? String, let user = contoso.user(id: oid) else {
+            let oid = claims["oid"] as? String, let user = contoso.user(id: oid)
+        else {
             throw .unauthenticated("Access token validation failure. Invalid issuer.")
         }
         let scopes = Set((claims["scp"] as? String ?? "").split(separator: " ").map(String.init))
@@ -77,7 +81,8 @@ struct GraphController: EmulatorController {
 
     private func entity(_ user: DirectoryUser, select: [UserProperty]?) -> JSON {
         let properties = select ?? UserProperty.defaultSelection
-        let context = select.map { "\(root)/v1.0/$metadata#users(\($0.map(\.rawValue).joined(separator: ",")))/$entity" }
+        let context =
+            select.map { "\(root)/v1.0/$metadata#users(\($0.map(\.rawValue).joined(separator: ",")))/$entity" }
             ?? "\(root)/v1.0/$metadata#users/$entity"
         return .object([("@odata.context", .string(context))] + properties.map { ($0.rawValue, $0.json(of: user)) })
     }
@@ -94,7 +99,8 @@ struct GraphController: EmulatorController {
                 let page = query.offset < end ? ordinals[query.offset..<end].map { users[$0] } : []
                 return (ordinals.count, page)
             }
-            let context = query.select.map { "\(root)/v1.0/$metadata#users(\($0.map(\.rawValue).joined(separator: ",")))" }
+            let context =
+                query.select.map { "\(root)/v1.0/$metadata#users(\($0.map(\.rawValue).joined(separator: ",")))" }
                 ?? "\(root)/v1.0/$metadata#users"
             var members: [(String, JSON)] = [("@odata.context", .string(context))]
             if query.count, query.offset == 0 { members.append(("@odata.count", .int(total))) }
@@ -133,11 +139,13 @@ struct GraphController: EmulatorController {
 
     func graphRevoke(_ request: Request, id: String?) async -> Response {
         await graphResponse(request) { () throws(GraphError) in
-            let caller = try graphCaller(request, needs: id == nil ? ["User.Read"] + Self.readUsers : ["User.ReadWrite.All", "Directory.ReadWrite.All"])
-            let user = try id.map { key throws(GraphError) in
-                guard let user = contoso.user(idOrPrincipalName: key) else { throw .notFound(key) }
-                return user
-            } ?? caller.user
+            let caller = try graphCaller(
+                request, needs: id == nil ? ["User.Read"] + Self.readUsers : ["User.ReadWrite.All", "Directory.ReadWrite.All"])
+            let user =
+                try id.map { key throws(GraphError) in
+                    guard let user = contoso.user(idOrPrincipalName: key) else { throw .notFound(key) }
+                    return user
+                } ?? caller.user
             await state.revokeSignInSessions(userID: user.id, now: clock.now)
             return .object([("@odata.context", .string("\(root)/v1.0/$metadata#Edm.Boolean")), ("value", .bool(true))])
         }

@@ -13,7 +13,8 @@ struct SignInController: EmulatorController {
 
     // MARK: GET /authorize
 
-    func authorize(_ request: Request, endpoint resolve: @autoclosure () throws(EndpointError) -> IdentityEndpoint) async throws -> Response {
+    func authorize(_ request: Request, endpoint resolve: @autoclosure () throws(EndpointError) -> IdentityEndpoint) async throws -> Response
+    {
         let now = clock.now
         let endpoint: IdentityEndpoint
         do { endpoint = try resolve() } catch { return errorPage(error.serviceError, correlationID: nil, now: now) }
@@ -41,8 +42,10 @@ struct SignInController: EmulatorController {
                 return await complete(transaction, session: session, now: now)
             }
             if endpoint.policy == Tenant.passwordResetPolicy {
-                return .html(B2CPages.passwordReset(action: loginAction(endpoint), ctx: transaction.id, tenant: endpoint.tenant.displayName,
-                                                    stage: .email, email: authorization.loginHint, demoCode: nil, error: nil))
+                return .html(
+                    B2CPages.passwordReset(
+                        action: loginAction(endpoint), ctx: transaction.id, tenant: endpoint.tenant.displayName,
+                        stage: .email, email: authorization.loginHint, demoCode: nil, error: nil))
             }
             if let session, sessionUser != nil, authorization.prompt != "login" {
                 transaction.userID = session.userID
@@ -50,8 +53,10 @@ struct SignInController: EmulatorController {
                 await state.update(transaction)
                 return await complete(transaction, session: session, now: now)
             }
-            return .html(B2CPages.signIn(action: loginAction(endpoint), ctx: transaction.id, tenant: endpoint.tenant.displayName,
-                                         email: authorization.loginHint ?? demoAccount(for: endpoint.tenant), error: nil))
+            return .html(
+                B2CPages.signIn(
+                    action: loginAction(endpoint), ctx: transaction.id, tenant: endpoint.tenant.displayName,
+                    email: authorization.loginHint ?? demoAccount(for: endpoint.tenant), error: nil))
         }
 
         switch authorization.prompt {
@@ -62,8 +67,9 @@ struct SignInController: EmulatorController {
             let missing = authorization.scopes.consentKeys.subtracting(
                 await state.consentedPermissions(userID: session.userID, clientID: authorization.client.clientID))
             guard missing.isEmpty else {
-                return errorRedirect(.consentRequired(clientID: authorization.client.clientID, appName: authorization.client.name),
-                                     reply: authorization.reply, now: now)
+                return errorRedirect(
+                    .consentRequired(clientID: authorization.client.clientID, appName: authorization.client.name),
+                    reply: authorization.reply, now: now)
             }
             return await complete(transaction, session: session, now: now)
         case "select_account":
@@ -74,7 +80,8 @@ struct SignInController: EmulatorController {
         case "login", "create":
             break
         default:
-            let hintMatches = authorization.loginHint.map { $0.caseInsensitiveCompare(sessionUser?.userPrincipalName ?? "") == .orderedSame } ?? true
+            let hintMatches =
+                authorization.loginHint.map { $0.caseInsensitiveCompare(sessionUser?.userPrincipalName ?? "") == .orderedSame } ?? true
             if let session, sessionUser != nil, hintMatches {
                 transaction.userID = session.userID
                 transaction.fromSession = true
@@ -82,9 +89,11 @@ struct SignInController: EmulatorController {
                 return await complete(transaction, session: session, now: now)
             }
         }
-        return .html(SignInPages.username(action: loginAction(endpoint), ctx: transaction.id,
-                                          hint: authorization.loginHint ?? demoAccount(for: endpoint.tenant), error: nil,
-                                          demoNote: configuration.demoMode))
+        return .html(
+            SignInPages.username(
+                action: loginAction(endpoint), ctx: transaction.id,
+                hint: authorization.loginHint ?? demoAccount(for: endpoint.tenant), error: nil,
+                demoNote: configuration.demoMode))
     }
 
     /// In demo mode the first page suggests the demo account, so a newcomer types only the password.
@@ -104,8 +113,11 @@ struct SignInController: EmulatorController {
         let now = clock.now
         let form = request.method == .post ? try await request.formFields() : request.queryFields
         guard let ctx = form.nonEmpty("ctx"), var transaction = await state.transaction(ctx) else {
-            return errorPage(.entra("invalid_request", 50089,
-                "Authentication failed due to flow token expired. Go back to the application and sign in again."), correlationID: nil, now: now)
+            return errorPage(
+                .entra(
+                    "invalid_request", 50089,
+                    "Authentication failed due to flow token expired. Go back to the application and sign in again."), correlationID: nil,
+                now: now)
         }
         let authorization = transaction.request
         let endpoint = authorization.endpoint
@@ -115,11 +127,15 @@ struct SignInController: EmulatorController {
         switch form["step"] ?? "" {
         case "username":
             guard let name = form.nonEmpty("loginfmt") else {
-                return .html(SignInPages.username(action: action, ctx: ctx, hint: nil, error: "Enter a valid email address, phone number, or Skype name."))
+                return .html(
+                    SignInPages.username(
+                        action: action, ctx: ctx, hint: nil, error: "Enter a valid email address, phone number, or Skype name."))
             }
             guard let user = users.user(signInName: name) else {
-                return .html(SignInPages.username(action: action, ctx: ctx, hint: name,
-                    error: "This username may be incorrect. Make sure you typed it correctly. Otherwise, contact your admin."))
+                return .html(
+                    SignInPages.username(
+                        action: action, ctx: ctx, hint: name,
+                        error: "This username may be incorrect. Make sure you typed it correctly. Otherwise, contact your admin."))
             }
             transaction.userID = user.id
             transaction.passwordVerified = false
@@ -134,11 +150,14 @@ struct SignInController: EmulatorController {
                 return .html(SignInPages.username(action: action, ctx: ctx, hint: user.userPrincipalName, error: nil))
             }
             guard let password = form["passwd"], !password.isEmpty else {
-                return .html(SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: "Please enter your password."))
+                return .html(
+                    SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: "Please enter your password."))
             }
             guard user.checks(password: password) else {
-                return .html(SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName,
-                    error: "Your account or password is incorrect. If you don't remember your password, reset it now."))
+                return .html(
+                    SignInPages.password(
+                        action: action, ctx: ctx, username: user.userPrincipalName,
+                        error: "Your account or password is incorrect. If you don't remember your password, reset it now."))
             }
             transaction.passwordVerified = true
             if user.requiresMFA {
@@ -146,14 +165,17 @@ struct SignInController: EmulatorController {
                 transaction.smsCode = code
                 await state.update(transaction)
                 configuration.announce("mfa-code \(user.userPrincipalName) \(code)")
-                return .html(SignInPages.sms(action: action, ctx: ctx, username: user.userPrincipalName, maskedPhone: user.maskedMobile,
-                                             demoCode: configuration.demoMode ? code : nil, error: nil))
+                return .html(
+                    SignInPages.sms(
+                        action: action, ctx: ctx, username: user.userPrincipalName, maskedPhone: user.maskedMobile,
+                        demoCode: configuration.demoMode ? code : nil, error: nil))
             }
             await state.update(transaction)
             return .html(SignInPages.staySignedIn(action: action, ctx: ctx, username: user.userPrincipalName))
 
         case "otc":
-            guard let user = transaction.userID.flatMap(users.user(id:)), transaction.passwordVerified, let expected = transaction.smsCode else {
+            guard let user = transaction.userID.flatMap(users.user(id:)), transaction.passwordVerified, let expected = transaction.smsCode
+            else {
                 return restart(transaction, action: action)
             }
             if form["action"] == "back" {
@@ -162,9 +184,11 @@ struct SignInController: EmulatorController {
                 return .html(SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: nil))
             }
             guard form.nonEmpty("otc") == expected else {
-                return .html(SignInPages.sms(action: action, ctx: ctx, username: user.userPrincipalName, maskedPhone: user.maskedMobile,
-                                             demoCode: configuration.demoMode ? expected : nil,
-                                             error: "You didn't enter the expected verification code. Please try again."))
+                return .html(
+                    SignInPages.sms(
+                        action: action, ctx: ctx, username: user.userPrincipalName, maskedPhone: user.maskedMobile,
+                        demoCode: configuration.demoMode ? expected : nil,
+                        error: "You didn't enter the expected verification code. Please try again."))
             }
             transaction.smsVerified = true
             await state.update(transaction)
@@ -214,7 +238,9 @@ struct SignInController: EmulatorController {
     /// A form out of order: back to the first page of the same transaction.
     private func restart(_ transaction: SignInTransaction, action: String) -> Response {
         if transaction.request.endpoint.tenant.kind == .b2c {
-            return .html(B2CPages.signIn(action: action, ctx: transaction.id, tenant: transaction.request.endpoint.tenant.displayName, email: nil, error: nil))
+            return .html(
+                B2CPages.signIn(
+                    action: action, ctx: transaction.id, tenant: transaction.request.endpoint.tenant.displayName, email: nil, error: nil))
         }
         return .html(SignInPages.username(action: action, ctx: transaction.id, hint: transaction.request.loginHint, error: nil))
     }
@@ -226,7 +252,9 @@ struct SignInController: EmulatorController {
         let authorization = transaction.request
         let endpoint = authorization.endpoint
         guard let userID = transaction.userID, let user = directory(for: endpoint.tenant).user(id: userID) else {
-            return errorPage(.entra("invalid_request", 50034, "The user account does not exist in the directory."), correlationID: authorization.correlationID, now: now)
+            return errorPage(
+                .entra("invalid_request", 50034, "The user account does not exist in the directory."),
+                correlationID: authorization.correlationID, now: now)
         }
 
         if endpoint.tenant.kind == .workforce, !transaction.consentGiven {
@@ -236,8 +264,10 @@ struct SignInController: EmulatorController {
             if !missing.isEmpty {
                 await state.update(transaction)
                 let ordered = missing.sorted { Self.consentOrder($0) < Self.consentOrder($1) }
-                return .html(SignInPages.consent(action: loginAction(endpoint), ctx: transaction.id, username: user.userPrincipalName,
-                                                 appName: authorization.client.name, permissions: ordered))
+                return .html(
+                    SignInPages.consent(
+                        action: loginAction(endpoint), ctx: transaction.id, username: user.userPrincipalName,
+                        appName: authorization.client.name, permissions: ordered))
             }
         }
         if transaction.consentGiven {
@@ -263,18 +293,24 @@ struct SignInController: EmulatorController {
             userID: userID, tenantID: endpoint.tenant.id, clientID: authorization.client.clientID, scope: authorization.scope,
             policy: endpoint.policy, authTime: session.authTime, sessionID: session.sessionID, methods: session.methods,
             newUser: transaction.newUser)
-        let code = await state.issueCode(.init(
-            grant: grant, redirectURI: authorization.redirectURI, nonce: authorization.nonce, codeChallenge: authorization.codeChallenge,
-            codeChallengeMethod: authorization.codeChallengeMethod, issuedAt: now))
+        let code = await state.issueCode(
+            .init(
+                grant: grant, redirectURI: authorization.redirectURI, nonce: authorization.nonce,
+                codeChallenge: authorization.codeChallenge,
+                codeChallengeMethod: authorization.codeChallengeMethod, issuedAt: now))
 
         var fields = FormFields()
         if endpoint.tenant.kind == .b2c {
             if let state = authorization.state { fields.append("state", state) }
             fields.append("code", code)
-            if authorization.wantsClientInfo { fields.append("client_info", issuer.clientInfo(user: user, tenant: endpoint.tenant, policy: endpoint.policy)) }
+            if authorization.wantsClientInfo {
+                fields.append("client_info", issuer.clientInfo(user: user, tenant: endpoint.tenant, policy: endpoint.policy))
+            }
         } else {
             fields.append("code", code)
-            if authorization.wantsClientInfo { fields.append("client_info", issuer.clientInfo(user: user, tenant: endpoint.tenant, policy: nil)) }
+            if authorization.wantsClientInfo {
+                fields.append("client_info", issuer.clientInfo(user: user, tenant: endpoint.tenant, policy: nil))
+            }
             if let state = authorization.state { fields.append("state", state) }
             fields.append("session_state", session.sessionID)
         }
@@ -300,11 +336,15 @@ struct SignInController: EmulatorController {
     }
 
     func errorRedirect(_ failure: ServiceError, reply: AuthorizeRequest.Reply, now: Date) -> Response {
-        redirect(failure.redirectFields(state: reply.state, traceID: Identifiers.guid(), correlationID: reply.correlationID, at: now), reply: reply)
+        redirect(
+            failure.redirectFields(state: reply.state, traceID: Identifiers.guid(), correlationID: reply.correlationID, at: now),
+            reply: reply)
     }
 
     func errorPage(_ failure: ServiceError, correlationID: String?, now: Date) -> Response {
-        .html(SignInPages.error(failure, traceID: Identifiers.guid(), correlationID: correlationID ?? Identifiers.guid(), at: now), status: .badRequest)
+        .html(
+            SignInPages.error(failure, traceID: Identifiers.guid(), correlationID: correlationID ?? Identifiers.guid(), at: now),
+            status: .badRequest)
     }
 
     // MARK: GET /logout
@@ -318,16 +358,20 @@ struct SignInController: EmulatorController {
         var response: Response
         if let target = request.queryFields.nonEmpty("post_logout_redirect_uri") {
             guard clients.contains(where: { $0.replyURI(for: target, emulatorBase: base) != nil }) else {
-                return errorPage(.redirectURINotRegistered(target, clientID: request.queryFields["client_id"] ?? ""), correlationID: nil, now: now)
+                return errorPage(
+                    .redirectURINotRegistered(target, clientID: request.queryFields["client_id"] ?? ""), correlationID: nil, now: now)
             }
             var fields = FormFields()
             if let state = request.queryFields["state"] { fields.append("state", state) }
             response = .found(fields.pairs.isEmpty ? target : target + (target.contains("?") ? "&" : "?") + fields.encoded)
         } else {
-            response = .html(PageLayout.microsoft(title: "Sign out", body: """
-                <h1 id="pageTitle">You signed out of your account</h1>
-                <p>It’s a good idea to close all browser windows.</p>
-                """))
+            response = .html(
+                PageLayout.microsoft(
+                    title: "Sign out",
+                    body: """
+                        <h1 id="pageTitle">You signed out of your account</h1>
+                        <p>It’s a good idea to close all browser windows.</p>
+                        """))
         }
         response.setCookie(Cookie(name: name, value: "", maxAge: 0, path: "/", httpOnly: true, sameSite: .lax))
         return response

@@ -26,9 +26,10 @@ struct TaskController: EmulatorController {
         let denied = TaskFailure(status: .unauthorized, message: "Authorization has been denied for this request.")
         guard let token = request.bearerToken, let claims = try? JSONWebToken.verify(token, with: key) else { throw denied }
         guard claims["iss"] as? String == issuer.issuer(for: fabrikam.tenant),
-              claims["aud"] as? String == ClientRegistration.taskAPIClientID,
-              let exp = claims["exp"] as? Double, exp > clock.now.timeIntervalSince1970,
-              let oid = claims["oid"] as? String else { throw denied }
+            claims["aud"] as? String == ClientRegistration.taskAPIClientID,
+            let exp = claims["exp"] as? Double, exp > clock.now.timeIntervalSince1970,
+            let oid = claims["oid"] as? String
+        else { throw denied }
         let scopes = (claims["scp"] as? String ?? "").split(separator: " ")
         guard scopes.contains(Substring(permission)) else {
             let reason = "The Scope claim does not contain the \(permission) permission."

@@ -14,8 +14,9 @@ struct TokenController: EmulatorController {
         let correlationID = request.headers[.clientRequestID] ?? Identifiers.guid()
 
         func fail(_ error: ServiceError) -> Response {
-            .json(error.json(traceID: Identifiers.guid(), correlationID: correlationID, at: now), status: .init(code: error.status),
-                  headers: [.cacheControl: "no-store, no-cache", .pragma: "no-cache"])
+            .json(
+                error.json(traceID: Identifiers.guid(), correlationID: correlationID, at: now), status: .init(code: error.status),
+                headers: [.cacheControl: "no-store, no-cache", .pragma: "no-cache"])
         }
 
         guard let clientID = form.nonEmpty("client_id")?.lowercased() else { return fail(.missingParameter("client_id")) }
@@ -40,10 +41,15 @@ struct TokenController: EmulatorController {
             case .alreadyRedeemed:
                 return fail(b2c ? .b2cGrantExpired(now: now, issued: now, expires: now) : .codeRedeemed)
             case .expired(let expired):
-                return fail(b2c ? .b2cGrantExpired(now: now, issued: expired.issuedAt, expires: expired.issuedAt + IdentityState.codeLifetime) : .grantExpired)
+                return fail(
+                    b2c
+                        ? .b2cGrantExpired(now: now, issued: expired.issuedAt, expires: expired.issuedAt + IdentityState.codeLifetime)
+                        : .grantExpired)
             case .valid(let valid): record = valid
             }
-            guard record.grant.clientID == clientID, record.grant.tenantID == endpoint.tenant.id else { return fail(.grantForAnotherClient) }
+            guard record.grant.clientID == clientID, record.grant.tenantID == endpoint.tenant.id else {
+                return fail(.grantForAnotherClient)
+            }
             if b2c, record.grant.policy != endpoint.policy {
                 return fail(.b2cWrongPolicy(actual: endpoint.policy ?? "", expected: record.grant.policy ?? ""))
             }
@@ -61,12 +67,16 @@ struct TokenController: EmulatorController {
             switch await state.useRefreshToken(refreshToken, now: now) {
             case .unknown: return fail(b2c ? .b2cMalformedGrant : .malformedGrant)
             case .inactive(let record):
-                return fail(b2c ? .b2cGrantExpired(now: now, issued: record.issuedAt, expires: record.issuedAt + IdentityState.b2cRefreshLifetime)
-                                : .refreshTokenInactive(issued: record.issuedAt))
+                return fail(
+                    b2c
+                        ? .b2cGrantExpired(now: now, issued: record.issuedAt, expires: record.issuedAt + IdentityState.b2cRefreshLifetime)
+                        : .refreshTokenInactive(issued: record.issuedAt))
             case .revoked(let record, let validFrom):
                 return fail(b2c ? .b2cGrantRevoked : .refreshTokenRevoked(issued: record.issuedAt, validFrom: validFrom))
             case .valid(let record):
-                guard record.grant.clientID == clientID, record.grant.tenantID == endpoint.tenant.id else { return fail(.grantForAnotherClient) }
+                guard record.grant.clientID == clientID, record.grant.tenantID == endpoint.tenant.id else {
+                    return fail(.grantForAnotherClient)
+                }
                 // B2C refresh tokens are bound to the user flow that issued them.
                 if b2c, record.grant.policy != endpoint.policy {
                     return fail(.b2cWrongPolicy(actual: endpoint.policy ?? "", expected: record.grant.policy ?? ""))
@@ -92,7 +102,8 @@ struct TokenController: EmulatorController {
             let missing = scopes.consentKeys.subtracting(granted).subtracting(["profile", "email"])
             if !missing.isEmpty {
                 var error = ServiceError.consentRequired(clientID: clientID, appName: client.name)
-                error = ServiceError(error: "invalid_grant", codes: error.codes, message: error.message, service: .entra, suberror: "consent_required")
+                error = ServiceError(
+                    error: "invalid_grant", codes: error.codes, message: error.message, service: .entra, suberror: "consent_required")
                 return fail(error)
             }
         }
@@ -101,7 +112,8 @@ struct TokenController: EmulatorController {
         }
 
         // A rotated refresh token carries the grant's scopes, not the narrower ones of this request.
-        let refreshToken = scopes.wantsRefreshToken || ScopeRequest.wantsRefresh(grant.scope)
+        let refreshToken =
+            scopes.wantsRefreshToken || ScopeRequest.wantsRefresh(grant.scope)
             ? await state.issueRefreshToken(for: grant, now: now) : nil
         let body = try issuer.response(
             for: grant, user: user, tenant: endpoint.tenant, scopes: scopes, requestedScope: requestedScope,

@@ -73,11 +73,13 @@ public struct ClientRegistration: Sendable, Hashable {
         guard let r = URLComponents(string: registered), let s = URLComponents(string: sent) else { return false }
         let loopback = ["localhost", "127.0.0.1"]
         if r.scheme == "http", s.scheme == "http", let host = r.host, loopback.contains(host), s.host == host,
-           r.port == nil, normalizedPath(r.path) == normalizedPath(s.path), r.query == s.query {
+            r.port == nil, normalizedPath(r.path) == normalizedPath(s.path), r.query == s.query
+        {
             return true
         }
         if let host = r.host, standInHosts.contains(host), s.scheme == emulatorBase.scheme, s.host == emulatorBase.host,
-           s.port == emulatorBase.port, r.path == s.path, r.query == s.query {
+            s.port == emulatorBase.port, r.path == s.path, r.query == s.query
+        {
             return true
         }
         return false

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// A tenant's users, in a stable order (by display name), with lookups for sign-in and Graph and
@@ -92,5 +93,3 @@ public final class Directory: Sendable {
         try storage.withLock { storage in try body(storage.users, storage.index) }
     }
 }
-
-import Foundation

@@ -77,51 +77,69 @@ enum DirectoryGenerator {
 
     private static let cultures: [Culture] = [
         Culture(
-            given: ["Adele", "Allan", "Ben", "Brian", "Christie", "Debra", "Diego", "Emily", "Enrico", "Grady",
-                    "Henrietta", "Irvin", "Isaiah", "Johanna", "Joni", "Lee", "Lidia", "Lynne", "Miriam", "Nestor",
-                    "Patti", "Pradeep", "Sean", "Kate", "Liam", "Olivia", "Noah", "Emma", "James", "Mary", "Mark",
-                    "Megan", "Michael", "Sarah", "Grace", "Owen", "Zoe", "Nathan", "Chloe", "Ryan"].map { Name($0) },
-            surnames: ["Vance", "Smith", "Johnson", "Williams", "Brown", "Jones", "Miller", "Davis", "Wilson",
-                       "Taylor", "Clark", "O'Brien", "O'Connor", "O'Neill", "D'Arcy", "McKay", "Archer", "Gonzales",
-                       "Patel", "Nguyen", "Stevens", "Bell", "Hughes", "Ward", "Warren", "Young", "Meyer", "Fischer",
-                       "Brooks", "Price", "Bennett", "Murphy"].map { Name($0) },
+            given: [
+                "Adele", "Allan", "Ben", "Brian", "Christie", "Debra", "Diego", "Emily", "Enrico", "Grady",
+                "Henrietta", "Irvin", "Isaiah", "Johanna", "Joni", "Lee", "Lidia", "Lynne", "Miriam", "Nestor",
+                "Patti", "Pradeep", "Sean", "Kate", "Liam", "Olivia", "Noah", "Emma", "James", "Mary", "Mark",
+                "Megan", "Michael", "Sarah", "Grace", "Owen", "Zoe", "Nathan", "Chloe", "Ryan",
+            ].map { Name($0) },
+            surnames: [
+                "Vance", "Smith", "Johnson", "Williams", "Brown", "Jones", "Miller", "Davis", "Wilson",
+                "Taylor", "Clark", "O'Brien", "O'Connor", "O'Neill", "D'Arcy", "McKay", "Archer", "Gonzales",
+                "Patel", "Nguyen", "Stevens", "Bell", "Hughes", "Ward", "Warren", "Young", "Meyer", "Fischer",
+                "Brooks", "Price", "Bennett", "Murphy",
+            ].map { Name($0) },
             surnameFirst: false, languages: ["en-US", "en-GB"], phonePrefix: "+1 425 555 ",
             offices: ["Redmond", "London", "New York", "Building 18/1104", "Seattle"],
-            jobs: ["Software Engineer", "Sales Representative", "Product Manager", "Designer", "Accountant",
-                   "HR Generalist", "Support Engineer", "Director", "Data Analyst", "Marketing Manager"],
+            jobs: [
+                "Software Engineer", "Sales Representative", "Product Manager", "Designer", "Accountant",
+                "HR Generalist", "Support Engineer", "Director", "Data Analyst", "Marketing Manager",
+            ],
             weight: 45),
         Culture(
-            given: ["José", "María", "Lucía", "Álvaro", "Sofía", "Javier", "Carmen", "Alejandro", "Isabel", "Mateo",
-                    "Valentina", "Pilar", "Andrés", "Rocío", "Íñigo", "Elena", "Pablo", "Nuria"].map { Name($0) },
-            surnames: ["García", "Fernández", "López", "Martínez", "Sánchez", "Pérez", "Gómez", "Martín", "Jiménez",
-                       "Ruiz", "Hernández", "Díaz", "Moreno", "Muñoz", "Álvarez", "Romero", "Castillo", "Ortega",
-                       "Núñez"].map { Name($0) },
+            given: [
+                "José", "María", "Lucía", "Álvaro", "Sofía", "Javier", "Carmen", "Alejandro", "Isabel", "Mateo",
+                "Valentina", "Pilar", "Andrés", "Rocío", "Íñigo", "Elena", "Pablo", "Nuria",
+            ].map { Name($0) },
+            surnames: [
+                "García", "Fernández", "López", "Martínez", "Sánchez", "Pérez", "Gómez", "Martín", "Jiménez",
+                "Ruiz", "Hernández", "Díaz", "Moreno", "Muñoz", "Álvarez", "Romero", "Castillo", "Ortega",
+                "Núñez",
+            ].map { Name($0) },
             surnameFirst: false, languages: ["es-ES", "es-MX"], phonePrefix: "+34 91 555 ",
             offices: ["Madrid", "Barcelona", "Ciudad de México"],
             jobs: ["Ingeniera de software", "Representante de ventas", "Jefe de producto", "Contable", "Diseñador"],
             weight: 20),
         Culture(
-            given: [Name("Γιώργος", "giorgos"), Name("Ελένη", "eleni"), Name("Νίκος", "nikos"), Name("Μαρία", "maria"),
-                    Name("Δημήτρης", "dimitris"), Name("Κατερίνα", "katerina"), Name("Γιάννης", "giannis"),
-                    Name("Σοφία", "sofia"), Name("Κώστας", "kostas"), Name("Αναστασία", "anastasia"),
-                    Name("Αλέξανδρος", "alexandros"), Name("Δέσποινα", "despoina")],
-            surnames: [Name("Γεωργίου", "georgiou"), Name("Οικονόμου", "oikonomou"), Name("Νικολάου", "nikolaou"),
-                       Name("Ιωάννου", "ioannou"), Name("Βασιλείου", "vasileiou"), Name("Αντωνίου", "antoniou"),
-                       Name("Κωνσταντίνου", "konstantinou"), Name("Δημητρίου", "dimitriou"),
-                       Name("Παπανικολάου", "papanikolaou"), Name("Χριστοδούλου", "christodoulou"),
-                       Name("Αλεξίου", "alexiou")],
+            given: [
+                Name("Γιώργος", "giorgos"), Name("Ελένη", "eleni"), Name("Νίκος", "nikos"), Name("Μαρία", "maria"),
+                Name("Δημήτρης", "dimitris"), Name("Κατερίνα", "katerina"), Name("Γιάννης", "giannis"),
+                Name("Σοφία", "sofia"), Name("Κώστας", "kostas"), Name("Αναστασία", "anastasia"),
+                Name("Αλέξανδρος", "alexandros"), Name("Δέσποινα", "despoina"),
+            ],
+            surnames: [
+                Name("Γεωργίου", "georgiou"), Name("Οικονόμου", "oikonomou"), Name("Νικολάου", "nikolaou"),
+                Name("Ιωάννου", "ioannou"), Name("Βασιλείου", "vasileiou"), Name("Αντωνίου", "antoniou"),
+                Name("Κωνσταντίνου", "konstantinou"), Name("Δημητρίου", "dimitriou"),
+                Name("Παπανικολάου", "papanikolaou"), Name("Χριστοδούλου", "christodoulou"),
+                Name("Αλεξίου", "alexiou"),
+            ],
             surnameFirst: false, languages: ["el-GR"], phonePrefix: "+30 210 555 ",
             offices: ["Athens", "Thessaloniki"],
             jobs: ["Μηχανικός λογισμικού", "Λογιστής", "Υπεύθυνος πωλήσεων", "Σχεδιάστρια"],
             weight: 15),
         Culture(
-            given: [Name("伟", "wei"), Name("芳", "fang"), Name("娜", "na"), Name("敏", "min"), Name("静", "jing"),
-                    Name("丽", "li"), Name("强", "qiang"), Name("磊", "lei"), Name("军", "jun"), Name("洋", "yang"),
-                    Name("勇", "yong"), Name("艳", "yan"), Name("杰", "jie"), Name("涛", "tao"), Name("明", "ming"),
-                    Name("秀英", "xiuying"), Name("晓明", "xiaoming"), Name("志强", "zhiqiang")],
-            surnames: [Name("王", "wang"), Name("李", "li"), Name("张", "zhang"), Name("刘", "liu"), Name("陈", "chen"),
-                       Name("杨", "yang"), Name("黄", "huang"), Name("赵", "zhao"), Name("吴", "wu"), Name("周", "zhou"),
-                       Name("徐", "xu"), Name("孙", "sun"), Name("马", "ma"), Name("朱", "zhu"), Name("林", "lin")],
+            given: [
+                Name("伟", "wei"), Name("芳", "fang"), Name("娜", "na"), Name("敏", "min"), Name("静", "jing"),
+                Name("丽", "li"), Name("强", "qiang"), Name("磊", "lei"), Name("军", "jun"), Name("洋", "yang"),
+                Name("勇", "yong"), Name("艳", "yan"), Name("杰", "jie"), Name("涛", "tao"), Name("明", "ming"),
+                Name("秀英", "xiuying"), Name("晓明", "xiaoming"), Name("志强", "zhiqiang"),
+            ],
+            surnames: [
+                Name("王", "wang"), Name("李", "li"), Name("张", "zhang"), Name("刘", "liu"), Name("陈", "chen"),
+                Name("杨", "yang"), Name("黄", "huang"), Name("赵", "zhao"), Name("吴", "wu"), Name("周", "zhou"),
+                Name("徐", "xu"), Name("孙", "sun"), Name("马", "ma"), Name("朱", "zhu"), Name("林", "lin"),
+            ],
             surnameFirst: true, languages: ["zh-CN", "zh-TW"], phonePrefix: "+86 10 5555 ",
             offices: ["Shanghai", "Beijing", "Taipei"],
             jobs: ["软件工程师", "产品经理", "销售代表", "会计"],
@@ -139,7 +157,11 @@ enum DirectoryGenerator {
 
         for _ in users.count..<count {
             var pick = Int(random.next() % UInt64(totalWeight))
-            let culture = cultures.first { pick -= $0.weight; return pick < 0 } ?? cultures[0]
+            let culture =
+                cultures.first {
+                    pick -= $0.weight
+                    return pick < 0
+                } ?? cultures[0]
             let given = culture.given[Int(random.next() % UInt64(culture.given.count))]
             let surname = culture.surnames[Int(random.next() % UInt64(culture.surnames.count))]
             let displayName = culture.surnameFirst ? surname.native + given.native : given.native + " " + surname.native
@@ -158,15 +180,16 @@ enum DirectoryGenerator {
             let hasMail = random.next() % 100 >= 15
             let hasMobile = random.next() % 100 < 60
 
-            users.append(DirectoryUser(
-                id: random.guid(), userPrincipalName: alias + "@contoso.onmicrosoft.com", displayName: displayName,
-                givenName: given.native, surname: surname.native, mail: hasMail ? alias + "@contoso.com" : nil,
-                businessPhones: phones,
-                mobilePhone: hasMobile ? culture.phonePrefix + String(random.next() % 10_000).leftPadded(to: 4) : nil,
-                jobTitle: culture.jobs[Int(random.next() % UInt64(culture.jobs.count))],
-                officeLocation: culture.offices[Int(random.next() % UInt64(culture.offices.count))],
-                preferredLanguage: culture.languages[Int(random.next() % UInt64(culture.languages.count))],
-                password: password))
+            users.append(
+                DirectoryUser(
+                    id: random.guid(), userPrincipalName: alias + "@contoso.onmicrosoft.com", displayName: displayName,
+                    givenName: given.native, surname: surname.native, mail: hasMail ? alias + "@contoso.com" : nil,
+                    businessPhones: phones,
+                    mobilePhone: hasMobile ? culture.phonePrefix + String(random.next() % 10_000).leftPadded(to: 4) : nil,
+                    jobTitle: culture.jobs[Int(random.next() % UInt64(culture.jobs.count))],
+                    officeLocation: culture.offices[Int(random.next() % UInt64(culture.offices.count))],
+                    preferredLanguage: culture.languages[Int(random.next() % UInt64(culture.languages.count))],
+                    password: password))
         }
         return users
     }

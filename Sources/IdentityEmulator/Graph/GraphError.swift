@@ -9,15 +9,21 @@ struct GraphError: Error, Sendable {
     /// `message`.
     let message: String
 
-    static func unsupportedQuery(_ message: String) -> GraphError { GraphError(status: 400, code: "Request_UnsupportedQuery", message: message) }
+    static func unsupportedQuery(_ message: String) -> GraphError {
+        GraphError(status: 400, code: "Request_UnsupportedQuery", message: message)
+    }
     static func badRequest(_ message: String) -> GraphError { GraphError(status: 400, code: "BadRequest", message: message) }
     static func requestBadRequest(_ message: String) -> GraphError { GraphError(status: 400, code: "Request_BadRequest", message: message) }
-    static func unauthenticated(_ message: String) -> GraphError { GraphError(status: 401, code: "InvalidAuthenticationToken", message: message) }
-    static let insufficientPrivileges = GraphError(status: 403, code: "Authorization_RequestDenied", message: "Insufficient privileges to complete the operation.")
+    static func unauthenticated(_ message: String) -> GraphError {
+        GraphError(status: 401, code: "InvalidAuthenticationToken", message: message)
+    }
+    static let insufficientPrivileges = GraphError(
+        status: 403, code: "Authorization_RequestDenied", message: "Insufficient privileges to complete the operation.")
 
     static func notFound(_ id: String) -> GraphError {
-        GraphError(status: 404, code: "Request_ResourceNotFound",
-                   message: "Resource '\(id)' does not exist or one of its queried reference-property objects are not present.")
+        GraphError(
+            status: 404, code: "Request_ResourceNotFound",
+            message: "Resource '\(id)' does not exist or one of its queried reference-property objects are not present.")
     }
 
     static func unknownProperty(_ name: String) -> GraphError {
@@ -29,16 +35,28 @@ struct GraphError: Error, Sendable {
     }
 
     static func needsAdvancedQuery(_ operatorName: String) -> GraphError {
-        .unsupportedQuery("Operator '\(operatorName)' is not supported because the required parameters might be missing. Try adding $count with a value of true and the ConsistencyLevel header with a value of eventual.")
+        .unsupportedQuery(
+            "Operator '\(operatorName)' is not supported because the required parameters might be missing. Try adding $count "
+                + "with a value of true and the ConsistencyLevel header with a value of eventual."
+        )
     }
 
     func body(requestID: String, clientRequestID: String, at time: Date) -> JSON {
-        .object([("error", .object([
-            ("code", .string(code)),
-            ("message", .string(message)),
-            ("innerError", .object([
-                ("date", .string(time.graphTimestamp)), ("request-id", .string(requestID)), ("client-request-id", .string(clientRequestID)),
-            ])),
-        ]))])
+        .object([
+            (
+                "error",
+                .object([
+                    ("code", .string(code)),
+                    ("message", .string(message)),
+                    (
+                        "innerError",
+                        .object([
+                            ("date", .string(time.graphTimestamp)), ("request-id", .string(requestID)),
+                            ("client-request-id", .string(clientRequestID)),
+                        ])
+                    ),
+                ])
+            )
+        ])
     }
 }

@@ -52,7 +52,10 @@ indirect enum UserFilter: Sendable, Equatable {
         mutating func word() -> String {
             skipSpaces()
             let start = position
-            while !atEnd, characters[position].isLetter || characters[position].isNumber || characters[position] == "_" || characters[position] == "/" || characters[position] == "." {
+            while !atEnd,
+                characters[position].isLetter || characters[position].isNumber || characters[position] == "_" || characters[position] == "/"
+                    || characters[position] == "."
+            {
                 position += 1
             }
             return String(characters[start..<position])
@@ -205,20 +208,38 @@ indirect enum UserFilter: Sendable, Equatable {
     static func union(_ a: [Int], _ b: [Int]) -> [Int] {
         var result: [Int] = []
         result.reserveCapacity(a.count + b.count)
-        var i = 0, j = 0
+        var i = 0
+        var j = 0
         while i < a.count || j < b.count {
-            if j >= b.count || (i < a.count && a[i] < b[j]) { result.append(a[i]); i += 1 }
-            else if i >= a.count || b[j] < a[i] { result.append(b[j]); j += 1 }
-            else { result.append(a[i]); i += 1; j += 1 }
+            if j >= b.count || (i < a.count && a[i] < b[j]) {
+                result.append(a[i])
+                i += 1
+            } else if i >= a.count || b[j] < a[i] {
+                result.append(b[j])
+                j += 1
+            } else {
+                result.append(a[i])
+                i += 1
+                j += 1
+            }
         }
         return result
     }
 
     static func intersect(_ a: [Int], _ b: [Int]) -> [Int] {
         var result: [Int] = []
-        var i = 0, j = 0
+        var i = 0
+        var j = 0
         while i < a.count, j < b.count {
-            if a[i] < b[j] { i += 1 } else if b[j] < a[i] { j += 1 } else { result.append(a[i]); i += 1; j += 1 }
+            if a[i] < b[j] {
+                i += 1
+            } else if b[j] < a[i] {
+                j += 1
+            } else {
+                result.append(a[i])
+                i += 1
+                j += 1
+            }
         }
         return result
     }

@@ -22,7 +22,9 @@ struct UserQuery: Sendable {
             }
         }
         if let countText = query["$count"] {
-            guard countText == "true" || countText == "false" else { throw .badRequest("Invalid value '\(countText)' for $count. Use true or false.") }
+            guard countText == "true" || countText == "false" else {
+                throw .badRequest("Invalid value '\(countText)' for $count. Use true or false.")
+            }
             result.count = countText == "true"
             if result.count, !eventualConsistency { throw .requestBadRequest("$count is not currently supported.") }
         }
@@ -33,7 +35,10 @@ struct UserQuery: Sendable {
         }
         if let text = query["$search"] {
             guard eventualConsistency else {
-                throw .unsupportedQuery("Request with $search query parameter only works through MSGraph with a special request header: 'ConsistencyLevel: eventual'")
+                throw .unsupportedQuery(
+                    "Request with $search query parameter only works through MSGraph with a special request header: "
+                        + "'ConsistencyLevel: eventual'"
+                )
             }
             result.search = [try parseSearch(text)]
         }
@@ -53,15 +58,18 @@ struct UserQuery: Sendable {
         }
         if let orderBy = query["$orderby"] {
             let parts = orderBy.split(separator: " ")
-            guard let first = parts.first, UserProperty(wireName: first) == .displayName || UserProperty(wireName: first) == .userPrincipalName,
-                  parts.count == 1 || parts[1].lowercased() == "asc" else {
+            guard let first = parts.first,
+                UserProperty(wireName: first) == .displayName || UserProperty(wireName: first) == .userPrincipalName,
+                parts.count == 1 || parts[1].lowercased() == "asc"
+            else {
                 throw .unsupportedQuery("Sorting not supported for '\(orderBy)'.")
             }
         }
         if let token = query["$skiptoken"] {
             guard token.hasPrefix(skipTokenPrefix),
-                  let data = Base64URL.decode(token.dropFirst(skipTokenPrefix.count)),
-                  let offset = Int(String(decoding: data, as: UTF8.self)), offset >= 0 else {
+                let data = Base64URL.decode(token.dropFirst(skipTokenPrefix.count)),
+                let offset = Int(String(decoding: data, as: UTF8.self)), offset >= 0
+            else {
                 throw .badRequest("The $skiptoken value is not valid. Follow @odata.nextLink as it was returned.")
             }
             result.offset = offset
@@ -78,7 +86,10 @@ struct UserQuery: Sendable {
         var rest = Substring(text.trimmingCharacters(in: .whitespaces))
         while !rest.isEmpty {
             guard rest.first == "\"", let close = rest.dropFirst().firstIndex(of: "\"") else {
-                throw .badRequest("Syntax error: character '\(rest.first.map(String.init) ?? "")' is not valid at position \(text.count - rest.count) in '\(text)'.")
+                throw .badRequest(
+                    "Syntax error: character '\(rest.first.map(String.init) ?? "")' is not valid at position "
+                        + "\(text.count - rest.count) in '\(text)'."
+                )
             }
             let clause = rest[rest.index(after: rest.startIndex)..<close]
             let parts = clause.split(separator: ":", maxSplits: 1)
@@ -87,8 +98,12 @@ struct UserQuery: Sendable {
             }
             clauses.append((property, String(parts[1]).lowercased()))
             rest = rest[rest.index(after: close)...].drop { $0 == " " }
-            if rest.uppercased().hasPrefix("OR ") { any = true; rest = rest.dropFirst(3).drop { $0 == " " } }
-            else if rest.uppercased().hasPrefix("AND ") { rest = rest.dropFirst(4).drop { $0 == " " } }
+            if rest.uppercased().hasPrefix("OR ") {
+                any = true
+                rest = rest.dropFirst(3).drop { $0 == " " }
+            } else if rest.uppercased().hasPrefix("AND ") {
+                rest = rest.dropFirst(4).drop { $0 == " " }
+            }
         }
         return (clauses, any)
     }

@@ -3,24 +3,30 @@
 enum PageLayout {
     /// A workforce sign-in page: the Microsoft logo, then `body`.
     static func microsoft(title: String, body: HTML, banner: HTML? = nil) -> HTML {
-        document(title: title, body: """
-            <main class="card" aria-labelledby="pageTitle">
-              <div class="logo" role="img" aria-label="Microsoft"><span></span><span></span><span></span><span></span><b>Microsoft</b></div>
-              \(banner)
-              \(body)
-            </main>
-            <footer class="footer"><span>Identity emulator</span><a href="#">Terms of use</a><a href="#">Privacy &amp; cookies</a></footer>
-            """, bodyClass: "ms")
+        document(
+            title: title,
+            body: """
+                <main class="card" aria-labelledby="pageTitle">
+                  <div class="logo" role="img" \
+                  aria-label="Microsoft"><span></span><span></span><span></span><span></span><b>Microsoft</b></div>
+                  \(banner)
+                  \(body)
+                </main>
+                <footer class="footer"><span>Identity emulator</span><a href="#">Terms of use</a><a href="#">Privacy &amp; \
+                cookies</a></footer>
+                """, bodyClass: "ms")
     }
 
     /// A B2C page under the tenant's name.
     static func b2c(tenant: String, title: String, body: HTML) -> HTML {
-        document(title: title, body: """
-            <main class="b2c" aria-labelledby="pageTitle">
-              <div class="b2c-brand">\(tenant)</div>
-              \(body)
-            </main>
-            """, bodyClass: "b2c-page")
+        document(
+            title: title,
+            body: """
+                <main class="b2c" aria-labelledby="pageTitle">
+                  <div class="b2c-brand">\(tenant)</div>
+                  \(body)
+                </main>
+                """, bodyClass: "b2c-page")
     }
 
     /// The identity banner: the account being signed in, with a way back.
@@ -60,18 +66,22 @@ enum PageLayout {
 
     private static let stylesheet = """
         *{box-sizing:border-box}
-        body{margin:0;font-family:"Segoe UI","Segoe UI Web",Cantarell,"Noto Sans","Helvetica Neue",Arial,sans-serif;color:#1b1b1b;font-size:15px}
-        body.ms{background:#f2f2f2 linear-gradient(135deg,#e8eef6 0%,#f2f2f2 45%,#eef2f0 100%);min-height:100vh;display:flex;flex-direction:column;align-items:center;justify-content:center}
+        body{margin:0;font-family:"Segoe UI","Segoe UI Web",Cantarell,"Noto Sans","Helvetica \
+        Neue",Arial,sans-serif;color:#1b1b1b;font-size:15px}
+        body.ms{background:#f2f2f2 linear-gradient(135deg,#e8eef6 0%,#f2f2f2 45%,#eef2f0 \
+        100%);min-height:100vh;display:flex;flex-direction:column;align-items:center;justify-content:center}
         .card{background:#fff;width:440px;max-width:calc(100vw - 32px);padding:44px;box-shadow:0 2px 6px rgba(0,0,0,.2);margin-bottom:28px}
         .logo{display:grid;grid-template-columns:10px 10px auto;grid-template-rows:10px 10px;gap:1px;align-items:center;margin-bottom:16px}
         .logo span:nth-child(1){background:#f25022}.logo span:nth-child(2){background:#7fba00}
-        .logo span:nth-child(3){background:#00a4ef;grid-row:2;grid-column:1}.logo span:nth-child(4){background:#ffb900;grid-row:2;grid-column:2}
+        .logo span:nth-child(3){background:#00a4ef;grid-row:2;grid-column:1}.logo \
+        span:nth-child(4){background:#ffb900;grid-row:2;grid-column:2}
         .logo span{width:10px;height:10px;display:block}
         .logo b{grid-column:3;grid-row:1/3;margin-left:8px;font-weight:600;color:#737373;font-size:18px}
         h1{font-size:24px;font-weight:600;line-height:28px;margin:16px 0 12px}
         p{margin:0 0 12px;line-height:20px}
         .identity{font-size:15px;margin:0 0 4px;color:#1b1b1b;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-        input[type=email],input[type=text],input[type=password],input[type=tel]{width:100%;font-size:15px;padding:6px 0;border:none;border-bottom:1px solid #666;outline:none;margin:8px 0 16px;background:transparent;font-family:inherit}
+        input[type=email],input[type=text],input[type=password],input[type=tel]{width:100%;font-size:15px;padding:6px \
+        0;border:none;border-bottom:1px solid #666;outline:none;margin:8px 0 16px;background:transparent;font-family:inherit}
         input:focus{border-bottom-color:#0067b8}
         .alert-error{color:#e81123;margin:4px 0 8px;line-height:20px}
         .links{margin:8px 0 20px;font-size:13px}
@@ -85,16 +95,20 @@ enum PageLayout {
         .checkbox{display:flex;align-items:center;gap:8px;margin:12px 0}
         .permissions{margin:8px 0 16px;padding-left:20px}.permissions li{margin:6px 0}
         .app{display:flex;gap:12px;align-items:center;margin:12px 0}
-        .app-icon{width:40px;height:40px;background:#0067b8;color:#fff;display:flex;align-items:center;justify-content:center;font-weight:600;font-size:18px}
+        .app-icon{width:40px;height:40px;background:#0067b8;color:#fff;display:flex;align-items:center;justify-content:center;\
+        font-weight:600;font-size:18px}
         .small{font-size:13px;color:#505050;line-height:18px}
-        .tile{display:flex;width:100%;align-items:center;gap:12px;padding:12px 8px;border:none;background:transparent;text-align:left;font:inherit;cursor:pointer}
+        .tile{display:flex;width:100%;align-items:center;gap:12px;padding:12px \
+        8px;border:none;background:transparent;text-align:left;font:inherit;cursor:pointer}
         .tile:hover{background:#e6e6e6}
-        .avatar{width:40px;height:40px;border-radius:50%;background:#c7e0f4;display:flex;align-items:center;justify-content:center;font-weight:600}
+        .avatar{width:40px;height:40px;border-radius:50%;background:#c7e0f4;display:flex;align-items:center;justify-content:center;\
+        font-weight:600}
         .footer{font-size:12px;display:flex;gap:16px;color:#505050}.footer a{color:#505050}
         .details{font-size:12px;color:#505050;background:#f7f7f7;padding:8px 12px;margin-top:16px;word-break:break-all}
         .details div{margin:2px 0}
         body.b2c-page{background:#e9eef2;min-height:100vh;display:flex;justify-content:center;align-items:flex-start}
-        .b2c{background:#fff;width:480px;max-width:calc(100vw - 32px);margin-top:48px;padding:32px 40px;border-top:6px solid #2f6fba;box-shadow:0 1px 4px rgba(0,0,0,.15)}
+        .b2c{background:#fff;width:480px;max-width:calc(100vw - 32px);margin-top:48px;padding:32px 40px;border-top:6px solid \
+        #2f6fba;box-shadow:0 1px 4px rgba(0,0,0,.15)}
         .b2c-brand{font-size:28px;font-weight:300;color:#2f6fba;margin-bottom:8px;letter-spacing:1px}
         .b2c label{display:block;font-size:14px;margin-top:8px;color:#333}
         .b2c input[type=email],.b2c input[type=text],.b2c input[type=password]{border:1px solid #aaa;padding:8px;margin:4px 0 8px}

@@ -5,73 +5,84 @@ import Foundation
 /// so automation written against Microsoft's pages works here.
 enum SignInPages {
     static func username(action: String, ctx: String, hint: String?, error: String?, demoNote: Bool = false) -> HTML {
-        let demo: HTML? = demoNote
-            ? "<div class=\"demo\" id=\"demoAccounts\">Demo mode: alex@contoso.onmicrosoft.com, or megan@contoso.onmicrosoft.com (SMS code); the password is <code>Passw0rd!</code></div>"
+        let demo: HTML? =
+            demoNote
+            ? "<div class=\"demo\" id=\"demoAccounts\">Demo mode: alex@contoso.onmicrosoft.com, or megan@contoso.onmicrosoft.com "
+                + "(SMS code); the password is <code>Passw0rd!</code></div>"
             : nil
-        return PageLayout.microsoft(title: "Sign in to your account", body: """
-            <form method="post" action="\(action)" autocomplete="off" novalidate>
-              \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "username"))
-              <h1 id="pageTitle">Sign in</h1>
-              \(demo)
-              \(PageLayout.error(error, id: "usernameError"))
-              <input type="email" name="loginfmt" id="i0116" value="\(hint ?? "")" placeholder="Email, phone, or Skype"
-                     aria-label="Enter your email, phone, or Skype." aria-required="true" autofocus required>
-              <div class="links"><a href="#" id="cantAccessAccount">Can’t access your account?</a></div>
-              <div class="buttons"><input type="submit" id="idSIButton9" class="btn btn-primary" value="Next"></div>
-            </form>
-            """)
+        return PageLayout.microsoft(
+            title: "Sign in to your account",
+            body: """
+                <form method="post" action="\(action)" autocomplete="off" novalidate>
+                  \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "username"))
+                  <h1 id="pageTitle">Sign in</h1>
+                  \(demo)
+                  \(PageLayout.error(error, id: "usernameError"))
+                  <input type="email" name="loginfmt" id="i0116" value="\(hint ?? "")" placeholder="Email, phone, or Skype"
+                         aria-label="Enter your email, phone, or Skype." aria-required="true" autofocus required>
+                  <div class="links"><a href="#" id="cantAccessAccount">Can’t access your account?</a></div>
+                  <div class="buttons"><input type="submit" id="idSIButton9" class="btn btn-primary" value="Next"></div>
+                </form>
+                """)
     }
 
     static func password(action: String, ctx: String, username: String, error: String?) -> HTML {
-        PageLayout.microsoft(title: "Sign in to your account", body: """
-            <form method="post" action="\(action)" autocomplete="off" novalidate>
-              \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "password"))
-              <h1 id="pageTitle">Enter password</h1>
-              \(PageLayout.error(error, id: "passwordError"))
-              <input type="password" name="passwd" id="i0118" placeholder="Password" aria-label="Enter the password for \(username)"
-                     aria-required="true" autofocus required>
-              <div class="links"><a href="#" id="idA_PWD_ForgotPassword">Forgot my password</a></div>
-              <div class="buttons">
-                <button type="submit" name="action" value="back" id="idBtn_Back" class="btn btn-secondary" formnovalidate>Back</button>
-                <input type="submit" id="idSIButton9" class="btn btn-primary" value="Sign in">
-              </div>
-            </form>
-            """, banner: PageLayout.identityBanner(username))
+        PageLayout.microsoft(
+            title: "Sign in to your account",
+            body: """
+                <form method="post" action="\(action)" autocomplete="off" novalidate>
+                  \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "password"))
+                  <h1 id="pageTitle">Enter password</h1>
+                  \(PageLayout.error(error, id: "passwordError"))
+                  <input type="password" name="passwd" id="i0118" placeholder="Password" aria-label="Enter the password for \(username)"
+                         aria-required="true" autofocus required>
+                  <div class="links"><a href="#" id="idA_PWD_ForgotPassword">Forgot my password</a></div>
+                  <div class="buttons">
+                    <button type="submit" name="action" value="back" id="idBtn_Back" class="btn btn-secondary" formnovalidate>Back</button>
+                    <input type="submit" id="idSIButton9" class="btn btn-primary" value="Sign in">
+                  </div>
+                </form>
+                """, banner: PageLayout.identityBanner(username))
     }
 
     static func sms(action: String, ctx: String, username: String, maskedPhone: String, demoCode: String?, error: String?) -> HTML {
         let demo: HTML? = demoCode.map { "<div class=\"demo\" id=\"demoCode\">Demo mode: the text message says <code>\($0)</code></div>" }
-        return PageLayout.microsoft(title: "Enter code", body: """
-            <form method="post" action="\(action)" autocomplete="off" novalidate>
-              \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "otc"))
-              <h1 id="pageTitle">Enter code</h1>
-              <p id="idDiv_SAOTCC_Description">We texted your phone \(maskedPhone). Please enter the code to sign in.</p>
-              \(demo)
-              \(PageLayout.error(error, id: "idSpan_SAOTCC_Error_OTC"))
-              <input type="tel" name="otc" id="idTxtBx_SAOTCC_OTC" inputmode="numeric" autocomplete="one-time-code" maxlength="8"
-                     placeholder="Code" aria-label="Code" aria-required="true" autofocus required>
-              <div class="links"><a href="#" id="signInAnotherWay">Having trouble? Sign in another way</a></div>
-              <div class="buttons">
-                <button type="submit" name="action" value="back" id="idBtn_Back" class="btn btn-secondary" formnovalidate>Back</button>
-                <input type="submit" id="idSubmit_SAOTCC_Continue" class="btn btn-primary" value="Verify">
-              </div>
-            </form>
-            """, banner: PageLayout.identityBanner(username))
+        return PageLayout.microsoft(
+            title: "Enter code",
+            body: """
+                <form method="post" action="\(action)" autocomplete="off" novalidate>
+                  \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "otc"))
+                  <h1 id="pageTitle">Enter code</h1>
+                  <p id="idDiv_SAOTCC_Description">We texted your phone \(maskedPhone). Please enter the code to sign in.</p>
+                  \(demo)
+                  \(PageLayout.error(error, id: "idSpan_SAOTCC_Error_OTC"))
+                  <input type="tel" name="otc" id="idTxtBx_SAOTCC_OTC" inputmode="numeric" autocomplete="one-time-code" maxlength="8"
+                         placeholder="Code" aria-label="Code" aria-required="true" autofocus required>
+                  <div class="links"><a href="#" id="signInAnotherWay">Having trouble? Sign in another way</a></div>
+                  <div class="buttons">
+                    <button type="submit" name="action" value="back" id="idBtn_Back" class="btn btn-secondary" formnovalidate>Back</button>
+                    <input type="submit" id="idSubmit_SAOTCC_Continue" class="btn btn-primary" value="Verify">
+                  </div>
+                </form>
+                """, banner: PageLayout.identityBanner(username))
     }
 
     static func staySignedIn(action: String, ctx: String, username: String) -> HTML {
-        PageLayout.microsoft(title: "Stay signed in?", body: """
-            <form method="post" action="\(action)">
-              \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "kmsi"))
-              <h1 id="pageTitle">Stay signed in?</h1>
-              <p>Stay signed in so you don’t have to sign in again next time.</p>
-              <label class="checkbox"><input type="checkbox" name="DontShowAgain" id="KmsiCheckboxField" value="true"> Don’t show this again</label>
-              <div class="buttons">
-                <button type="submit" name="kmsi" value="no" id="idBtn_Back" class="btn btn-secondary">No</button>
-                <button type="submit" name="kmsi" value="yes" id="idSIButton9" class="btn btn-primary">Yes</button>
-              </div>
-            </form>
-            """, banner: PageLayout.identityBanner(username))
+        PageLayout.microsoft(
+            title: "Stay signed in?",
+            body: """
+                <form method="post" action="\(action)">
+                  \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "kmsi"))
+                  <h1 id="pageTitle">Stay signed in?</h1>
+                  <p>Stay signed in so you don’t have to sign in again next time.</p>
+                  <label class="checkbox"><input type="checkbox" name="DontShowAgain" id="KmsiCheckboxField" value="true"> Don’t show \
+                  this again</label>
+                  <div class="buttons">
+                    <button type="submit" name="kmsi" value="no" id="idBtn_Back" class="btn btn-secondary">No</button>
+                    <button type="submit" name="kmsi" value="yes" id="idSIButton9" class="btn btn-primary">Yes</button>
+                  </div>
+                </form>
+                """, banner: PageLayout.identityBanner(username))
     }
 
     /// What each permission is called on the consent page.
@@ -93,45 +104,53 @@ enum SignInPages {
 
     static func consent(action: String, ctx: String, username: String, appName: String, permissions: [String]) -> HTML {
         let items = permissions.map { HTML("<li>\(permissionText($0))</li>") }
-        return PageLayout.microsoft(title: "Permissions requested", body: """
-            <form method="post" action="\(action)">
-              \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "consent"))
-              <h1 id="pageTitle">Permissions requested</h1>
-              <div class="app"><div class="app-icon" aria-hidden="true">\(String(appName.prefix(1)))</div>
-                <div><div id="appName"><b>\(appName)</b></div><div class="small">unverified</div></div></div>
-              <p>This app would like to:</p>
-              <ul class="permissions" id="permissionList">\(items)</ul>
-              <p class="small">Accepting these permissions means that you allow this app to use your data as specified in their terms of service and privacy statement. You can change these permissions at https://myapps.microsoft.com.</p>
-              <div class="buttons">
-                <button type="submit" name="consent" value="cancel" id="idBtn_Back" class="btn btn-secondary">Cancel</button>
-                <button type="submit" name="consent" value="accept" id="idSIButton9" class="btn btn-primary">Accept</button>
-              </div>
-            </form>
-            """, banner: PageLayout.identityBanner(username))
+        return PageLayout.microsoft(
+            title: "Permissions requested",
+            body: """
+                <form method="post" action="\(action)">
+                  \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "consent"))
+                  <h1 id="pageTitle">Permissions requested</h1>
+                  <div class="app"><div class="app-icon" aria-hidden="true">\(String(appName.prefix(1)))</div>
+                    <div><div id="appName"><b>\(appName)</b></div><div class="small">unverified</div></div></div>
+                  <p>This app would like to:</p>
+                  <ul class="permissions" id="permissionList">\(items)</ul>
+                  <p class="small">Accepting these permissions means that you allow this app to use your data as specified in their terms \
+                  of service and privacy statement. You can change these permissions at https://myapps.microsoft.com.</p>
+                  <div class="buttons">
+                    <button type="submit" name="consent" value="cancel" id="idBtn_Back" class="btn btn-secondary">Cancel</button>
+                    <button type="submit" name="consent" value="accept" id="idSIButton9" class="btn btn-primary">Accept</button>
+                  </div>
+                </form>
+                """, banner: PageLayout.identityBanner(username))
     }
 
     static func pickAccount(action: String, ctx: String, user: DirectoryUser) -> HTML {
-        PageLayout.microsoft(title: "Pick an account", body: """
-            <form method="post" action="\(action)">
-              \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "pick"))
-              <h1 id="pageTitle">Pick an account</h1>
-              <button type="submit" name="account" value="session" class="tile" id="signedInAccount" aria-label="Sign in with \(user.userPrincipalName)">
-                <span class="avatar" aria-hidden="true">\(String(user.displayName.prefix(1)))</span>
-                <span><div>\(user.displayName)</div><div class="small">\(user.userPrincipalName)</div><div class="small">Signed in</div></span>
-              </button>
-              <button type="submit" name="account" value="other" class="tile" id="otherTile">
-                <span class="avatar" aria-hidden="true">+</span><span>Use another account</span>
-              </button>
-            </form>
-            """)
+        PageLayout.microsoft(
+            title: "Pick an account",
+            body: """
+                <form method="post" action="\(action)">
+                  \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "pick"))
+                  <h1 id="pageTitle">Pick an account</h1>
+                  <button type="submit" name="account" value="session" class="tile" id="signedInAccount" aria-label="Sign in with \
+                  \(user.userPrincipalName)">
+                    <span class="avatar" aria-hidden="true">\(String(user.displayName.prefix(1)))</span>
+                    <span><div>\(user.displayName)</div><div class="small">\(user.userPrincipalName)</div><div class="small">Signed \
+                    in</div></span>
+                  </button>
+                  <button type="submit" name="account" value="other" class="tile" id="otherTile">
+                    <span class="avatar" aria-hidden="true">+</span><span>Use another account</span>
+                  </button>
+                </form>
+                """)
     }
 
     /// Entra's error page: for a client or redirect URI it cannot trust, it never redirects.
     static func error(_ failure: ServiceError, traceID: String, correlationID: String, at time: Date) -> HTML {
+        let message = failure.message.replacingOccurrences(of: "{inner}", with: failure.codeText)
         let body: HTML = """
             <h1 id="pageTitle">Sign in</h1>
             <p>Sorry, but we’re having trouble signing you in.</p>
-            <p id="errorMessage" role="alert"><b>\(failure.codeText)</b>: \(failure.message.replacingOccurrences(of: "{inner}", with: failure.codeText))</p>
+            <p id="errorMessage" role="alert"><b>\(failure.codeText)</b>: \(message)</p>
             <div class="details" id="troubleshootingDetails">
               <div><b>Troubleshooting details</b></div>
               <div>Request Id: \(traceID)</div>
@@ -148,12 +167,14 @@ enum SignInPages {
     /// `response_mode=form_post`: an auto-submitting form to the redirect URI.
     static func formPost(to uri: String, fields: FormFields) -> HTML {
         let inputs = fields.pairs.map { PageLayout.hidden($0.name, $0.value) }
-        return PageLayout.document(title: "Working...", body: """
-            <form method="POST" name="hiddenform" action="\(uri)">
-              \(inputs)
-              <noscript><p>Script is disabled. Click Submit to continue.</p><input type="submit" value="Submit"></noscript>
-            </form>
-            <script>document.forms[0].submit();</script>
-            """, bodyClass: "ms")
+        return PageLayout.document(
+            title: "Working...",
+            body: """
+                <form method="POST" name="hiddenform" action="\(uri)">
+                  \(inputs)
+                  <noscript><p>Script is disabled. Click Submit to continue.</p><input type="submit" value="Submit"></noscript>
+                </form>
+                <script>document.forms[0].submit();</script>
+                """, bodyClass: "ms")
     }
 }

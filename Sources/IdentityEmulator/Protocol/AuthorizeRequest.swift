@@ -52,7 +52,9 @@ struct AuthorizeRequest: Sendable {
 
     var reply: Reply { Reply(uri: replyURI, mode: responseMode, state: state, correlationID: correlationID) }
 
-    static func parse(_ query: FormFields, endpoint: IdentityEndpoint, clients: [ClientRegistration], emulatorBase: URL) throws(Failure) -> AuthorizeRequest {
+    static func parse(
+        _ query: FormFields, endpoint: IdentityEndpoint, clients: [ClientRegistration], emulatorBase: URL
+    ) throws(Failure) -> AuthorizeRequest {
         let correlationID = query.nonEmpty("client-request-id") ?? Identifiers.guid()
         let b2c = endpoint.tenant.kind == .b2c
 
@@ -61,10 +63,14 @@ struct AuthorizeRequest: Sendable {
             throw .page(.unknownClient(clientID, tenant: endpoint.tenant.id))
         }
         guard let redirectURI = query.nonEmpty("redirect_uri") else {
-            throw .page(b2c ? .b2c("invalid_request", 90008, "The request does not contain a redirect_uri.") : .missingParameter("redirect_uri"))
+            throw .page(
+                b2c ? .b2c("invalid_request", 90008, "The request does not contain a redirect_uri.") : .missingParameter("redirect_uri"))
         }
         guard let replyURI = client.replyURI(for: redirectURI, emulatorBase: emulatorBase) else {
-            throw .page(b2c ? .b2cRedirectNotRegistered(redirectURI, clientID: clientID) : .redirectURINotRegistered(redirectURI, clientID: clientID))
+            throw .page(
+                b2c
+                    ? .b2cRedirectNotRegistered(redirectURI, clientID: clientID)
+                    : .redirectURINotRegistered(redirectURI, clientID: clientID))
         }
 
         let state = query["state"]
@@ -74,19 +80,23 @@ struct AuthorizeRequest: Sendable {
         let reply = Reply(uri: replyURI, mode: mode, state: state, correlationID: correlationID)
 
         if let modeText, ResponseMode(rawValue: modeText) == nil {
-            throw .redirect(.invalidRequest(900144, "The value '\(modeText)' for response_mode is not supported. Use query, fragment or form_post."), to: reply)
+            throw .redirect(
+                .invalidRequest(900144, "The value '\(modeText)' for response_mode is not supported. Use query, fragment or form_post."),
+                to: reply)
         }
         guard !responseType.isEmpty else { throw .redirect(.missingParameter("response_type"), to: reply) }
         guard responseType.split(separator: " ").map(String.init) == ["code"] else {
             throw .redirect(.unsupportedResponseType(responseType), to: reply)
         }
         guard let scope = query.nonEmpty("scope") else {
-            throw .redirect(b2c ? .b2c("invalid_request", 90010, "The request does not contain a scope.") : .missingParameter("scope"), to: reply)
+            throw .redirect(
+                b2c ? .b2c("invalid_request", 90010, "The request does not contain a scope.") : .missingParameter("scope"), to: reply)
         }
         let scopes: ScopeRequest
         do { scopes = try ScopeRequest.parse(scope, tenant: endpoint.tenant) } catch { throw .redirect(error, to: reply) }
         if b2c, scopes.resource == nil, !scopes.wantsIDToken {
-            throw .redirect(.b2c("invalid_request", 90115, "The request must contain the openid scope or the client id as a scope."), to: reply)
+            throw .redirect(
+                .b2c("invalid_request", 90115, "The request must contain the openid scope or the client id as a scope."), to: reply)
         }
 
         let challenge = query.nonEmpty("code_challenge")
@@ -95,8 +105,12 @@ struct AuthorizeRequest: Sendable {
             throw .redirect(.missingParameter("code_challenge"), to: reply)
         }
         if challenge != nil, method != "S256", method != "plain" {
-            throw .redirect(b2c ? .b2c("invalid_request", 90184, "The supplied code_challenge_method is not supported. Supported values are plain or S256.")
-                                : .invalidRequest(50147, "The code_challenge_method '\(method)' is not supported. Use S256 or plain."), to: reply)
+            throw .redirect(
+                b2c
+                    ? .b2c(
+                        "invalid_request", 90184, "The supplied code_challenge_method is not supported. Supported values are plain or S256."
+                    )
+                    : .invalidRequest(50147, "The code_challenge_method '\(method)' is not supported. Use S256 or plain."), to: reply)
         }
         if let challenge, !(43...128).contains(challenge.count) {
             throw .redirect(.invalidRequest(501491, "Invalid size of Code_Challenge parameter."), to: reply)
@@ -104,7 +118,8 @@ struct AuthorizeRequest: Sendable {
 
         let prompt = query.nonEmpty("prompt")?.lowercased()
         if let prompt, !["login", "select_account", "consent", "none", "create"].contains(prompt) {
-            throw .redirect(.invalidRequest(90023, "Invalid prompt value '\(prompt)'. Use login, select_account, consent or none."), to: reply)
+            throw .redirect(
+                .invalidRequest(90023, "Invalid prompt value '\(prompt)'. Use login, select_account, consent or none."), to: reply)
         }
 
         return AuthorizeRequest(

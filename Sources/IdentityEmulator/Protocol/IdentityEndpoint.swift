@@ -9,7 +9,8 @@ struct IdentityEndpoint: Sendable, Equatable {
     let policy: String?
 
     /// Tenant names the workforce tenant answers to.
-    static func resolve(tenant segment: String, policy policySegment: String?, tenants: [Tenant]) throws(EndpointError) -> IdentityEndpoint {
+    static func resolve(tenant segment: String, policy policySegment: String?, tenants: [Tenant]) throws(EndpointError) -> IdentityEndpoint
+    {
         let lower = segment.lowercased()
         let tenant = tenants.first { tenant in
             if lower == tenant.id || lower == tenant.domain { return true }
@@ -48,8 +49,11 @@ enum EndpointError: Error, Sendable, Equatable {
     var serviceError: ServiceError {
         switch self {
         case .tenantNotFound(let tenant): .tenantNotFound(tenant)
-        case .policyMissing: .b2c("invalid_request", 90008, "The request does not contain a policy: use /{tenant}/{policy}/oauth2/v2.0/… or add ?p={policy}.")
-        case .unknownPolicy(let policy, let tenant): .b2c("invalid_request", 90057, "The policy '\(policy)' does not exist in the tenant '\(tenant)'.")
+        case .policyMissing:
+            .b2c(
+                "invalid_request", 90008, "The request does not contain a policy: use /{tenant}/{policy}/oauth2/v2.0/… or add ?p={policy}.")
+        case .unknownPolicy(let policy, let tenant):
+            .b2c("invalid_request", 90057, "The policy '\(policy)' does not exist in the tenant '\(tenant)'.")
         case .notFound: .entra("invalid_request", 90002, "No such endpoint.")
         }
     }

@@ -40,7 +40,11 @@ struct ScopeRequest: Sendable, Equatable {
             // Entra issues a token for the first resource only; B2C refuses a second one.
             guard request.resource == resource else {
                 if tenant.kind == .b2c {
-                    throw ServiceError.b2c("invalid_request", 90146, "The scope '\(text)' provided in request specifies more than one resource for an access token, which is not supported.")
+                    throw ServiceError.b2c(
+                        "invalid_request", 90146,
+                        "The scope '\(text)' provided in request specifies more than one resource for an access token, which is "
+                            + "not supported."
+                    )
                 }
                 continue
             }
@@ -62,7 +66,8 @@ struct ScopeRequest: Sendable, Equatable {
                 return (.graph, [known])
             }
             if name == scope, !scope.contains("://"), !scope.contains("/") { throw .invalidScope(scope) }
-            let resource = scope.contains("://") ? String(scope[..<(scope.range(of: "/", options: .backwards)?.lowerBound ?? scope.endIndex)]) : scope
+            let resource =
+                scope.contains("://") ? String(scope[..<(scope.range(of: "/", options: .backwards)?.lowerBound ?? scope.endIndex)]) : scope
             throw .invalidResource(resource, tenant: tenant.id)
         case .b2c:
             if lower == ClientRegistration.taskAPIClientID { return (.taskAPI, taskPermissions) }

@@ -24,7 +24,8 @@ struct ServiceError: Error, Sendable {
     /// `error_description`: `AADSTSnnnn: text\r\nTrace ID: …\r\nCorrelation ID: …\r\nTimestamp: …`
     /// (B2C leaves out the trace id).
     func description(traceID: String, correlationID: String, at time: Date) -> String {
-        let head = codes.count > 1
+        let head =
+            codes.count > 1
             ? codes.dropLast().map { "AADSTS\($0): " }.joined() + message.replacingOccurrences(of: "{inner}", with: codeText)
             : "\(codeText): \(message)"
         switch service {
@@ -60,7 +61,9 @@ struct ServiceError: Error, Sendable {
 
     /// The parameters of an error redirect, `state` last as Entra sends it.
     func redirectFields(state: String?, traceID: String, correlationID: String, at time: Date) -> FormFields {
-        var fields = FormFields([("error", error), ("error_description", description(traceID: traceID, correlationID: correlationID, at: time))])
+        var fields = FormFields([
+            ("error", error), ("error_description", description(traceID: traceID, correlationID: correlationID, at: time)),
+        ])
         if let errorURI { fields.append("error_uri", errorURI) }
         if let state { fields.append("state", state) }
         return fields
@@ -84,8 +87,11 @@ extension ServiceError {
     static let loginRequired = entra("login_required", 50058, "A silent sign-in request was sent but no user is signed in.")
 
     static func consentRequired(clientID: String, appName: String) -> ServiceError {
-        entra("consent_required", 65001,
-              "The user or administrator has not consented to use the application with ID '\(clientID)' named '\(appName)'. Send an interactive authorization request for this user and resource.")
+        entra(
+            "consent_required", 65001,
+            "The user or administrator has not consented to use the application with ID '\(clientID)' named '\(appName)'. Send "
+                + "an interactive authorization request for this user and resource."
+        )
     }
 
     static func unsupportedResponseType(_ type: String) -> ServiceError {
@@ -99,57 +105,89 @@ extension ServiceError {
     static func invalidRequest(_ code: Int, _ message: String) -> ServiceError { entra("invalid_request", code, message) }
 
     static func invalidScope(_ scope: String) -> ServiceError {
-        entra("invalid_scope", 70011, "The provided value for the input parameter 'scope' is not valid. The scope '\(scope)' does not exist.")
+        entra(
+            "invalid_scope", 70011, "The provided value for the input parameter 'scope' is not valid. The scope '\(scope)' does not exist.")
     }
 
     static func invalidResource(_ resource: String, tenant: String) -> ServiceError {
-        entra("invalid_resource", 500011,
-              "The resource principal named \(resource) was not found in the tenant named \(tenant). This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You might have sent your authentication request to the wrong tenant.")
+        entra(
+            "invalid_resource", 500011,
+            "The resource principal named \(resource) was not found in the tenant named \(tenant). This can happen if the "
+                + "application has not been installed by the administrator of the tenant or consented to by any user in the tenant. "
+                + "You might have sent your authentication request to the wrong tenant."
+        )
     }
 
     static func unknownClient(_ clientID: String, tenant: String) -> ServiceError {
-        entra("unauthorized_client", 700016,
-              "Application with identifier '\(clientID)' was not found in the directory '\(tenant)'. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You may have sent your authentication request to the wrong tenant.")
+        entra(
+            "unauthorized_client", 700016,
+            "Application with identifier '\(clientID)' was not found in the directory '\(tenant)'. This can happen if the "
+                + "application has not been installed by the administrator of the tenant or consented to by any user in the tenant. "
+                + "You may have sent your authentication request to the wrong tenant."
+        )
     }
 
     static func redirectURINotRegistered(_ uri: String, clientID: String) -> ServiceError {
-        entra("invalid_request", 50011,
-              "The redirect URI '\(uri)' specified in the request does not match the redirect URIs configured for the application '\(clientID)'. Make sure the redirect URI sent in the request matches one added to your application in the Azure portal. Navigate to https://aka.ms/redirectUriMismatchError to learn more about how to fix this.")
+        entra(
+            "invalid_request", 50011,
+            "The redirect URI '\(uri)' specified in the request does not match the redirect URIs configured for the application "
+                + "'\(clientID)'. Make sure the redirect URI sent in the request matches one added to your application in the Azure "
+                + "portal. Navigate to https://aka.ms/redirectUriMismatchError to learn more about how to fix this."
+        )
     }
 
     static func tenantNotFound(_ tenant: String) -> ServiceError {
-        entra("invalid_tenant", 90002,
-              "Tenant '\(tenant)' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud. Check with your subscription administrator, this may happen if there are no active subscriptions for the tenant.")
+        entra(
+            "invalid_tenant", 90002,
+            "Tenant '\(tenant)' not found. Check to make sure you have the correct tenant ID and are signing into the correct "
+                + "cloud. Check with your subscription administrator, this may happen if there are no active subscriptions for the "
+                + "tenant."
+        )
     }
 
     // Token endpoint
 
-    static let codeRedeemed = entra("invalid_grant", 54005,
+    static let codeRedeemed = entra(
+        "invalid_grant", 54005,
         "OAuth2 Authorization code was already redeemed, please retry with a new valid code or use an existing refresh token.")
-    static let grantExpired = entra("invalid_grant", 70008,
-        "The provided authorization code or refresh token has expired due to inactivity. Send a new interactive authorization request for this user and resource.")
-    static let verifierMismatch = entra("invalid_grant", 501481,
+    static let grantExpired = entra(
+        "invalid_grant", 70008,
+        "The provided authorization code or refresh token has expired due to inactivity. Send a new interactive authorization "
+            + "request for this user and resource."
+    )
+    static let verifierMismatch = entra(
+        "invalid_grant", 501481,
         "The Code_Verifier does not match the code_challenge supplied in the authorization request.")
-    static let malformedGrant = entra("invalid_grant", 9002313, "Invalid request. Request is malformed or invalid.")
+    static let malformedGrant = entra("invalid_grant", 9_002_313, "Invalid request. Request is malformed or invalid.")
     static let grantForAnotherClient = entra("invalid_grant", 70000, "Provided grant is invalid or malformed.")
-    static let publicClientSentSecret = entra("invalid_client", 700025,
+    static let publicClientSentSecret = entra(
+        "invalid_client", 700025,
         "Client is public so neither 'client_assertion' nor 'client_secret' should be presented.", status: 401)
 
     static func redirectMismatch(sent: String, expected: String) -> ServiceError {
         ServiceError(
             error: "invalid_client", codes: [70002, 50011],
-            message: "Error validating credentials. {inner}: The reply address '\(sent)' does not match the reply address '\(expected)' provided when requesting Authorization code.",
+            message:
+                "Error validating credentials. {inner}: The reply address '\(sent)' does not match the reply address "
+                + "'\(expected)' provided when requesting Authorization code.",
             service: .entra, status: 401)
     }
 
     static func refreshTokenInactive(issued: Date) -> ServiceError {
-        entra("invalid_grant", 700082,
-              "The refresh token has expired due to inactivity. The token was issued on \(issued.graphTimestamp).0000000Z and was inactive for 90.00:00:00.")
+        entra(
+            "invalid_grant", 700082,
+            "The refresh token has expired due to inactivity. The token was issued on \(issued.graphTimestamp).0000000Z and was "
+                + "inactive for 90.00:00:00."
+        )
     }
 
     static func refreshTokenRevoked(issued: Date, validFrom: Date) -> ServiceError {
-        entra("invalid_grant", 50173,
-              "The provided grant has expired due to it being revoked, a fresh auth token is needed. The user might have changed or reset their password. The grant was issued on '\(issued.graphTimestamp).0000000Z' and the TokensValidFrom date (before which tokens are not valid) for this user is '\(validFrom.graphTimestamp).0000000Z'.")
+        entra(
+            "invalid_grant", 50173,
+            "The provided grant has expired due to it being revoked, a fresh auth token is needed. The user might have changed "
+                + "or reset their password. The grant was issued on '\(issued.graphTimestamp).0000000Z' and the TokensValidFrom date "
+                + "(before which tokens are not valid) for this user is '\(validFrom.graphTimestamp).0000000Z'."
+        )
     }
 
     static func unsupportedGrantType(_ type: String) -> ServiceError {
@@ -160,26 +198,33 @@ extension ServiceError {
 
     static let forgotPassword = b2c("access_denied", 90118, "The user has forgotten their password.")
     static let cancelledSelfAsserted = b2c("access_denied", 90091, "The user has cancelled entering self-asserted information.")
-    static let b2cNoSession = b2c("login_required", 90077,
+    static let b2cNoSession = b2c(
+        "login_required", 90077,
         "User does not have an existing session and request prompt parameter has a value of 'None'.")
     static let b2cGrantRevoked = b2c("invalid_grant", 90129, "The provided grant has been revoked. Please reauthenticate and try again.")
     static let b2cVerifierMismatch = b2c("invalid_grant", 90182, "The supplied code_verifier does not match associated code_challenge.")
-    static let b2cPublicClientSentSecret = b2c("invalid_request", 90084,
+    static let b2cPublicClientSentSecret = b2c(
+        "invalid_request", 90084,
         "Public clients should not send a client_secret when redeeming a publicly acquired grant.")
     static let b2cMalformedGrant = b2c("invalid_grant", 90090, "The provided JWE is not a valid 5 segment token.")
 
     static func b2cGrantExpired(now: Date, issued: Date, expires: Date) -> ServiceError {
-        b2c("invalid_grant", 90080,
-            "The provided grant has expired. Please re-authenticate and try again. Current time: \(now.epochSeconds), Grant issued time: \(issued.epochSeconds), Grant expiration time: \(expires.epochSeconds)")
+        b2c(
+            "invalid_grant", 90080,
+            "The provided grant has expired. Please re-authenticate and try again. Current time: \(now.epochSeconds), Grant "
+                + "issued time: \(issued.epochSeconds), Grant expiration time: \(expires.epochSeconds)"
+        )
     }
 
     static func b2cWrongPolicy(actual: String, expected: String) -> ServiceError {
-        b2c("invalid_grant", 90088,
+        b2c(
+            "invalid_grant", 90088,
             "The provided grant has not been issued for this endpoint. Actual Value : \(actual) and Expected Value : \(expected)")
     }
 
     static func b2cRedirectNotRegistered(_ uri: String, clientID: String) -> ServiceError {
-        b2c("redirect_uri_mismatch", 90006,
+        b2c(
+            "redirect_uri_mismatch", 90006,
             "The redirect URI '\(uri)' provided in the request is not registered for the client id '\(clientID)'.")
     }
 }

@@ -41,7 +41,8 @@ public struct EmulatorConfiguration: Sendable {
     var tlsDirectory: URL {
         if let stateDirectory { return stateDirectory }
         let environment = ProcessInfo.processInfo.environment
-        let stateHome = environment["XDG_STATE_HOME"].map { URL(filePath: $0) }
+        let stateHome =
+            environment["XDG_STATE_HOME"].map { URL(filePath: $0) }
             ?? URL(filePath: environment["HOME"] ?? NSTemporaryDirectory()).appending(path: ".local/state")
         return stateHome.appending(path: "identity-emulator")
     }

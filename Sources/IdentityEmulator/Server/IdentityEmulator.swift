@@ -33,7 +33,8 @@ public final class IdentityEmulator: Sendable {
     /// Builds the directories, loads (or creates) the signing key and the saved state.
     public init(configuration: EmulatorConfiguration, base: URL? = nil) async throws {
         if let directory = configuration.stateDirectory {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
         guard configuration.userCount >= 0 else { throw EmulatorConfigurationError("--users must be 0 or more.") }
         if let lifetime = configuration.accessTokenLifetime, lifetime <= 0 {
@@ -45,7 +46,8 @@ public final class IdentityEmulator: Sendable {
         let state = IdentityState(stateDirectory: configuration.stateDirectory)
         services = EmulatorServices(
             configuration: configuration,
-            contoso: Directory(tenant: .contoso, users: DirectoryGenerator.contosoUsers(count: configuration.userCount, seed: configuration.seed)),
+            contoso: Directory(
+                tenant: .contoso, users: DirectoryGenerator.contosoUsers(count: configuration.userCount, seed: configuration.seed)),
             fabrikam: fabrikam, state: state, tasks: TaskStore(stateDirectory: configuration.stateDirectory),
             key: try SigningKey.loadOrCreate(in: configuration.stateDirectory, now: configuration.clock.now),
             base: base ?? URL(string: "http://\(configuration.host):\(configuration.port)")!, logger: logger)
@@ -90,15 +92,21 @@ public final class IdentityEmulator: Sendable {
                 try discovery.keys(endpoint: discovery.endpointForJSON(context, request))
             }
         }
-        router.post("/:tenant/login") { request, context in try await signIn.login(request, tenantSegment: context.parameters.require("tenant")) }
-        router.get("/:tenant/login") { request, context in try await signIn.login(request, tenantSegment: context.parameters.require("tenant")) }
+        router.post("/:tenant/login") { request, context in
+            try await signIn.login(request, tenantSegment: context.parameters.require("tenant"))
+        }
+        router.get("/:tenant/login") { request, context in
+            try await signIn.login(request, tenantSegment: context.parameters.require("tenant"))
+        }
 
         // Microsoft Graph.
         router.get("/v1.0/me") { request, _ in await graph.graphMe(request) }
         router.get("/v1.0/users") { request, _ in await graph.graphUsers(request) }
         router.get("/v1.0/users/:id") { request, context in await graph.graphUser(request, id: context.parameters.get("id") ?? "") }
         router.post("/v1.0/me/revokeSignInSessions") { request, _ in await graph.graphRevoke(request, id: nil) }
-        router.post("/v1.0/users/:id/revokeSignInSessions") { request, context in await graph.graphRevoke(request, id: context.parameters.get("id")) }
+        router.post("/v1.0/users/:id/revokeSignInSessions") { request, context in
+            await graph.graphRevoke(request, id: context.parameters.get("id"))
+        }
         router.get("/oidc/userinfo") { request, _ in await graph.userInfo(request) }
 
         // The B2C sample's task API.
@@ -145,11 +153,15 @@ public final class IdentityEmulator: Sendable {
     }
 
     private static func homePage() -> Response {
-        .html(PageLayout.microsoft(title: "Identity emulator", body: """
-            <h1 id="pageTitle">Identity emulator</h1>
-            <p>A local Microsoft identity platform, Microsoft Graph users API and B2C task API.</p>
-            <p class="small">Discovery: /common/v2.0/.well-known/openid-configuration · B2C: /fabrikamb2c.onmicrosoft.com/B2C_1_SignUpSignIn/v2.0/.well-known/openid-configuration</p>
-            """))
+        .html(
+            PageLayout.microsoft(
+                title: "Identity emulator",
+                body: """
+                    <h1 id="pageTitle">Identity emulator</h1>
+                    <p>A local Microsoft identity platform, Microsoft Graph users API and B2C task API.</p>
+                    <p class="small">Discovery: /common/v2.0/.well-known/openid-configuration · B2C: \
+                    /fabrikamb2c.onmicrosoft.com/B2C_1_SignUpSignIn/v2.0/.well-known/openid-configuration</p>
+                    """))
     }
 }
 
@@ -162,8 +174,9 @@ struct JSONFailure: Error, HTTPResponseError {
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         let correlation = request.headers[.clientRequestID] ?? Identifiers.guid()
-        return .json(error.json(traceID: Identifiers.guid(), correlationID: correlation, at: Date()), status: status,
-                     headers: [.cacheControl: "no-store, no-cache", .pragma: "no-cache"])
+        return .json(
+            error.json(traceID: Identifiers.guid(), correlationID: correlation, at: Date()), status: status,
+            headers: [.cacheControl: "no-store, no-cache", .pragma: "no-cache"])
     }
 }
 

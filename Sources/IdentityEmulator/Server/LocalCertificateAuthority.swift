@@ -21,12 +21,16 @@ struct LocalCertificateAuthority {
 
         let caKey: P256.Signing.PrivateKey
         let ca: Certificate
-        if let caPEM = try? String(contentsOf: caFile, encoding: .utf8), let caKeyPEM = try? String(contentsOf: caKeyFile, encoding: .utf8) {
+        if let caPEM = try? String(contentsOf: caFile, encoding: .utf8), let caKeyPEM = try? String(contentsOf: caKeyFile, encoding: .utf8)
+        {
             do {
                 caKey = try P256.Signing.PrivateKey(pemRepresentation: caKeyPEM)
                 ca = try Certificate(pemEncoded: caPEM)
             } catch {
-                throw EmulatorConfigurationError("The CA in \(directory.path) cannot be read (\(error)). Remove ca-certificate.pem and ca-key.pem there to create a new one.")
+                throw EmulatorConfigurationError(
+                    "The CA in \(directory.path) cannot be read (\(error)). Remove ca-certificate.pem and ca-key.pem there to "
+                        + "create a new one."
+                )
             }
         } else {
             caKey = P256.Signing.PrivateKey()
@@ -51,9 +55,11 @@ struct LocalCertificateAuthority {
         }
 
         // The server certificate is renewed when it is missing, unreadable or within 30 days of expiry.
-        if let pem = try? String(contentsOf: serverFile, encoding: .utf8), let keyPEM = try? String(contentsOf: serverKeyFile, encoding: .utf8),
-           let certificate = try? Certificate(pemEncoded: pem), certificate.issuer == ca.subject,
-           certificate.notValidAfter > now.addingTimeInterval(30 * 86_400) {
+        if let pem = try? String(contentsOf: serverFile, encoding: .utf8),
+            let keyPEM = try? String(contentsOf: serverKeyFile, encoding: .utf8),
+            let certificate = try? Certificate(pemEncoded: pem), certificate.issuer == ca.subject,
+            certificate.notValidAfter > now.addingTimeInterval(30 * 86_400)
+        {
             return LocalCertificateAuthority(caCertificatePath: caFile.path, serverCertificatePEM: pem, serverKeyPEM: keyPEM)
         }
         let serverKey = P256.Signing.PrivateKey()
@@ -80,7 +86,8 @@ struct LocalCertificateAuthority {
         let pem = try server.serializeAsPEM().pemString
         try StateFile.writeAtomically(Data(serverKey.pemRepresentation.utf8), to: serverKeyFile)
         try StateFile.writeAtomically(Data(pem.utf8), to: serverFile)
-        return LocalCertificateAuthority(caCertificatePath: caFile.path, serverCertificatePEM: pem, serverKeyPEM: serverKey.pemRepresentation)
+        return LocalCertificateAuthority(
+            caCertificatePath: caFile.path, serverCertificatePEM: pem, serverKeyPEM: serverKey.pemRepresentation)
     }
 
     func serverConfiguration() throws -> TLSConfiguration {

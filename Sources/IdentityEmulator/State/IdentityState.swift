@@ -102,7 +102,9 @@ actor IdentityState {
 
     func issueCode(_ record: CodeRecord) -> String {
         // Entra's codes start "0.A"; B2C's look like a JWE. Both are opaque to clients.
-        let prefix = record.grant.policy == nil ? "0.A" : "eyJraWQiOiJjcGltY29yZV8wOTI1MjAxNSIsInZlciI6IjEuMCIsInppcCI6IkRlZmxhdGUiLCJzZXIiOiIxLjAifQ."
+        let prefix =
+            record.grant.policy == nil
+            ? "0.A" : "eyJraWQiOiJjcGltY29yZV8wOTI1MjAxNSIsInZlciI6IjEuMCIsInppcCI6IkRlZmxhdGUiLCJzZXIiOiIxLjAifQ."
         let code = prefix + Identifiers.opaque(bytes: 48)
         codes[Identifiers.digest(code)] = record
         return code
@@ -122,7 +124,8 @@ actor IdentityState {
     // MARK: Refresh tokens
 
     func issueRefreshToken(for grant: Grant, now: Date) -> String {
-        let token = (grant.policy == nil ? "1.A" : "eyJraWQiOiJjcGltY29yZV8wOTI1MjAxNSIsInZlciI6IjEuMCIsInppcCI6IkRlZmxhdGUiLCJzZXIiOiIxLjAifQ.")
+        let token =
+            (grant.policy == nil ? "1.A" : "eyJraWQiOiJjcGltY29yZV8wOTI1MjAxNSIsInZlciI6IjEuMCIsInppcCI6IkRlZmxhdGUiLCJzZXIiOiIxLjAifQ.")
             + Identifiers.opaque(bytes: 64)
         persisted.refreshTokens[Identifiers.digest(token)] = RefreshRecord(grant: grant, issuedAt: now, lastUsed: now)
         save()

@@ -25,7 +25,10 @@ struct SeededGenerator: RandomNumberGenerator, Sendable {
         var bytes = [UInt8](repeating: 0, count: 16)
         for index in stride(from: 0, to: 16, by: 8) {
             var word = next()
-            for offset in 0..<8 { bytes[index + offset] = UInt8(truncatingIfNeeded: word); word >>= 8 }
+            for offset in 0..<8 {
+                bytes[index + offset] = UInt8(truncatingIfNeeded: word)
+                word >>= 8
+            }
         }
         return Identifiers.format(guidBytes: bytes)
     }

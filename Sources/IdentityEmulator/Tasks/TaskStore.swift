@@ -14,7 +14,11 @@ struct TaskItem: Codable, Sendable, Equatable {
     var dateModified: Date
 
     enum CodingKeys: String, CodingKey {
-        case id = "Id", owner = "Owner", text = "Text", completed = "Completed", dateModified = "DateModified"
+        case id = "Id"
+        case owner = "Owner"
+        case text = "Text"
+        case completed = "Completed"
+        case dateModified = "DateModified"
     }
 
     var json: JSON {

@@ -24,9 +24,9 @@ enum JSONWebToken {
     static func verify(_ token: String, with key: SigningKey) throws(Failure) -> [String: Any] {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
-              let headerData = Base64URL.decode(parts[0]), JSON.parseObject(headerData) != nil,
-              let payloadData = Base64URL.decode(parts[1]), let claims = JSON.parseObject(payloadData),
-              let signatureData = Base64URL.decode(parts[2])
+            let headerData = Base64URL.decode(parts[0]), JSON.parseObject(headerData) != nil,
+            let payloadData = Base64URL.decode(parts[1]), let claims = JSON.parseObject(payloadData),
+            let signatureData = Base64URL.decode(parts[2])
         else { throw .malformed }
         let input = Data("\(parts[0]).\(parts[1])".utf8)
         let signature = _RSA.Signing.RSASignature(rawRepresentation: signatureData)

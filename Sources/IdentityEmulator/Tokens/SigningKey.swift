@@ -27,14 +27,16 @@ struct SigningKey: Sendable {
         let keyFile = directory?.appending(path: "signing-key.pem")
         let certificateFile = directory?.appending(path: "signing-certificate.pem")
         if let keyFile, let certificateFile,
-           let keyPEM = try? String(contentsOf: keyFile, encoding: .utf8),
-           let certificatePEM = try? String(contentsOf: certificateFile, encoding: .utf8) {
+            let keyPEM = try? String(contentsOf: keyFile, encoding: .utf8),
+            let certificatePEM = try? String(contentsOf: certificateFile, encoding: .utf8)
+        {
             do {
                 return try SigningKey(
                     privateKey: _RSA.Signing.PrivateKey(pemRepresentation: keyPEM),
                     certificate: Certificate(pemEncoded: certificatePEM))
             } catch {
-                throw EmulatorConfigurationError("The signing key in \(keyFile.path) cannot be read (\(error)). Move it away to start with a new key.")
+                throw EmulatorConfigurationError(
+                    "The signing key in \(keyFile.path) cannot be read (\(error)). Move it away to start with a new key.")
             }
         }
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
@@ -59,8 +61,10 @@ struct SigningKey: Sendable {
         let n = primitives.map { Base64URL.encode($0.modulus) } ?? ""
         let e = primitives.map { Base64URL.encode($0.publicExponent) } ?? "AQAB"
         if b2c {
-            return .object([("kid", .string(keyID)), ("nbf", .int(1_493_763_266)), ("use", .string("sig")),
-                            ("kty", .string("RSA")), ("e", .string(e)), ("n", .string(n))])
+            return .object([
+                ("kid", .string(keyID)), ("nbf", .int(1_493_763_266)), ("use", .string("sig")),
+                ("kty", .string("RSA")), ("e", .string(e)), ("n", .string(n)),
+            ])
         }
         return .members([
             ("kty", .string("RSA")), ("use", .string("sig")), ("kid", .string(keyID)), ("x5t", .string(keyID)),

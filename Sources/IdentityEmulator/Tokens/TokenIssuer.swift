@@ -29,11 +29,13 @@ struct TokenIssuer: Sendable {
     ) throws -> JSON {
         switch tenant.kind {
         case .workforce:
-            return try entraResponse(grant: grant, user: user, tenant: tenant, scopes: scopes, nonce: nonce,
-                                     wantsClientInfo: wantsClientInfo, refreshToken: refreshToken, appName: appName, now: now)
+            return try entraResponse(
+                grant: grant, user: user, tenant: tenant, scopes: scopes, nonce: nonce,
+                wantsClientInfo: wantsClientInfo, refreshToken: refreshToken, appName: appName, now: now)
         case .b2c:
-            return try b2cResponse(grant: grant, user: user, tenant: tenant, scopes: scopes, requestedScope: requestedScope,
-                                   nonce: nonce, wantsClientInfo: wantsClientInfo, refreshToken: refreshToken, now: now)
+            return try b2cResponse(
+                grant: grant, user: user, tenant: tenant, scopes: scopes, requestedScope: requestedScope,
+                nonce: nonce, wantsClientInfo: wantsClientInfo, refreshToken: refreshToken, now: now)
         }
     }
 
@@ -48,8 +50,10 @@ struct TokenIssuer: Sendable {
         var echoed = scopes.permissions
         if scopes.wantsIDToken { echoed += ["profile", "openid", "email"] }
         let scp = echoed.joined(separator: " ")
-        let accessToken = try graphAccessToken(grant: grant, user: user, tenant: tenant, scp: scp, appName: appName, now: now, lifetime: lifetime)
-        let idToken = scopes.wantsIDToken ? try entraIDToken(grant: grant, user: user, tenant: tenant, scopes: scopes, nonce: nonce, now: now) : nil
+        let accessToken = try graphAccessToken(
+            grant: grant, user: user, tenant: tenant, scp: scp, appName: appName, now: now, lifetime: lifetime)
+        let idToken =
+            scopes.wantsIDToken ? try entraIDToken(grant: grant, user: user, tenant: tenant, scopes: scopes, nonce: nonce, now: now) : nil
         return .members([
             ("token_type", .string("Bearer")),
             ("scope", .string(scp)),
@@ -83,13 +87,16 @@ struct TokenIssuer: Sendable {
             ("uti", .string(Self.opaqueClaim(bytes: 16))),
             ("ver", .string("2.0")),
         ])
-        return try JSONWebToken.sign(header: .object([("typ", .string("JWT")), ("alg", .string("RS256")), ("kid", .string(key.keyID))]),
-                                     claims: claims, with: key)
+        return try JSONWebToken.sign(
+            header: .object([("typ", .string("JWT")), ("alg", .string("RS256")), ("kid", .string(key.keyID))]),
+            claims: claims, with: key)
     }
 
     /// A Microsoft Graph access token: v1-shaped, with the extra header `nonce` that makes it opaque
     /// to clients.
-    func graphAccessToken(grant: Grant, user: DirectoryUser, tenant: Tenant, scp: String, appName: String, now: Date, lifetime: Int) throws -> String {
+    func graphAccessToken(
+        grant: Grant, user: DirectoryUser, tenant: Tenant, scp: String, appName: String, now: Date, lifetime: Int
+    ) throws -> String {
         let claims = JSON.members([
             ("aud", .string(ScopeRequest.graphAppID)),
             ("iss", .string("https://sts.windows.net/\(tenant.id)/")),
@@ -131,10 +138,13 @@ struct TokenIssuer: Sendable {
         wantsClientInfo: Bool, refreshToken: String?, now: Date
     ) throws -> JSON {
         let lifetime = accessTokenLifetime ?? 3600
-        let accessToken = scopes.resource == .taskAPI
-            ? try b2cToken(grant: grant, user: user, tenant: tenant, audience: ClientRegistration.taskAPIClientID,
-                           scp: scopes.permissions.joined(separator: " "), nonce: nonce, now: now, lifetime: lifetime) : nil
-        let idToken = scopes.wantsIDToken
+        let accessToken =
+            scopes.resource == .taskAPI
+            ? try b2cToken(
+                grant: grant, user: user, tenant: tenant, audience: ClientRegistration.taskAPIClientID,
+                scp: scopes.permissions.joined(separator: " "), nonce: nonce, now: now, lifetime: lifetime) : nil
+        let idToken =
+            scopes.wantsIDToken
             ? try b2cToken(grant: grant, user: user, tenant: tenant, audience: grant.clientID, scp: nil, nonce: nonce, now: now) : nil
         let profileInfo = JSON.object([
             ("ver", .string("1.0")), ("tid", .string(tenant.id)), ("oid", .string(user.id)), ("upn", .null),
@@ -181,8 +191,9 @@ struct TokenIssuer: Sendable {
             ("azp", scp == nil ? nil : .string(grant.clientID)),
             ("nbf", .int(now.epochSeconds)),
         ])
-        return try JSONWebToken.sign(header: .object([("alg", .string("RS256")), ("kid", .string(key.keyID)), ("typ", .string("JWT"))]),
-                                     claims: claims, with: key)
+        return try JSONWebToken.sign(
+            header: .object([("alg", .string("RS256")), ("kid", .string(key.keyID)), ("typ", .string("JWT"))]),
+            claims: claims, with: key)
     }
 
     // MARK: Helpers

@@ -127,7 +127,8 @@ public actor AccountStore {
                 } catch {
                     let reset = base.passwordResetPolicy
                     guard error.error.code == .passwordResetRequested, let reset,
-                          configuration.policy?.lowercased() != reset.lowercased() else {
+                        configuration.policy?.lowercased() != reset.lowercased()
+                    else {
                         await userAgent.dismiss(error.session)
                         throw error.error
                     }
@@ -296,7 +297,8 @@ public actor AccountStore {
             }
             if let cached {
                 return AccessToken(
-                    secret: cached.secret, tokenType: cached.tokenType, expiresOn: Date(timeIntervalSince1970: TimeInterval(cached.expiresOn)),
+                    secret: cached.secret, tokenType: cached.tokenType,
+                    expiresOn: Date(timeIntervalSince1970: TimeInterval(cached.expiresOn)),
                     scopes: cached.target.split(separator: " ").map(String.init), account: account)
             }
         }
@@ -336,7 +338,8 @@ public actor AccountStore {
         do {
             tokens = try await tokenEndpoint.send(
                 request, configuration: configuration, accountType: account.accountType, homeAccountID: account.homeAccountID)
-            claims = try await verifier.claims(of: tokens.idToken, configuration: configuration, expectedNonce: nil, required: false, now: now())
+            claims = try await verifier.claims(
+                of: tokens.idToken, configuration: configuration, expectedNonce: nil, required: false, now: now())
         } catch {
             if error.code == .interactionRequired {
                 let marked = try withCache(group: configuration.storageGroup, write: true) { cache in
@@ -344,7 +347,9 @@ public actor AccountStore {
                     return cache.account(homeAccountID: account.homeAccountID, environment: environment)
                 }
                 if let marked {
-                    emit(.accountsDidChange(accountType: account.accountType, change: .updated(Account(accountType: account.accountType, entry: marked))))
+                    emit(
+                        .accountsDidChange(
+                            accountType: account.accountType, change: .updated(Account(accountType: account.accountType, entry: marked))))
                 }
             }
             emit(.didFailToRequestAccess(accountType: account.accountType, error: error))

@@ -29,7 +29,8 @@ struct TokenEndpointClient: Sendable {
             throw failure
         }
         if response.isSuccess, let tokens = try? JSONDecoder().decode(TokenResponse.self, from: response.body) {
-            logger.debug("token response", metadata: ["accountType": "\(accountType)", "grant": "\(request.grantType)", "response": "\(tokens)"])
+            logger.debug(
+                "token response", metadata: ["accountType": "\(accountType)", "grant": "\(request.grantType)", "response": "\(tokens)"])
             return tokens
         }
         if let refusal = try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body) {
@@ -37,7 +38,9 @@ struct TokenEndpointClient: Sendable {
         }
         var failure = AccountStoreError(
             .invalidResponse,
-            "The token endpoint \(configuration.tokenURL.redactingQuery) answered HTTP \(response.status) with a body that is not a token response.")
+            "The token endpoint \(configuration.tokenURL.redactingQuery) answered HTTP \(response.status) with a body that is "
+                + "not a token response."
+        )
         failure.accountType = accountType
         throw failure
     }

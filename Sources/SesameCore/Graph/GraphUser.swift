@@ -95,7 +95,9 @@ public struct GraphError: Error, Sendable, Hashable, CustomStringConvertible {
         let body = try? JSONDecoder().decode(Body.self, from: response.body)
         status = response.status
         code = body?.error.code ?? "HTTP\(response.status)"
-        message = body?.error.message ?? (String(data: response.body.prefix(300), encoding: .utf8).flatMap { $0.isEmpty ? nil : $0 } ?? "no details")
+        message =
+            body?.error.message
+            ?? (String(data: response.body.prefix(300), encoding: .utf8).flatMap { $0.isEmpty ? nil : $0 } ?? "no details")
         requestID = body?.error.innerError?.requestID ?? response.headers["request-id"]
     }
 }

@@ -94,7 +94,9 @@ public struct GraphUserDirectory: Sendable {
         do {
             return try JSONDecoder().decode(type, from: response.body)
         } catch {
-            throw GraphError(status: response.status, code: "InvalidResponse", message: "the answer could not be read: \(error)", requestID: response.headers["request-id"])
+            throw GraphError(
+                status: response.status, code: "InvalidResponse", message: "the answer could not be read: \(error)",
+                requestID: response.headers["request-id"])
         }
     }
 }

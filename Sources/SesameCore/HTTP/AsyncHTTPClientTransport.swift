@@ -81,7 +81,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             mutating func next() async -> ByteBuffer? {
                 guard offset < data.count else { return nil }
                 let end = Swift.min(offset + AsyncHTTPClientTransport.progressChunkSize, data.count)
-                let chunk = ByteBuffer(bytes: data[data.startIndex + offset ..< data.startIndex + end])
+                let chunk = ByteBuffer(bytes: data[data.startIndex + offset..<data.startIndex + end])
                 offset = end
                 progress(TransferProgress(direction: .upload, completedBytes: Int64(offset), totalBytes: Int64(data.count)))
                 return chunk

@@ -40,12 +40,14 @@ actor ProviderMetadataCache {
         logger.debug("fetching \(what)", metadata: ["url": "\(url.redactingQuery)"])
         let response = try await transport.send(HTTPRequest(method: "GET", url: url, headers: ["Accept": "application/json"]))
         guard response.isSuccess else {
-            throw AccountStoreError(.providerMetadataUnavailable, "the identity provider's \(what) at \(url.redactingQuery) answered HTTP \(response.status)")
+            throw AccountStoreError(
+                .providerMetadataUnavailable, "the identity provider's \(what) at \(url.redactingQuery) answered HTTP \(response.status)")
         }
         do {
             return try JSONDecoder().decode(T.self, from: response.body)
         } catch {
-            throw AccountStoreError(.providerMetadataUnavailable, "the identity provider's \(what) at \(url.redactingQuery) could not be read: \(error)")
+            throw AccountStoreError(
+                .providerMetadataUnavailable, "the identity provider's \(what) at \(url.redactingQuery) could not be read: \(error)")
         }
     }
 }

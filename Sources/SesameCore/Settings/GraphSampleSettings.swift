@@ -30,7 +30,8 @@ public struct GraphSampleSettings: Sendable, Hashable {
         apiVersion = try reader.optionalString("apiversion", "apiVersion").flatMap { $0.isEmpty ? nil : $0 } ?? "v1.0"
         authority = try reader.optionalURL("authority") ?? URL(string: "https://login.microsoftonline.com/common")!
         scopes = try reader.optionalStringList("scopes", "scope") ?? ["openid", "offline_access", "User.Read"]
-        storageGroup = try reader.optionalString("keychain").flatMap { $0.isEmpty ? nil : $0 }
+        storageGroup =
+            try reader.optionalString("keychain").flatMap { $0.isEmpty ? nil : $0 }
             ?? "com.microsoft.azureactivedirectory.samples.graph.QuickStart"
     }
 

@@ -27,7 +27,8 @@ public struct MSALSampleSettings: Sendable, Hashable {
         authority = try reader.requiredURL("authority")
         scopes = try reader.optionalStringList("scopes", "scope") ?? ["https://graph.microsoft.com/user.read"]
         graphURI = try reader.requiredURL("graphURI", "graphURL")
-        redirectURI = try reader.optionalURL("redirectUri", "redirectURI")
+        redirectURI =
+            try reader.optionalURL("redirectUri", "redirectURI")
             ?? URL(string: "https://login.microsoftonline.com/common/oauth2/nativeclient")!
         storageGroup = try reader.optionalString("keychain").flatMap { $0.isEmpty ? nil : $0 } ?? "com.microsoft.adalcache"
     }

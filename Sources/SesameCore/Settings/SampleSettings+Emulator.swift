@@ -30,7 +30,8 @@ extension URL {
     /// This URL's path and query on another origin (`base`'s scheme, host, port and path prefix).
     func rebased(onto base: URL) -> URL {
         guard var components = URLComponents(url: self, resolvingAgainstBaseURL: false),
-              let origin = URLComponents(url: base, resolvingAgainstBaseURL: false) else { return self }
+            let origin = URLComponents(url: base, resolvingAgainstBaseURL: false)
+        else { return self }
         components.scheme = origin.scheme
         components.host = origin.host
         components.port = origin.port

@@ -106,7 +106,9 @@ struct SettingsReader {
         guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty,
             scheme.lowercased() == "urn" || (url.host?.isEmpty == false)
         else {
-            throw SettingsError(file: file, key: key, problem: .malformedValue(expected: "an absolute URL such as https://login.microsoftonline.com/common"))
+            throw SettingsError(
+                file: file, key: key, problem: .malformedValue(expected: "an absolute URL such as https://login.microsoftonline.com/common")
+            )
         }
         return url
     }

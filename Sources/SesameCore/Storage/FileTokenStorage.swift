@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Token caches as files, for machines without a Secret Service: one `<group>.json` per
@@ -70,7 +71,8 @@ public struct FileTokenStorage: TokenStorage {
             let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
             let aside = file.deletingLastPathComponent().appending(path: "\(file.lastPathComponent).corrupt-\(stamp)")
             if rename(file.path, aside.path) != 0 {
-                throw TokenStorageError(location: file.path, reason: "cannot move the unreadable cache aside: \(String(cString: strerror(errno)))")
+                throw TokenStorageError(
+                    location: file.path, reason: "cannot move the unreadable cache aside: \(String(cString: strerror(errno)))")
             }
             try replace(file, with: data)
             return aside.path
@@ -89,7 +91,8 @@ public struct FileTokenStorage: TokenStorage {
     /// Writes a temporary file (0600, created exclusively), fsyncs it, renames it over the
     /// target and fsyncs the directory, so a crash leaves either the old or the new cache.
     private func replace(_ file: URL, with data: Data) throws {
-        let temporary = file.deletingLastPathComponent().appending(path: ".\(file.lastPathComponent).\(RandomString.base64URL(byteCount: 6)).tmp")
+        let temporary = file.deletingLastPathComponent().appending(
+            path: ".\(file.lastPathComponent).\(RandomString.base64URL(byteCount: 6)).tmp")
         let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw TokenStorageError(location: file.path, reason: "cannot create a temporary file: \(String(cString: strerror(errno)))")

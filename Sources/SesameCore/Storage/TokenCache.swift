@@ -44,18 +44,21 @@ public struct TokenCache: Sendable, Hashable {
             return try entries.mapValues { entry in
                 guard case .object(let fields) = entry else {
                     throw DecodingError.typeMismatch(
-                        [String: JSONValue].self, .init(codingPath: [AnyCodingKey(name)], debugDescription: "an \(name) entry is not an object"))
+                        [String: JSONValue].self,
+                        .init(codingPath: [AnyCodingKey(name)], debugDescription: "an \(name) entry is not an object"))
                 }
                 return fields
             }
         }
         // Entries are re-keyed with the key their fields produce, so a cache written by a
         // tool with a slightly different key spelling still finds its entries.
-        func entries<Entry>(_ name: String, _ read: ([String: JSONValue]) throws -> Entry, key: (Entry) -> String) throws -> [String: Entry] {
-            try Dictionary(section(name).values.map { json in
-                let entry = try read(json)
-                return (key(entry), entry)
-            }, uniquingKeysWith: { $1 })
+        func entries<Entry>(_ name: String, _ read: ([String: JSONValue]) throws -> Entry, key: (Entry) -> String) throws -> [String: Entry]
+        {
+            try Dictionary(
+                section(name).values.map { json in
+                    let entry = try read(json)
+                    return (key(entry), entry)
+                }, uniquingKeysWith: { $1 })
         }
         accessTokens = try entries("AccessToken", AccessTokenEntry.init(json:), key: \.key)
         refreshTokens = try entries("RefreshToken", RefreshTokenEntry.init(json:), key: \.key)
@@ -217,7 +220,8 @@ public struct TokenCache: Sendable, Hashable {
             idTokens[entry.key] = entry
         }
 
-        var account = account(homeAccountID: grant.homeAccountID, environment: grant.environment)
+        var account =
+            account(homeAccountID: grant.homeAccountID, environment: grant.environment)
             ?? AccountEntry(
                 homeAccountID: grant.homeAccountID, environment: grant.environment, realm: grant.realm,
                 localAccountID: "", username: "", authorityType: "MSSTS")
@@ -231,7 +235,8 @@ public struct TokenCache: Sendable, Hashable {
         accounts[account.key] = account
 
         let metadata = AppMetadataEntry(
-            clientID: grant.clientID, environment: grant.environment, familyID: appMetadata["appmetadata-\(grant.environment)-\(grant.clientID)"]?.familyID)
+            clientID: grant.clientID, environment: grant.environment,
+            familyID: appMetadata["appmetadata-\(grant.environment)-\(grant.clientID)"]?.familyID)
         appMetadata[metadata.key] = metadata
     }
 

@@ -119,7 +119,8 @@ extension AccessTokenEntry {
         tokenType = fields.string("token_type") ?? "Bearer"
         cachedAt = fields.seconds("cached_at") ?? 0
         guard let expiresOn = fields.seconds("expires_on") else {
-            throw DecodingError.keyNotFound(AnyCodingKey("expires_on"), .init(codingPath: [], debugDescription: "AccessToken entry has no expires_on"))
+            throw DecodingError.keyNotFound(
+                AnyCodingKey("expires_on"), .init(codingPath: [], debugDescription: "AccessToken entry has no expires_on"))
         }
         self.expiresOn = expiresOn
         extendedExpiresOn = fields.seconds("extended_expires_on")

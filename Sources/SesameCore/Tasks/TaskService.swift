@@ -14,7 +14,11 @@ public struct TaskItem: Sendable, Hashable, Identifiable, Decodable {
     public let dateModified: String?
 
     enum CodingKeys: String, CodingKey {
-        case id = "Id", owner = "Owner", text = "Text", completed = "Completed", dateModified = "DateModified"
+        case id = "Id"
+        case owner = "Owner"
+        case text = "Text"
+        case completed = "Completed"
+        case dateModified = "DateModified"
     }
 
     public init(from decoder: any Decoder) throws {

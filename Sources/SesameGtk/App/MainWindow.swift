@@ -71,24 +71,27 @@ public final class MainWindow: SignInFailurePresenter {
 
         for sample in model.samples where pages[sample.kind] == nil {
             let session = SampleSession(sample: sample, model: model, userAgent: signIn, failures: self)
-            let page: any SamplePage = switch sample.kind {
-            case .directory: DirectoryPage(session: session, trace: model.trace)
-            case .tasks: TasksPage(session: session, trace: model.trace)
-            case .me: MePage(session: session)
-            }
+            let page: any SamplePage =
+                switch sample.kind {
+                case .directory: DirectoryPage(session: session, trace: model.trace)
+                case .tasks: TasksPage(session: session, trace: model.trace)
+                case .me: MePage(session: session)
+                }
             pages[sample.kind] = page
             samples.add(page.root, name: sample.kind.rawValue, title: page.title)
         }
 
         header.packEnd(Button(L("Sign out"), accessibleName: L("Sign out of this sample")) { [weak self] in self?.signOutCurrent() })
-        header.packEnd(Button(L("Forget sign-in data"), accessibleName: L("Forget sign-in data")) { [weak self] in
-            self?.signIn.forgetSignInData()
-            self?.model.trace.record("sign-in-data-forgotten")
-        })
+        header.packEnd(
+            Button(L("Forget sign-in data"), accessibleName: L("Forget sign-in data")) { [weak self] in
+                self?.signIn.forgetSignInData()
+                self?.model.trace.record("sign-in-data-forgotten")
+            })
         errorBar.pack(Button(L("Retry"), accessibleName: L("Retry sign-in")) { [weak self] in self?.answerError(retry: true) })
-        errorBar.pack(Button(L("Cancel"), accessibleName: L("Cancel after the sign-in error")) { [weak self] in
-            self?.answerError(retry: false)
-        })
+        errorBar.pack(
+            Button(L("Cancel"), accessibleName: L("Cancel after the sign-in error")) { [weak self] in
+                self?.answerError(retry: false)
+            })
 
         signIn.onShow = { [weak self] in self?.mainStack.visibleChildName = "sign-in" }
         signIn.onHide = { [weak self] in self?.mainStack.visibleChildName = "samples" }

@@ -19,7 +19,10 @@ public enum SesameApplication {
     ) -> Int32 {
         MainLoopBridge.install()
         let app = Application(id: "org.sesame.Sesame")
-        final class Holder { var window: MainWindow?; var starting = false }
+        final class Holder {
+            var window: MainWindow?
+            var starting = false
+        }
         let holder = Holder()
         app.onActivate {
             guard holder.window == nil, !holder.starting else { return }

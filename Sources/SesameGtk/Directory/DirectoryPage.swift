@@ -85,9 +85,10 @@ final class DirectoryPage: SamplePage {
     }
 
     private func appendRows(_ range: Range<Int>) {
-        table.append(model.users[range].map { user in
-            [user.displayName ?? user.userPrincipalName ?? "?", user.mail ?? L("no mail"), user.userPrincipalName ?? ""]
-        })
+        table.append(
+            model.users[range].map { user in
+                [user.displayName ?? user.userPrincipalName ?? "?", user.mail ?? L("no mail"), user.userPrincipalName ?? ""]
+            })
         let rows = table.rowCount
         guard !range.isEmpty || rows == 0 else { return }
         MainLoop.whenIdle { [weak self] in

@@ -17,12 +17,14 @@ public enum MainLoopBridge {
         guard !installed else { return }
         installed = true
         let fd = _dispatch_get_main_queue_handle_4CF()
-        g_unix_fd_add(fd, G_IO_IN, { fd, _, _ in
-            var counter: UInt64 = 0
-            _ = read(fd, &counter, MemoryLayout<UInt64>.size)
-            _dispatch_main_queue_callback_4CF(nil)
-            return gboolean(1)
-        }, nil)
+        g_unix_fd_add(
+            fd, G_IO_IN,
+            { fd, _, _ in
+                var counter: UInt64 = 0
+                _ = read(fd, &counter, MemoryLayout<UInt64>.size)
+                _dispatch_main_queue_callback_4CF(nil)
+                return gboolean(1)
+            }, nil)
     }
 
     /// Runs the GLib main context until `condition` holds or `timeout` passes (for tests and

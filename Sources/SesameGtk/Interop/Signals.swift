@@ -71,13 +71,14 @@ enum Signals {
 
     /// WebKitWebView `load-failed`: `gboolean (WebKitWebView*, WebKitLoadEvent, gchar* uri, GError*, gpointer)`.
     static func loadFailed(_ owner: GObjectReference, _ handler: @escaping @MainActor (String, GLibError) -> Bool) {
-        let trampoline: @convention(c) (gpointer?, UInt32, UnsafeMutablePointer<gchar>?, UnsafeMutablePointer<GError>?, gpointer?) -> gboolean = {
-            _, _, uri, error, data in
-            let box: SignalBox<@MainActor (String, GLibError) -> Bool> = Signals.box(data)
-            let text = uri.map { String(cString: $0) } ?? ""
-            let failure = GLibError(error)
-            return MainActor.assumeIsolated { box.handler(text, failure) } ? 1 : 0
-        }
+        let trampoline:
+            @convention(c) (gpointer?, UInt32, UnsafeMutablePointer<gchar>?, UnsafeMutablePointer<GError>?, gpointer?) -> gboolean = {
+                _, _, uri, error, data in
+                let box: SignalBox<@MainActor (String, GLibError) -> Bool> = Signals.box(data)
+                let text = uri.map { String(cString: $0) } ?? ""
+                let failure = GLibError(error)
+                return MainActor.assumeIsolated { box.handler(text, failure) } ? 1 : 0
+            }
         owner.connect("load-failed", unsafeBitCast(trampoline, to: GCallback.self), SignalBox(handler))
     }
 
@@ -103,7 +104,8 @@ enum Signals {
     }
 
     /// `gpointer handler(GObject*, gpointer)`: WebKitAutomationSession `create-web-view`.
-    static func returningObject(_ owner: GObjectReference, _ signal: String, _ handler: @escaping @MainActor () -> UnsafeMutableRawPointer?) {
+    static func returningObject(_ owner: GObjectReference, _ signal: String, _ handler: @escaping @MainActor () -> UnsafeMutableRawPointer?)
+    {
         let trampoline: @convention(c) (gpointer?, gpointer?) -> gpointer? = { _, data in
             let box: SignalBox<@MainActor () -> UnsafeMutableRawPointer?> = Signals.box(data)
             // The pointer crosses no thread: GLib emits on the main thread; the bit pattern carries it out.

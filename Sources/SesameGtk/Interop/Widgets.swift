@@ -92,7 +92,8 @@ public class Widget: GObjectReference {
     private static func walk(_ pointer: UnsafeMutablePointer<GtkWidget>, _ visit: (UnsafeMutablePointer<GtkWidget>) -> Void) {
         visit(pointer)
         if g_type_check_instance_is_a(sesame_type_instance(pointer), gtk_window_get_type()) != 0,
-           let titlebar = gtk_window_get_titlebar(sesame_window(pointer)) {
+            let titlebar = gtk_window_get_titlebar(sesame_window(pointer))
+        {
             walk(titlebar, visit)
         }
         guard g_type_check_instance_is_a(sesame_type_instance(pointer), gtk_container_get_type()) != 0 else { return }
@@ -459,7 +460,8 @@ public final class TextTable: Widget {
             var model: OpaquePointer?
             var iter = GtkTreeIter()
             guard gtk_tree_selection_get_selected(gtk_tree_view_get_selection(tree), &model, &iter) != 0,
-                  let path = gtk_tree_model_get_path(model, &iter) else { return nil }
+                let path = gtk_tree_model_get_path(model, &iter)
+            else { return nil }
             defer { gtk_tree_path_free(path) }
             return gtk_tree_path_get_indices(path).map { Int($0.pointee) }
         }

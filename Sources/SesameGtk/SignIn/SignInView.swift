@@ -74,7 +74,8 @@ final class SignInView {
 
     private func decide(_ decision: PolicyDecision) -> Bool {
         guard decision.kind == .navigation || decision.kind == .newWindow,
-              let uri = decision.requestURI, let url = URL(string: uri) else { return false }
+            let uri = decision.requestURI, let url = URL(string: uri)
+        else { return false }
         let kind = session?.classifier.classify(url) ?? .other
         if let session, session.resume(with: url) {
             decision.ignore()
@@ -139,7 +140,9 @@ final class SignInView {
         if problems.contains(.expired) { reasons.append("it has expired") }
         if problems.contains(.notYetValid) { reasons.append("it is not valid yet") }
         if problems.contains(.revoked) { reasons.append("it was revoked") }
-        let why = reasons.isEmpty ? "its certificate could not be verified" : "its certificate cannot be trusted: " + reasons.joined(separator: "; ")
+        let why =
+            reasons.isEmpty
+            ? "its certificate could not be verified" : "its certificate cannot be trusted: " + reasons.joined(separator: "; ")
         trace.record("sign-in-failed", [("error", "TLS: \(host): \(why)")])
         showPage(
             title: "This connection is not secure",
@@ -152,8 +155,10 @@ final class SignInView {
     private func showPage(title: String, message: String, for uri: String) {
         let html = """
             <!DOCTYPE html><html><head><meta charset="utf-8"><title>\(Self.escape(title))</title>
-            <style>body{font-family:Cantarell,"Noto Sans",sans-serif;background:#f6f5f4;color:#2e3436;display:flex;justify-content:center;margin-top:15vh}
-            main{max-width:520px;background:#fff;padding:32px;border-radius:8px;box-shadow:0 1px 3px rgba(0,0,0,.2)}h1{font-size:22px}</style></head>
+            <style>body{font-family:Cantarell,"Noto \
+            Sans",sans-serif;background:#f6f5f4;color:#2e3436;display:flex;justify-content:center;margin-top:15vh}
+            main{max-width:520px;background:#fff;padding:32px;border-radius:8px;box-shadow:0 1px 3px \
+            rgba(0,0,0,.2)}h1{font-size:22px}</style></head>
             <body><main><h1 id="errorTitle">\(Self.escape(title))</h1><p id="errorMessage">\(Self.escape(message))</p></main></body></html>
             """
         webView.loadAlternateHTML(html, for: uri)

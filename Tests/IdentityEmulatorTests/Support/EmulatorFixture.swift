@@ -3,8 +3,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import Synchronization
 import SesameTestSupport
+import Synchronization
 import Testing
 import _CryptoExtras
 
@@ -33,8 +33,10 @@ struct EmulatorFixture {
     let clock: EmulatorClock
     static let base = URL(string: "http://127.0.0.1:8400")!
 
-    init(users: Int = 60, stateDirectory: URL? = nil, extraClients: [ClientRegistration] = [], demo: Bool = false,
-         accessTokenLifetime: Int? = nil) async throws {
+    init(
+        users: Int = 60, stateDirectory: URL? = nil, extraClients: [ClientRegistration] = [], demo: Bool = false,
+        accessTokenLifetime: Int? = nil
+    ) async throws {
         var configuration = EmulatorConfiguration()
         configuration.userCount = users
         configuration.stateDirectory = stateDirectory
@@ -85,20 +87,25 @@ extension HeadlessBrowser {
         _ code: String, tenant: String = "common", client: String = Clients.directory, redirect: String = Clients.nativeClient,
         verifier: String = ProofKey.verifier, extra: [(String, String)] = []
     ) async throws -> Page {
-        try await post("/\(tenant)/oauth2/v2.0/token", form: [
-            ("client_id", client), ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect),
-            ("code_verifier", verifier), ("client_info", "1"),
-        ] + extra)
+        try await post(
+            "/\(tenant)/oauth2/v2.0/token",
+            form: [
+                ("client_id", client), ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect),
+                ("code_verifier", verifier), ("client_info", "1"),
+            ] + extra)
     }
 
-    func refresh(_ token: String, tenant: String = "common", client: String = Clients.directory, scope: String? = nil) async throws -> Page {
+    func refresh(_ token: String, tenant: String = "common", client: String = Clients.directory, scope: String? = nil) async throws -> Page
+    {
         var form = [("client_id", client), ("grant_type", "refresh_token"), ("refresh_token", token)]
         if let scope { form.append(("scope", scope)) }
         return try await post("/\(tenant)/oauth2/v2.0/token", form: form)
     }
 
     /// Signs alex (or `user`) in and returns the token response.
-    func tokens(for user: String = "alex@contoso.onmicrosoft.com", scope: String = "openid profile offline_access User.Read User.ReadBasic.All") async throws -> [String: Any] {
+    func tokens(
+        for user: String = "alex@contoso.onmicrosoft.com", scope: String = "openid profile offline_access User.Read User.ReadBasic.All"
+    ) async throws -> [String: Any] {
         let redirect = try await signIn(user, authorize: Browser.authorizeURI(scope: scope))
         let code = try #require(redirect.redirectFields["code"])
         return try await redeem(code).json
