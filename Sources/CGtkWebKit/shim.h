@@ -50,13 +50,6 @@ static inline WebKitAutomationSession *sesame_automation_session(gpointer object
 // G_TYPE_STRING is a macro.
 static inline GType sesame_type_string(void) { return G_TYPE_STRING; }
 
-// A list store of `columns` string columns (gtk_list_store_new is variadic).
-static inline GtkListStore *sesame_string_list_store_new(gint columns) {
-    GType types[8];
-    for (gint i = 0; i < columns && i < 8; i++) types[i] = G_TYPE_STRING;
-    return gtk_list_store_newv(columns < 8 ? columns : 8, types);
-}
-
 // A row of three strings (gtk_list_store_insert_with_values is variadic).
 static inline void sesame_string_list_store_append(GtkListStore *store, const char *a, const char *b, const char *c) {
     GtkTreeIter iter;
@@ -71,16 +64,18 @@ static inline void sesame_tree_model_get_string(GtkTreeModel *model, GtkTreeIter
 // A path to one top-level row (gtk_tree_path_new_from_indices is variadic).
 static inline GtkTreePath *sesame_tree_path_new_from_index(gint index) { return gtk_tree_path_new_from_indices(index, -1); }
 
-// A text column over `column`, ellipsized, resizable, bold when asked (g_object_set and
-// gtk_tree_view_column_new_with_attributes are variadic).
-static inline GtkTreeViewColumn *sesame_text_column(const char *title, gint column, gboolean bold) {
+// A text column showing model column `column` through `renderer`
+// (gtk_tree_view_column_new_with_attributes is variadic).
+static inline GtkTreeViewColumn *sesame_text_column_new(const char *title, GtkCellRenderer *renderer, gint column) {
+    return gtk_tree_view_column_new_with_attributes(title, renderer, "text", column, NULL);
+}
+
+// A text renderer that ellipsizes, in bold when asked (g_object_set is variadic).
+static inline GtkCellRenderer *sesame_text_renderer_new(gboolean bold) {
     GtkCellRenderer *renderer = gtk_cell_renderer_text_new();
     if (bold) g_object_set(renderer, "weight", PANGO_WEIGHT_BOLD, NULL);
     g_object_set(renderer, "ellipsize", PANGO_ELLIPSIZE_END, NULL);
-    GtkTreeViewColumn *result = gtk_tree_view_column_new_with_attributes(title, renderer, "text", column, NULL);
-    gtk_tree_view_column_set_resizable(result, TRUE);
-    gtk_tree_view_column_set_expand(result, TRUE);
-    return result;
+    return renderer;
 }
 
 // A web view WebKitWebDriver may drive: "is-controlled-by-automation" is construct-only

@@ -417,12 +417,17 @@ public final class TextTable: Widget {
 
     /// A table with one text column per title; the first is bold.
     public init(columns titles: [String]) {
-        let store = sesame_string_list_store_new(Int32(titles.count))!
+        // At most three columns: rows are appended through a three-string call.
+        var types = [GType](repeating: sesame_type_string(), count: min(titles.count, 3))
+        let store = gtk_list_store_newv(Int32(types.count), &types)!
         self.store = GObjectReference(store, .new)
-        columnCount = titles.count
+        columnCount = types.count
         super.init(new: gtk_tree_view_new_with_model(sesame_tree_model(store)))
-        for (index, title) in titles.enumerated() {
-            gtk_tree_view_append_column(tree, sesame_text_column(title, Int32(index), index == 0 ? 1 : 0))
+        for (index, title) in titles.prefix(3).enumerated() {
+            let column = sesame_text_column_new(title, sesame_text_renderer_new(index == 0 ? 1 : 0), Int32(index))
+            gtk_tree_view_column_set_resizable(column, 1)
+            gtk_tree_view_column_set_expand(column, 1)
+            gtk_tree_view_append_column(tree, column)
         }
         gtk_tree_view_set_enable_search(tree, 0)
     }
