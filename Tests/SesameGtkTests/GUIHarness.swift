@@ -140,6 +140,13 @@ final class GUIHarness {
         pagesSeen = pagesLoaded
     }
 
+    /// alex's user name, password and "stay signed in", up to the consent page (the test answers it).
+    func signInAsAlexUpToConsent() {
+        act(Self.fill(SignInPageIDs.userName, "alex@contoso.onmicrosoft.com"), "password page")
+        act(Self.fill(SignInPageIDs.password, SignInPageIDs.demoPassword), "stay signed in")
+        act("document.getElementById('\(SignInPageIDs.primaryButton)').click();", "consent")
+    }
+
     static func fill(_ id: String, _ value: String, click button: String = SignInPageIDs.primaryButton) -> String {
         "document.getElementById('\(id)').value=\(jsString(value)); document.getElementById('\(button)').click();"
     }

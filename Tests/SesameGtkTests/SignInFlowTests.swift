@@ -59,9 +59,7 @@ final class SignInFlowTests: GUITestCase {
             let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory)
             defer { gui.close() }
             gui.waitForSignInPage("first sign-in")
-            gui.act(GUIHarness.fill(IDs.userName, "alex@contoso.onmicrosoft.com"), "password page")
-            gui.act(GUIHarness.fill(IDs.password, IDs.demoPassword), "stay signed in")
-            gui.act("document.getElementById('\(IDs.primaryButton)').click();", "consent")
+            gui.signInAsAlexUpToConsent()
             gui.clickInPage(IDs.secondaryButton)
 
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.signInError != nil }, "no error shown")
@@ -72,9 +70,7 @@ final class SignInFlowTests: GUITestCase {
 
             gui.click(button: "Retry sign-in")
             gui.waitForSignInPage("Retry")
-            gui.act(GUIHarness.fill(IDs.userName, "alex@contoso.onmicrosoft.com"), "password page")
-            gui.act(GUIHarness.fill(IDs.password, IDs.demoPassword), "stay signed in")
-            gui.act("document.getElementById('\(IDs.primaryButton)').click();", "consent")
+            gui.signInAsAlexUpToConsent()
             gui.clickInPage(IDs.primaryButton)
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 }, "Retry did not end signed in")
             XCTAssertNil(gui.signInError)
@@ -94,9 +90,7 @@ final class SignInFlowTests: GUITestCase {
             // Sign in after all: the page offers "Sign in".
             gui.click(button: "Sign in")
             gui.waitForSignInPage("second sign-in")
-            gui.act(GUIHarness.fill(IDs.userName, "alex@contoso.onmicrosoft.com"), "password page")
-            gui.act(GUIHarness.fill(IDs.password, IDs.demoPassword), "stay signed in")
-            gui.act("document.getElementById('\(IDs.primaryButton)').click();", "consent")
+            gui.signInAsAlexUpToConsent()
             gui.clickInPage(IDs.primaryButton)
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 })
 
@@ -116,9 +110,7 @@ final class SignInFlowTests: GUITestCase {
         try MainActor.assumeIsolated {
             let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory)
             gui.waitForSignInPage("sign-in")
-            gui.act(GUIHarness.fill(IDs.userName, "alex@contoso.onmicrosoft.com"), "password page")
-            gui.act(GUIHarness.fill(IDs.password, IDs.demoPassword), "stay signed in")
-            gui.act("document.getElementById('\(IDs.primaryButton)').click();", "consent")
+            gui.signInAsAlexUpToConsent()
             gui.clickInPage(IDs.primaryButton)
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 })
             // The user types and quits while the answer is on its way.
