@@ -39,8 +39,19 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         help: ArgumentHelp("Register a public client: ID=REDIRECT_URI[,REDIRECT_URI…] (repeatable).", valueName: "ID=URI"))
     var clients: [String] = []
 
+    @Option(
+        name: .customLong("multi-tenant"),
+        help: ArgumentHelp(
+            "Make a client's sign-in audience any organization (repeatable); apps are single-tenant otherwise, and /common refuses them.",
+            valueName: "ID"))
+    var multiTenantClients: [String] = []
+
     @Flag(help: "Show one-time codes on the pages too (they are always printed on stdout).")
     var demo = false
+
+    @Flag(
+        help: "Be friendlier than the real services, for demos: every app multi-tenant, user consent always allowed, every Graph property.")
+    var lenient = false
 
     @Option(
         name: .customLong("access-token-lifetime"),
@@ -69,6 +80,8 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         configuration.userCount = users
         configuration.seed = seed
         configuration.extraClients = try clients.map(ClientRegistration.parse(commandLine:))
+        configuration.multiTenantClients = Set(multiTenantClients)
+        configuration.lenient = lenient
         configuration.demoMode = demo
         configuration.accessTokenLifetime = accessTokenLifetime
         configuration.announce = { line in Self.say(line) }

@@ -10,7 +10,7 @@ extension Browser {
     ) -> String {
         var fields = FormFields([
             ("client_id", Clients.tasks), ("response_type", "code"), ("redirect_uri", Clients.b2cNativeClient),
-            ("scope", "openid offline_access \(Clients.tasks)"), ("state", state), ("nonce", "b2c-nonce"),
+            ("scope", "openid offline_access \(Clients.taskScopes)"), ("state", state), ("nonce", "b2c-nonce"),
             ("code_challenge", ProofKey.challenge), ("code_challenge_method", "S256"),
         ])
         for (name, value) in extra { fields.append(name, value) }
@@ -36,7 +36,7 @@ extension Browser {
             form: [
                 ("client_id", Clients.tasks), ("grant_type", "authorization_code"), ("code", code),
                 ("redirect_uri", Clients.b2cNativeClient),
-                ("code_verifier", ProofKey.verifier), ("scope", "openid offline_access \(Clients.tasks)"), ("client_info", "1"),
+                ("code_verifier", ProofKey.verifier), ("scope", "openid offline_access \(Clients.taskScopes)"), ("client_info", "1"),
             ])
     }
 }
@@ -67,7 +67,7 @@ struct B2CTests {
                 #expect(body["refresh_token_expires_in"] as? String == "1209600")
                 #expect(Int(body["not_before"] as? String ?? "") != nil)
                 #expect(Int(body["expires_on"] as? String ?? "") != nil)
-                #expect(body["resource"] as? String == Clients.tasks)
+                #expect(body["resource"] as? String == ClientRegistration.taskAPIAppID)
                 #expect(body["profile_info"] is String)
 
                 let (_, idClaims) = try jwtParts(try #require(body["id_token"] as? String))
@@ -77,7 +77,7 @@ struct B2CTests {
                 #expect(idClaims["ver"] as? String == "1.0")
                 #expect(idClaims["nonce"] as? String == "b2c-nonce")
                 let (_, access) = try jwtParts(try #require(body["access_token"] as? String))
-                #expect(access["aud"] as? String == Clients.tasks)
+                #expect(access["aud"] as? String == ClientRegistration.taskAPIAppID)
                 #expect(access["scp"] as? String == "read write")
 
                 let clientInfo = try #require(body["client_info"] as? String)

@@ -209,7 +209,8 @@ struct TaskAPITests {
         browser.forgetCookies()
         var uri = Browser.b2cAuthorizeURI()
         if let scope {
-            uri = uri.replacingOccurrences(of: FormFields.encode("openid offline_access \(Clients.tasks)"), with: FormFields.encode(scope))
+            uri = uri.replacingOccurrences(
+                of: FormFields.encode("openid offline_access \(Clients.taskScopes)"), with: FormFields.encode(scope))
         }
         let page = try await browser.get(uri)
         let ctx = try #require(page.hidden("ctx"))
@@ -284,6 +285,36 @@ struct TaskAPITests {
             // A Graph token is not a task API token.
             let graph = try await browser.graphToken()
             #expect(try await browser.graph("/api/tasks", token: graph).status == .unauthorized)
+        }
+    }
+
+    @Test(
+        "the task API is its own registration: a token for the desktop app's client id is answered with scope \"/\" and refused by the API")
+    func clientIDScope() async throws {
+        let fixture = try await EmulatorFixture()
+        try await fixture.withBrowser { browser in
+            browser.forgetCookies()
+            let uri = Browser.b2cAuthorizeURI().replacingOccurrences(
+                of: FormFields.encode("openid offline_access \(Clients.taskScopes)"),
+                with: FormFields.encode("openid offline_access \(Clients.tasks)"))
+            let page = try await browser.get(uri)
+            let ctx = try #require(page.hidden("ctx"))
+            let redirect = try await browser.post(
+                "/fabrikamb2c.onmicrosoft.com/login",
+                form: [("ctx", ctx), ("step", "b2c-signin"), ("signInName", "sam@example.com"), ("password", "Passw0rd!")])
+            let response = try await browser.post(
+                "/fabrikamb2c.onmicrosoft.com/B2C_1_SignUpSignIn/oauth2/v2.0/token",
+                form: [
+                    ("client_id", Clients.tasks), ("grant_type", "authorization_code"),
+                    ("code", try #require(redirect.redirectFields["code"])),
+                    ("redirect_uri", Clients.b2cNativeClient), ("code_verifier", ProofKey.verifier),
+                ])
+            #expect(response.json["scope"] as? String == "/")
+            let token = try #require(response.json["access_token"] as? String)
+            let (_, claims) = try jwtParts(token)
+            #expect(claims["aud"] as? String == Clients.tasks)
+            #expect(claims["scp"] == nil)
+            #expect(try await browser.graph("/api/tasks", token: token).status == .unauthorized)
         }
     }
 

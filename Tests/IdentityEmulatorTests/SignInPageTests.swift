@@ -16,7 +16,7 @@ struct SignInPageTests {
             // Microsoft's field names and ids, so automation written for Microsoft's page works here.
             #expect(first.contains(#"name="loginfmt" id="i0116""#))
             #expect(first.contains(#"id="idSIButton9""#))
-            #expect(first.contains(#"action="/common/login""#))
+            #expect(first.contains(#"action="/contoso.onmicrosoft.com/login""#))
             let ctx = try #require(first.hidden("ctx"))
 
             let password = try await browser.post(
@@ -250,14 +250,40 @@ struct SignInPageTests {
         }
     }
 
-    @Test("every workforce tenant name works: common, organizations, the domain and the GUID")
+    @Test("every workforce tenant name works for a multi-tenant app: common, organizations, the domain and the GUID")
     func tenantNames() async throws {
-        let fixture = try await EmulatorFixture()
+        let multiTenant = ClientRegistration(
+            clientID: "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", name: "Multi", redirectURIs: [Clients.nativeClient], multiTenant: true)
+        let fixture = try await EmulatorFixture(extraClients: [multiTenant])
         try await fixture.withBrowser { browser in
             for tenant in ["common", "organizations", "contoso.onmicrosoft.com", Tenant.contoso.id] {
-                let page = try await browser.get(Browser.authorizeURI(tenant: tenant))
+                let page = try await browser.get(Browser.authorizeURI(tenant: tenant, client: multiTenant.clientID))
                 #expect(page.contains(#"action="/\#(tenant)/login""#), "tenant \(tenant)")
             }
+        }
+    }
+
+    @Test("a single-tenant app (Entra's default) at /common or /organizations: AADSTS50194, redirected and at the token endpoint")
+    func singleTenantAtCommon() async throws {
+        let fixture = try await EmulatorFixture()
+        try await fixture.withBrowser { browser in
+            for tenant in ["common", "organizations"] {
+                let page = try await browser.get(Browser.authorizeURI(tenant: tenant))
+                #expect(page.status == .found)
+                #expect(page.redirectFields["error"] == "invalid_request")
+                #expect(
+                    page.redirectFields["error_description"]?.hasPrefix(
+                        "AADSTS50194: Application '\(Clients.directory)'(Sesame Directory) is not configured as a multi-tenant application."
+                    ) == true)
+                #expect(page.redirectFields["state"] == "state-123")
+                let token = try await browser.refresh("anything", tenant: tenant)
+                #expect(token.json["error_codes"] as? [Int] == [50194])
+            }
+        }
+        let lenient = try await EmulatorFixture(lenient: true)
+        try await lenient.withBrowser { browser in
+            let page = try await browser.get(Browser.authorizeURI(tenant: "common"))
+            #expect(page.contains(#"action="/common/login""#), "--lenient keeps /common")
         }
     }
 

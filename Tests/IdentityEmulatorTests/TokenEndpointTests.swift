@@ -153,14 +153,14 @@ struct TokenEndpointTests {
     func requestErrors() async throws {
         let fixture = try await EmulatorFixture()
         try await fixture.withBrowser { browser in
-            let noGrant = try await browser.post("/common/oauth2/v2.0/token", form: [("client_id", Clients.directory)])
+            let noGrant = try await browser.post("/contoso.onmicrosoft.com/oauth2/v2.0/token", form: [("client_id", Clients.directory)])
             #expect(noGrant.json["error_codes"] as? [Int] == [900144])
             #expect((noGrant.json["error_description"] as? String)?.contains("'grant_type'") == true)
             let unknown = try await browser.post(
-                "/common/oauth2/v2.0/token", form: [("client_id", "nope"), ("grant_type", "authorization_code")])
+                "/contoso.onmicrosoft.com/oauth2/v2.0/token", form: [("client_id", "nope"), ("grant_type", "authorization_code")])
             #expect(unknown.json["error_codes"] as? [Int] == [700016])
             let password = try await browser.post(
-                "/common/oauth2/v2.0/token", form: [("client_id", Clients.directory), ("grant_type", "password")])
+                "/contoso.onmicrosoft.com/oauth2/v2.0/token", form: [("client_id", Clients.directory), ("grant_type", "password")])
             #expect(password.json["error"] as? String == "unsupported_grant_type")
             #expect(password.json["error_codes"] as? [Int] == [70003])
             let garbage = try await browser.redeem("0.Anot-a-real-code")

@@ -58,14 +58,14 @@ struct WireTests {
         let base = String(try #require(emulator.readLine()).split(separator: " ").last!)
         let client = HTTPClient.shared
         let authorize =
-            "\(base)/common/oauth2/v2.0/authorize?client_id=\(Clients.directory)&response_type=code"
+            "\(base)/contoso.onmicrosoft.com/oauth2/v2.0/authorize?client_id=\(Clients.directory)&response_type=code"
             + "&redirect_uri=\(FormFields.encode(Clients.nativeClient))&scope=openid"
         let page = String(
             buffer: try await client.execute(HTTPClientRequest(url: authorize), timeout: .seconds(10)).body.collect(upTo: 1 << 20))
         let ctx = try #require(
             page.range(of: #"name="ctx" value="[^"]*""#, options: .regularExpression).map { page[$0].split(separator: "\"")[3] })
         for form in ["step=username&loginfmt=megan%40contoso.onmicrosoft.com", "step=password&passwd=Passw0rd%21"] {
-            var request = HTTPClientRequest(url: "\(base)/common/login")
+            var request = HTTPClientRequest(url: "\(base)/contoso.onmicrosoft.com/login")
             request.method = .POST
             request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
             request.body = .bytes(ByteBuffer(string: "ctx=\(ctx)&\(form)"))

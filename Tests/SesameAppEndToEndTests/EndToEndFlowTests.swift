@@ -14,7 +14,8 @@ final class EndToEndFlowTests: XCTestCase {
 
     func testAlexSignsInTheDirectoryFillsAndSigningOutAsksWhoSignsInNext() throws {
         let run = try flow("alex")
-        XCTAssertEqual(run.seen["first_page"] as? String, run.base.appending(path: "common/oauth2/v2.0/authorize").absoluteString)
+        XCTAssertEqual(
+            run.seen["first_page"] as? String, run.base.appending(path: "contoso.onmicrosoft.com/oauth2/v2.0/authorize").absoluteString)
         XCTAssertEqual(run.seen["title"] as? String, "Sign in to your account")
         XCTAssertTrue((run.seen["consent"] as? [String])?.contains("Read all users’ basic profiles") == true)
         XCTAssertTrue(run.has("automation-session"), "WebDriver did not drive the sign-in view")
@@ -70,7 +71,8 @@ final class EndToEndFlowTests: XCTestCase {
             run.seen["inline_error"] as? String, "Your account or password is incorrect. If you don't remember your password, reset it now."
         )
         XCTAssertEqual(
-            run.seen["still_on"] as? String, run.base.appending(path: "common/login").absoluteString, "a wrong password must not redirect")
+            run.seen["still_on"] as? String, run.base.appending(path: "contoso.onmicrosoft.com/login").absoluteString,
+            "a wrong password must not redirect")
         XCTAssertEqual(run.count("redirect-intercepted"), 1)
         XCTAssertFalse(run.has("sign-in-failed"), "a wrong password is not a failed sign-in")
         XCTAssertTrue(run.has("list-rendered", ["view": "directory"]))

@@ -32,6 +32,8 @@ public final class FakeIdentityProvider: @unchecked Sendable {
     private var _tokenCounter = 0
     private var _username = "alex@contoso.onmicrosoft.com"
     private var _uid = "00000000-0000-0000-66f3-3332eca7ea81"
+    private var _answeredScope = "User.Read profile openid email"
+    private var _throttle: (count: Int, retryAfter: Int) = (0, 0)
 
     public let transport = FakeTransport()
     /// The provider's clock: the fixture shares its test clock so tokens are issued "now".
@@ -94,6 +96,13 @@ public final class FakeIdentityProvider: @unchecked Sendable {
         set { lock.withLock { _uid = newValue } }
     }
     public var liveRefreshTokens: [String] { lock.withLock { Array(_refreshTokens.keys) } }
+    /// `scope` as the token endpoint answers it (B2C answers a client-id scope with `/`).
+    public var answeredScope: String {
+        get { lock.withLock { _answeredScope } }
+        set { lock.withLock { _answeredScope = newValue } }
+    }
+    /// The next `count` token requests answer 429 with `Retry-After: retryAfter`.
+    public func throttle(count: Int, retryAfter: Int) { lock.withLock { _throttle = (count, retryAfter) } }
 
     public var configuration: AccountConfiguration {
         AccountConfiguration(
@@ -165,6 +174,19 @@ public final class FakeIdentityProvider: @unchecked Sendable {
     }
 
     private func token(_ form: [String: String]) async throws -> HTTPResponse {
+        let throttled = lock.withLock { () -> Int? in
+            guard _throttle.count > 0 else { return nil }
+            _throttle.count -= 1
+            return _throttle.retryAfter
+        }
+        if let throttled {
+            return json(
+                [
+                    "error": "temporarily_unavailable", "error_codes": [50196],
+                    "error_description": "AADSTS50196: The server terminated an operation because it encountered a client request loop.",
+                ],
+                status: 429, headers: ["Content-Type": "application/json", "Retry-After": String(throttled)])
+        }
         var nonce: String?
         switch form["grant_type"] {
         case "authorization_code":
@@ -207,7 +229,7 @@ public final class FakeIdentityProvider: @unchecked Sendable {
             return ("at-\(_tokenCounter)-" + UUID().uuidString, refresh)
         }
         var body: [String: Any] = [
-            "token_type": "Bearer", "scope": "User.Read profile openid email", "expires_in": expiresIn, "ext_expires_in": expiresIn,
+            "token_type": "Bearer", "scope": answeredScope, "expires_in": expiresIn, "ext_expires_in": expiresIn,
             "access_token": accessToken, "refresh_token": refreshToken, "client_info": clientInfo,
         ]
         body["id_token"] = idToken(nonce: nonce)

@@ -186,7 +186,9 @@ struct EmulatorSettingsTests {
             return
         }
         #expect(msal.graphURI.absoluteString == "http://127.0.0.1:8400/v1.0/me/")
-        #expect(msal.accountConfiguration.authorizationURL.absoluteString == "http://127.0.0.1:8400/common/oauth2/v2.0/authorize")
+        #expect(
+            msal.accountConfiguration.authorizationURL.absoluteString
+                == "http://127.0.0.1:8400/contoso.onmicrosoft.com/oauth2/v2.0/authorize")
         #expect(msal.accountConfiguration.redirectURL.absoluteString == "https://login.microsoftonline.com/common/oauth2/nativeclient")
     }
 }

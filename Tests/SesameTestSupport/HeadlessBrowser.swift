@@ -70,6 +70,11 @@ public final class HeadlessBrowser: @unchecked Sendable {
         /// Where a redirect goes.
         public var location: String? { headers[.location] }
 
+        /// Where the page's form posts (its `action`).
+        public var formAction: String? {
+            firstMatch(#"<form method="post" action="([^"]*)""#).map { $0.replacingOccurrences(of: "&amp;", with: "&") }
+        }
+
         /// A hidden field's value (`ctx`).
         public func hidden(_ name: String) -> String? {
             firstMatch(#"name="\#(name)" value="([^"]*)""#)
@@ -137,13 +142,15 @@ public final class HeadlessBrowser: @unchecked Sendable {
     /// Walks Microsoft's pages: user name → password (→ the SMS code the emulator sent) → "Stay
     /// signed in?" (→ consent) and returns the last answer, whose `location` is the redirect.
     /// - Parameter authorize: the authorization request (a path, or absolute over sockets).
+    /// - Parameter tenant: where the pages post when the first page does not say (its form's
+    ///   `action` wins).
     public func signIn(
-        _ user: String, password: String = SignInPageIDs.demoPassword, authorize uri: String, tenant: String = "common",
+        _ user: String, password: String = SignInPageIDs.demoPassword, authorize uri: String, tenant: String = "contoso.onmicrosoft.com",
         consent: Bool = true
     ) async throws -> Page {
         var page = try await followRedirects(from: get(uri))
         guard let ctx = page.hidden("ctx") else { return page }
-        let login = "/\(tenant)/login"
+        let login = page.formAction ?? "/\(tenant)/login"
         page = try await post(login, form: [("ctx", ctx), ("step", "username"), (SignInPageIDs.Fields.userName, user)])
         page = try await post(login, form: [("ctx", ctx), ("step", "password"), (SignInPageIDs.Fields.password, password)])
         if page.contains(SignInPageIDs.smsCode) {
@@ -167,7 +174,7 @@ public final class HeadlessBrowser: @unchecked Sendable {
         let page = try await followRedirects(from: get(uri))
         guard let ctx = page.hidden("ctx") else { return page }
         return try await post(
-            "/\(tenant)/login",
+            page.formAction ?? "/\(tenant)/login",
             form: [
                 ("ctx", ctx), ("step", "b2c-signin"), (SignInPageIDs.Fields.b2cSignInName, email),
                 (SignInPageIDs.Fields.b2cPassword, password),

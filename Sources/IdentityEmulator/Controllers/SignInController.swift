@@ -21,11 +21,18 @@ struct SignInController: EmulatorController {
 
         let authorization: AuthorizeRequest
         do {
-            authorization = try AuthorizeRequest.parse(request.queryFields, endpoint: endpoint, clients: clients, emulatorBase: base)
+            authorization = try AuthorizeRequest.parse(
+                request.queryFields, endpoint: endpoint, clients: clients, emulatorBase: base, lenient: configuration.lenient)
         } catch .page(let failure) {
             return errorPage(failure, correlationID: request.queryFields["client-request-id"], now: now)
         } catch .redirect(let failure, let reply) {
             return errorRedirect(failure, reply: reply, now: now)
+        }
+
+        if endpoint.isMultiTenant, endpoint.tenant.kind == .workforce, !authorization.client.multiTenant {
+            return errorRedirect(
+                .singleTenantAppAtCommon(clientID: authorization.client.clientID, appName: authorization.client.name),
+                reply: authorization.reply, now: now)
         }
 
         let cookie = request.cookies[sessionCookieName(endpoint.tenant)]?.value

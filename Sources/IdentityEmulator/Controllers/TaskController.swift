@@ -26,7 +26,7 @@ struct TaskController: EmulatorController {
         let denied = TaskFailure(status: .unauthorized, message: "Authorization has been denied for this request.")
         guard let token = request.bearerToken, let claims = try? JSONWebToken.verify(token, with: key) else { throw denied }
         guard claims["iss"] as? String == issuer.issuer(for: fabrikam.tenant),
-            claims["aud"] as? String == ClientRegistration.taskAPIClientID,
+            claims["aud"] as? String == ClientRegistration.taskAPIAppID,
             let exp = claims["exp"] as? Double, exp > clock.now.timeIntervalSince1970,
             let oid = claims["oid"] as? String
         else { throw denied }

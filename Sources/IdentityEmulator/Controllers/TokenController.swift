@@ -23,6 +23,9 @@ struct TokenController: EmulatorController {
         guard let client = clients.first(where: { $0.clientID == clientID && $0.tenantKinds.contains(endpoint.tenant.kind) }) else {
             return fail(.unknownClient(clientID, tenant: endpoint.tenant.id))
         }
+        if endpoint.isMultiTenant, !b2c, !client.multiTenant {
+            return fail(.singleTenantAppAtCommon(clientID: client.clientID, appName: client.name))
+        }
         // Every registered client is public: it must not authenticate.
         if form.nonEmpty("client_secret") != nil || form.nonEmpty("client_assertion") != nil {
             return fail(b2c ? .b2cPublicClientSentSecret : .publicClientSentSecret)
@@ -92,12 +95,13 @@ struct TokenController: EmulatorController {
         let requestedScope = form.nonEmpty("scope") ?? grant.scope
         let scopes: ScopeRequest
         do {
-            scopes = try ScopeRequest.parse(requestedScope, tenant: endpoint.tenant)
+            scopes = try ScopeRequest.parse(requestedScope, tenant: endpoint.tenant, clientID: clientID, lenient: configuration.lenient)
         } catch {
             return fail(error)
         }
         if !b2c {
-            let granted = try ScopeRequest.parse(grant.scope, tenant: endpoint.tenant).consentKeys
+            let granted = try ScopeRequest.parse(grant.scope, tenant: endpoint.tenant, clientID: clientID, lenient: configuration.lenient)
+                .consentKeys
                 .union(await state.consentedPermissions(userID: grant.userID, clientID: clientID))
             let missing = scopes.consentKeys.subtracting(granted).subtracting(["profile", "email"])
             if !missing.isEmpty {

@@ -11,12 +11,20 @@ public struct ClientRegistration: Sendable, Hashable {
     public let redirectURIs: [String]
     /// The tenants the app is registered in.
     public let tenantKinds: Set<Tenant.Kind>
+    /// The sign-in audience: `false` (Entra's default for new registrations since October 2018)
+    /// is "accounts in this organizational directory only", which `/common` and `/organizations`
+    /// refuse with AADSTS50194; `true` is "accounts in any organizational directory".
+    public var multiTenant: Bool
 
-    public init(clientID: String, name: String, redirectURIs: [String], tenantKinds: Set<Tenant.Kind> = [.workforce, .b2c]) {
+    public init(
+        clientID: String, name: String, redirectURIs: [String], tenantKinds: Set<Tenant.Kind> = [.workforce, .b2c],
+        multiTenant: Bool = false
+    ) {
         self.clientID = clientID.lowercased()
         self.name = name
         self.redirectURIs = redirectURIs
         self.tenantKinds = tenantKinds
+        self.multiTenant = multiTenant
     }
 
     /// Sesame's bundled samples (Resources/settings): Directory, Me and Tasks.
@@ -35,8 +43,10 @@ public struct ClientRegistration: Sendable, Hashable {
             tenantKinds: [.b2c]),
     ]
 
-    /// The B2C app whose API is the task service (the seed asks for its client id as a scope).
-    public static let taskAPIClientID = "90c0fe63-bcf2-44d5-8fb7-b8bbc0b29dc6"
+    /// The task API's own B2C app registration (the B2C sample's web API is registered apart from
+    /// the desktop app): its access tokens' `aud`. Its App ID URI is
+    /// `https://fabrikamb2c.onmicrosoft.com/tasks`, with the scopes `read` and `write`.
+    public static let taskAPIAppID = "3b7a5c1e-9d2f-4e8a-b6c4-2f1e0d9c8b7a"
 
     /// Parses the command line's `ID=URI[,URI…]`.
     public static func parse(commandLine text: String) throws -> ClientRegistration {

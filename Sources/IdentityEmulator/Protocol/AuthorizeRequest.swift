@@ -53,7 +53,7 @@ struct AuthorizeRequest: Sendable {
     var reply: Reply { Reply(uri: replyURI, mode: responseMode, state: state, correlationID: correlationID) }
 
     static func parse(
-        _ query: FormFields, endpoint: IdentityEndpoint, clients: [ClientRegistration], emulatorBase: URL
+        _ query: FormFields, endpoint: IdentityEndpoint, clients: [ClientRegistration], emulatorBase: URL, lenient: Bool = false
     ) throws(Failure) -> AuthorizeRequest {
         let correlationID = query.nonEmpty("client-request-id") ?? Identifiers.guid()
         let b2c = endpoint.tenant.kind == .b2c
@@ -93,7 +93,11 @@ struct AuthorizeRequest: Sendable {
                 b2c ? .b2c("invalid_request", 90010, "The request does not contain a scope.") : .missingParameter("scope"), to: reply)
         }
         let scopes: ScopeRequest
-        do { scopes = try ScopeRequest.parse(scope, tenant: endpoint.tenant) } catch { throw .redirect(error, to: reply) }
+        do {
+            scopes = try ScopeRequest.parse(scope, tenant: endpoint.tenant, clientID: client.clientID, lenient: lenient)
+        } catch {
+            throw .redirect(error, to: reply)
+        }
         if b2c, scopes.resource == nil, !scopes.wantsIDToken {
             throw .redirect(
                 .b2c("invalid_request", 90115, "The request must contain the openid scope or the client id as a scope."), to: reply)

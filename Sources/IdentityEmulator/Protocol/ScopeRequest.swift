@@ -4,8 +4,11 @@ struct ScopeRequest: Sendable, Equatable {
     enum Resource: String, Sendable, Equatable {
         /// Microsoft Graph: v1-shaped access tokens for `00000003-0000-0000-c000-000000000000`.
         case graph
-        /// The B2C task API: access tokens whose `aud` is the task app's client id.
+        /// The B2C task API: access tokens whose `aud` is the task API's app id, with `scp`.
         case taskAPI
+        /// B2C: the requesting app's own client id as a scope: an access token for the app itself
+        /// (`aud` its client id, no `scp`), answered with `"scope": "/"`.
+        case ownApp
     }
 
     /// `openid`, `profile`, `email`, `offline_access` as sent (lower-cased).
@@ -26,8 +29,10 @@ struct ScopeRequest: Sendable, Equatable {
     var wantsIDToken: Bool { oidc.contains("openid") }
     var wantsRefreshToken: Bool { oidc.contains("offline_access") }
 
-    /// Parses a space-separated `scope` for a tenant; unknown scopes fail as the service fails.
-    static func parse(_ text: String, tenant: Tenant) throws(ServiceError) -> ScopeRequest {
+    /// Parses a space-separated `scope` for a tenant and the requesting client; unknown scopes
+    /// fail as the service fails. `lenient` reads a B2C client-id scope as the task API's
+    /// `read write`, as the emulator once did.
+    static func parse(_ text: String, tenant: Tenant, clientID: String, lenient: Bool = false) throws(ServiceError) -> ScopeRequest {
         var request = ScopeRequest()
         for scope in text.split(whereSeparator: { $0 == " " || $0 == "+" }).map(String.init) {
             let lower = scope.lowercased()
@@ -35,7 +40,7 @@ struct ScopeRequest: Sendable, Equatable {
                 request.oidc.insert(lower)
                 continue
             }
-            let (resource, permission) = try classify(scope, tenant: tenant)
+            let (resource, permission) = try classify(scope, tenant: tenant, clientID: clientID, lenient: lenient)
             if request.resource == nil { request.resource = resource }
             // Entra issues a token for the first resource only; B2C refuses a second one.
             guard request.resource == resource else {
@@ -53,7 +58,11 @@ struct ScopeRequest: Sendable, Equatable {
         return request
     }
 
-    private static func classify(_ scope: String, tenant: Tenant) throws(ServiceError) -> (Resource, [String]) {
+    private static func classify(
+        _ scope: String, tenant: Tenant, clientID: String, lenient: Bool
+    ) throws(ServiceError) -> (
+        Resource, [String]
+    ) {
         let lower = scope.lowercased()
         switch tenant.kind {
         case .workforce:
@@ -70,7 +79,7 @@ struct ScopeRequest: Sendable, Equatable {
                 scope.contains("://") ? String(scope[..<(scope.range(of: "/", options: .backwards)?.lowerBound ?? scope.endIndex)]) : scope
             throw .invalidResource(resource, tenant: tenant.id)
         case .b2c:
-            if lower == ClientRegistration.taskAPIClientID { return (.taskAPI, taskPermissions) }
+            if lower == clientID.lowercased() { return lenient ? (.taskAPI, taskPermissions) : (.ownApp, []) }
             if lower.hasPrefix(taskAPIBase), let permission = taskPermissions.first(where: { lower == taskAPIBase + $0 }) {
                 return (.taskAPI, [permission])
             }

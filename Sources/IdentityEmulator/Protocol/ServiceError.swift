@@ -94,6 +94,14 @@ extension ServiceError {
         )
     }
 
+    static func singleTenantAppAtCommon(clientID: String, appName: String) -> ServiceError {
+        entra(
+            "invalid_request", 50194,
+            "Application '\(clientID)'(\(appName)) is not configured as a multi-tenant application. Usage of the /common endpoint "
+                + "is not supported for such applications created after '10/15/2018'. Use a tenant-specific endpoint or configure the "
+                + "application to be multi-tenant.")
+    }
+
     static func unsupportedResponseType(_ type: String) -> ServiceError {
         entra("unsupported_response_type", 700054, "response_type '\(type)' is not enabled for the application.")
     }

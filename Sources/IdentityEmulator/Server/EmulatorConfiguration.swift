@@ -17,6 +17,13 @@ public struct EmulatorConfiguration: Sendable {
     public var seed: String = "sesame"
     /// `--client`: public clients registered besides Sesame's bundled ones.
     public var extraClients: [ClientRegistration] = []
+    /// `--multi-tenant ID`: clients whose sign-in audience is any organization (the others are
+    /// single-tenant, as Entra registers new apps, and `/common` refuses them).
+    public var multiTenantClients: Set<String> = []
+    /// `--lenient`: the friendlier emulator of old, for demos only: every app multi-tenant, the
+    /// task API one registration with the desktop app, Graph answering every property whatever the
+    /// permission, user consent always allowed. Tests run strict.
+    public var lenient = false
     /// `--demo`: show one-time codes on the pages too (they are always printed on stdout).
     public var demoMode: Bool = false
     /// `--access-token-lifetime`: seconds an access token lives (`expires_in`). nil: 60–90 minutes
@@ -34,7 +41,12 @@ public struct EmulatorConfiguration: Sendable {
     /// Every registered client: Sesame's, then `--client` ones (which win on the same id).
     var clients: [ClientRegistration] {
         let extraIDs = Set(extraClients.map(\.clientID))
-        return ClientRegistration.sesameDefaults.filter { !extraIDs.contains($0.clientID) } + extraClients
+        let multiTenant = Set(multiTenantClients.map { $0.lowercased() })
+        return (ClientRegistration.sesameDefaults.filter { !extraIDs.contains($0.clientID) } + extraClients).map { client in
+            var client = client
+            if lenient || multiTenant.contains(client.clientID) { client.multiTenant = true }
+            return client
+        }
     }
 
     /// Where TLS material lives: the state directory, or `$XDG_STATE_HOME/identity-emulator`.

@@ -138,11 +138,18 @@ struct TokenIssuer: Sendable {
         wantsClientInfo: Bool, refreshToken: String?, now: Date
     ) throws -> JSON {
         let lifetime = accessTokenLifetime ?? 3600
-        let accessToken =
-            scopes.resource == .taskAPI
-            ? try b2cToken(
-                grant: grant, user: user, tenant: tenant, audience: ClientRegistration.taskAPIClientID,
-                scp: scopes.permissions.joined(separator: " "), nonce: nonce, now: now, lifetime: lifetime) : nil
+        let audience: String? =
+            switch scopes.resource {
+            case .taskAPI: ClientRegistration.taskAPIAppID
+            case .ownApp: grant.clientID
+            case .graph, nil: nil
+            }
+        let accessToken = try audience.map { audience in
+            try b2cToken(
+                grant: grant, user: user, tenant: tenant, audience: audience,
+                scp: scopes.resource == .taskAPI ? scopes.permissions.joined(separator: " ") : nil, nonce: nonce, now: now,
+                lifetime: lifetime)
+        }
         let idToken =
             scopes.wantsIDToken
             ? try b2cToken(grant: grant, user: user, tenant: tenant, audience: grant.clientID, scp: nil, nonce: nonce, now: now) : nil
@@ -157,10 +164,11 @@ struct TokenIssuer: Sendable {
             ("not_before", .string(String(now.epochSeconds))),
             ("expires_in", accessToken == nil ? nil : .string(String(lifetime))),
             ("expires_on", accessToken == nil ? nil : .string(String(now.epochSeconds + lifetime))),
-            ("resource", accessToken == nil ? nil : .string(ClientRegistration.taskAPIClientID)),
+            ("resource", audience.map(JSON.string)),
             ("id_token_expires_in", idToken == nil ? nil : .string(String(lifetime))),
             ("profile_info", .string(Base64URL.encode(profileInfo.data))),
-            ("scope", .string(requestedScope)),
+            // B2C answers a request for the app's own client id with "/".
+            ("scope", .string(scopes.resource == .ownApp ? "/" : requestedScope)),
             ("refresh_token", refreshToken.map(JSON.string)),
             ("refresh_token_expires_in", refreshToken == nil ? nil : .string("1209600")),
             ("client_info", wantsClientInfo ? .string(clientInfo(user: user, tenant: tenant, policy: grant.policy)) : nil),

@@ -26,6 +26,9 @@ public actor AccountStore {
 
     private var configurations: [String: AccountConfiguration] = [:]
     private var refreshes: [String: Task<AccessToken, any Error>] = [:]
+    /// Claims challenges a refused refresh carried (Conditional Access asking for MFA), per
+    /// account type: the next interactive sign-in sends them on `/authorize`.
+    private var claimsChallenges: [String: String] = [:]
     private var subscribers: [UUID: AsyncStream<AccountStoreEvent>.Continuation] = [:]
 
     /// A cached access token is handed out only while it stays valid this much longer.
@@ -122,6 +125,7 @@ public actor AccountStore {
                 do throws(SessionFailure) {
                     let (account, session) = try await signInOnce(
                         accountType: accountType, configuration: configuration, parameters: parameters, userAgent: userAgent)
+                    claimsChallenges[accountType] = nil
                     await userAgent.dismiss(session)
                     return account
                 } catch {
@@ -159,6 +163,9 @@ public actor AccountStore {
         var parameters = parameters
         if parameters["prompt"] == nil, let prompt = try? nextPrompt(group: configuration.storageGroup) {
             parameters["prompt"] = prompt
+        }
+        if parameters["claims"] == nil, let claims = claimsChallenges[accountType] {
+            parameters["claims"] = claims
         }
         let request = AuthorizationRequest(configuration: configuration, additionalParameters: parameters)
         let session = SignInSession(accountType: accountType, configuration: configuration, request: request)
@@ -341,6 +348,9 @@ public actor AccountStore {
             claims = try await verifier.claims(
                 of: tokens.idToken, configuration: configuration, expectedNonce: nil, required: false, now: now())
         } catch {
+            if error.code == .interactionRequired, let claims = error.claimsChallenge {
+                claimsChallenges[account.accountType] = claims
+            }
             if error.code == .interactionRequired {
                 let marked = try withCache(group: configuration.storageGroup, write: true) { cache in
                     cache.setInteractionRequired(true, homeAccountID: account.homeAccountID, environment: environment)
@@ -372,7 +382,7 @@ public actor AccountStore {
         return AccessToken(
             secret: tokens.accessToken, tokenType: tokens.tokenType,
             expiresOn: Date(timeIntervalSince1970: TimeInterval(tokens.expiresOn ?? grantedAt + tokens.expiresIn)),
-            scopes: tokens.scope ?? scopes, account: refreshed)
+            scopes: tokens.scope ?? scopes.filter { !Self.oidcScopes.contains($0.lowercased()) }, account: refreshed)
     }
 
     private static let oidcScopes: Set<String> = ["openid", "profile", "offline_access", "email"]

@@ -37,6 +37,9 @@ public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
         public static let network = Code("network")
         /// The sign-in page could not be shown (no display, no browser to open).
         public static let userAgentUnavailable = Code("userAgentUnavailable")
+        /// The identity service asked the client to slow down (HTTP 429, AADSTS50196) for longer
+        /// than Sesame waits.
+        public static let throttled = Code("throttled")
     }
 
     /// The kind of failure.
@@ -55,6 +58,11 @@ public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
     public var accountType: String?
     /// The home account id concerned (for ``Code-swift.struct/interactionRequired``).
     public var homeAccountID: String?
+    /// `claims`: a claims challenge (Conditional Access asking for MFA, say), a JSON string the
+    /// next interactive sign-in must send on `/authorize`.
+    public var claimsChallenge: String?
+    /// For ``Code-swift.struct/throttled``: how long the service asked to wait (`Retry-After`).
+    public var retryAfter: Duration?
 
     /// An error of `code` with a user-facing message.
     public init(_ code: Code, _ message: String) {
@@ -88,6 +96,8 @@ public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
             error = AccountStoreError(.passwordResetRequested, "The user asked to reset their password.")
         } else if serviceCode == "AADB2C90091" || response.errorSubcode == "cancel" {
             error = AccountStoreError(.cancelled, "Sign-in was cancelled.")
+        } else if let advice = ServiceErrorAdvice.sentence(for: serviceCode) {
+            error = AccountStoreError(.authorizationFailed, advice)
         } else {
             error = AccountStoreError(.authorizationFailed, firstLine ?? "The identity service refused the sign-in (\(response.error)).")
         }
@@ -101,13 +111,16 @@ public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
 
     /// The error for a token endpoint refusal.
     static func from(_ response: OAuthErrorResponse, accountType: String, homeAccountID: String?) -> AccountStoreError {
+        let code = serviceCode(in: response.errorDescription) ?? response.errorCodes.first.map { "AADSTS\($0)" }
+        let advice = ServiceErrorAdvice.sentence(for: code)
         var error = AccountStoreError(
             response.requiresInteraction ? .interactionRequired : .tokenRequestFailed,
             response.requiresInteraction
-                ? "Sign in again: \(response.summary)"
-                : "The token request was refused: \(response.summary)")
+                ? advice ?? "Sign in again: \(response.summary)"
+                : advice ?? "The token request was refused: \(response.summary)")
+        error.claimsChallenge = response.claims.flatMap { $0.isEmpty ? nil : $0 }
         error.oauthError = response.error
-        error.serviceCode = serviceCode(in: response.errorDescription) ?? response.errorCodes.first.map { "AADSTS\($0)" }
+        error.serviceCode = code
         error.errorDescription = response.errorDescription
         error.errorURI = response.errorURI
         error.accountType = accountType

@@ -6,6 +6,11 @@ import Logging
 struct TokenEndpointClient: Sendable {
     let transport: any HTTPTransport
     let logger: Logger
+    /// How long the client waits when the service says `Retry-After` (429, 503) before it tries
+    /// once more; a longer wait is handed back as ``AccountStoreError/Code-swift.struct/throttled``.
+    var longestWait: Duration = .seconds(30)
+    /// Waits (tests record instead).
+    var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
     /// Sends `request` with the configuration's client secret (confidential clients only) and
     /// custom headers (the B2C seed's `contentType`).
@@ -20,13 +25,19 @@ struct TokenEndpointClient: Sendable {
         let httpRequest = HTTPRequest(
             method: "POST", url: configuration.tokenURL, headers: headers, body: Data(FormEncoding.encode(fields).utf8))
 
-        let response: HTTPResponse
-        do {
-            response = try await transport.send(httpRequest)
-        } catch {
-            var failure = AccountStoreError(.network, "Could not reach the identity service: \(error)")
-            failure.accountType = accountType
-            throw failure
+        var response = try await exchange(httpRequest, accountType: accountType)
+        if [429, 503].contains(response.status) {
+            // Throttled (AADSTS50196, or a busy service): wait as asked, once, when that is short.
+            let wait = AuthorizedHTTPClient.retryAfter(response.headers["Retry-After"], now: Date()) ?? .seconds(5)
+            guard wait <= longestWait else { throw Self.throttled(response, wait: wait, accountType: accountType) }
+            logger.notice("token endpoint throttled; retrying", metadata: ["accountType": "\(accountType)", "after": "\(wait)"])
+            do { try await sleep(wait) } catch { throw AccountStoreError(.cancelled, "Sign-in was cancelled.") }
+            response = try await exchange(httpRequest, accountType: accountType)
+            if [429, 503].contains(response.status) {
+                throw Self.throttled(
+                    response, wait: AuthorizedHTTPClient.retryAfter(response.headers["Retry-After"], now: Date()) ?? wait,
+                    accountType: accountType)
+            }
         }
         if response.isSuccess, let tokens = try? JSONDecoder().decode(TokenResponse.self, from: response.body) {
             logger.debug(
@@ -43,5 +54,28 @@ struct TokenEndpointClient: Sendable {
         )
         failure.accountType = accountType
         throw failure
+    }
+
+    private func exchange(_ request: HTTPRequest, accountType: String) async throws(AccountStoreError) -> HTTPResponse {
+        do {
+            return try await transport.send(request)
+        } catch {
+            var failure = AccountStoreError(.network, "Could not reach the identity service: \(error)")
+            failure.accountType = accountType
+            throw failure
+        }
+    }
+
+    private static func throttled(_ response: HTTPResponse, wait: Duration, accountType: String) -> AccountStoreError {
+        let refusal = try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body)
+        let code = refusal.flatMap { AccountStoreError.serviceCode(in: $0.errorDescription) ?? $0.errorCodes.first.map { "AADSTS\($0)" } }
+        let seconds = max(1, Int(wait.components.seconds))
+        var error = AccountStoreError(
+            .throttled,
+            "The identity service asks Sesame to wait \(seconds) seconds before asking again (HTTP \(response.status)); try again then.")
+        error.serviceCode = code
+        error.retryAfter = wait
+        error.accountType = accountType
+        return error
     }
 }

@@ -16,7 +16,9 @@ public struct TokenResponse: Sendable, Hashable, Decodable, CustomStringConverti
     public let extendedExpiresIn: Int?
     /// `refresh_in`: when Entra suggests refreshing early.
     public let refreshIn: Int?
-    /// `scope`: the granted scopes (Entra echoes them without `offline_access`).
+    /// `scope`: the granted scopes (Entra echoes them without `offline_access`). `nil` when the
+    /// answer names none: absent, empty, or B2C's `"/"` for a client-id scope — then the scopes
+    /// asked for are what the token is cached under.
     public let scope: [String]?
     /// `refresh_token`.
     public let refreshToken: Secret?
@@ -62,7 +64,8 @@ public struct TokenResponse: Sendable, Hashable, Decodable, CustomStringConverti
         self.expiresIn = try integer("expires_in") ?? 600
         self.extendedExpiresIn = try integer("ext_expires_in")
         self.refreshIn = try integer("refresh_in")
-        self.scope = string("scope").map { $0.split(separator: " ").map(String.init) }
+        let granted = string("scope").map { $0.split(separator: " ").map(String.init).filter { $0 != "/" } }
+        self.scope = granted.flatMap { $0.isEmpty ? nil : $0 }
         self.refreshToken = string("refresh_token").flatMap { $0.isEmpty ? nil : Secret($0) }
         self.idToken = string("id_token").flatMap { $0.isEmpty ? nil : Secret($0) }
         self.clientInfo = string("client_info")

@@ -188,7 +188,11 @@ public struct TokenCache: Sendable, Hashable {
     /// "interaction required" mark.
     public mutating func save(_ grant: Grant) {
         let response = grant.response
-        let target = (response.scope ?? grant.requestedScopes).sorted().joined(separator: " ")
+        // Without an answered scope, the scopes asked for, less OpenID Connect's reserved ones (as
+        // MSAL caches them): those name no resource.
+        let reserved: Set<String> = ["openid", "profile", "offline_access", "email"]
+        let asked = grant.requestedScopes.filter { !reserved.contains($0.lowercased()) }
+        let target = (response.scope ?? (asked.isEmpty ? grant.requestedScopes : asked)).sorted().joined(separator: " ")
         let targetScopes = Set(target.lowercased().split(separator: " ").map(String.init))
         accessTokens = accessTokens.filter { _, entry in
             !(entry.homeAccountID == grant.homeAccountID && entry.environment == grant.environment

@@ -79,7 +79,8 @@ def browse(session, url):
 def main():
     client_id = sys.argv[1]
     base = os.environ["EMULATOR_URL"]
-    app = msal.PublicClientApplication(client_id, authority=f"{base}/common", instance_discovery=False)
+    # A single-tenant app (Entra's default): the tenant's own authority, as for a real registration.
+    app = msal.PublicClientApplication(client_id, authority=f"{base}/contoso.onmicrosoft.com", instance_discovery=False)
 
     flow = app.initiate_auth_code_flow(["User.Read"], redirect_uri=REDIRECT_URI)
     query = urllib.parse.parse_qs(urllib.parse.urlsplit(flow["auth_uri"]).query)

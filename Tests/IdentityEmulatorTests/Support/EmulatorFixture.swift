@@ -17,6 +17,10 @@ enum Clients {
     static let tasks = "90c0fe63-bcf2-44d5-8fb7-b8bbc0b29dc6"
     static let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
     static let b2cNativeClient = "https://fabrikamb2c.b2clogin.com/oauth2/nativeclient"
+    /// The task API's scopes, on its App ID URI (a registration of its own).
+    static let taskScopes = "https://fabrikamb2c.onmicrosoft.com/tasks/read https://fabrikamb2c.onmicrosoft.com/tasks/write"
+    /// The tenant the bundled (single-tenant) Entra apps are registered in.
+    static let contoso = "contoso.onmicrosoft.com"
 }
 
 /// The codes the emulator announces (`mfa-code …`), collected for the test.
@@ -35,7 +39,7 @@ struct EmulatorFixture {
 
     init(
         users: Int = 60, stateDirectory: URL? = nil, extraClients: [ClientRegistration] = [], demo: Bool = false,
-        accessTokenLifetime: Int? = nil
+        accessTokenLifetime: Int? = nil, lenient: Bool = false
     ) async throws {
         var configuration = EmulatorConfiguration()
         configuration.userCount = users
@@ -43,6 +47,7 @@ struct EmulatorFixture {
         configuration.extraClients = extraClients
         configuration.demoMode = demo
         configuration.accessTokenLifetime = accessTokenLifetime
+        configuration.lenient = lenient
         let announcements = Announcements()
         configuration.announce = { announcements.record($0) }
         clock = configuration.clock
@@ -63,7 +68,7 @@ extension HeadlessBrowser {
     // MARK: The tutorial flow
 
     static func authorizeURI(
-        tenant: String = "common", client: String = Clients.directory, redirect: String = Clients.nativeClient,
+        tenant: String = Clients.contoso, client: String = Clients.directory, redirect: String = Clients.nativeClient,
         scope: String = "openid profile offline_access User.Read User.ReadBasic.All", state: String? = "state-123",
         nonce: String? = "nonce-456", challenge: String? = ProofKey.challenge, method: String? = "S256", extra: [(String, String)] = []
     ) -> String {
@@ -78,13 +83,14 @@ extension HeadlessBrowser {
 
     /// Walks username → password (→ SMS) → "Stay signed in?" (→ consent) for the Directory
     /// sample's request and returns the redirect.
-    func signIn(_ user: String, password: String = "Passw0rd!", tenant: String = "common", consent: Bool = true) async throws -> Page {
-        try await signIn(user, password: password, authorize: Browser.authorizeURI(), tenant: tenant, consent: consent)
+    func signIn(_ user: String, password: String = "Passw0rd!", tenant: String = Clients.contoso, consent: Bool = true) async throws -> Page
+    {
+        try await signIn(user, password: password, authorize: Browser.authorizeURI(tenant: tenant), tenant: tenant, consent: consent)
     }
 
     /// Redeems a code at the token endpoint.
     func redeem(
-        _ code: String, tenant: String = "common", client: String = Clients.directory, redirect: String = Clients.nativeClient,
+        _ code: String, tenant: String = Clients.contoso, client: String = Clients.directory, redirect: String = Clients.nativeClient,
         verifier: String = ProofKey.verifier, extra: [(String, String)] = []
     ) async throws -> Page {
         try await post(
@@ -95,8 +101,9 @@ extension HeadlessBrowser {
             ] + extra)
     }
 
-    func refresh(_ token: String, tenant: String = "common", client: String = Clients.directory, scope: String? = nil) async throws -> Page
-    {
+    func refresh(
+        _ token: String, tenant: String = Clients.contoso, client: String = Clients.directory, scope: String? = nil
+    ) async throws -> Page {
         var form = [("client_id", client), ("grant_type", "refresh_token"), ("refresh_token", token)]
         if let scope { form.append(("scope", scope)) }
         return try await post("/\(tenant)/oauth2/v2.0/token", form: form)
