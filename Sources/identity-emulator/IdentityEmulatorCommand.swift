@@ -49,6 +49,20 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
     @Flag(help: "Show one-time codes on the pages too (they are always printed on stdout).")
     var demo = false
 
+    @Option(
+        name: .customLong("key-rollover"),
+        help: ArgumentHelp(
+            "Roll the signing key over every SECONDS (the old key stays published); POST /.emulator/keys/rotate does it at once.",
+            valueName: "SECONDS"))
+    var keyRollover: Int?
+
+    @Option(
+        name: .customLong("user-consent"),
+        help: ArgumentHelp(
+            "The tenant's user consent setting: allowed, or admin-only (every app needs an administrator's approval).", valueName: "POLICY")
+    )
+    var userConsent = "allowed"
+
     @Flag(
         help: "Be friendlier than the real services, for demos: every app multi-tenant, user consent always allowed, every Graph property.")
     var lenient = false
@@ -66,6 +80,12 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         if let accessTokenLifetime, accessTokenLifetime <= 0 {
             throw ValidationError("--access-token-lifetime must be a positive number of seconds, not \(accessTokenLifetime).")
         }
+        if let keyRollover, keyRollover <= 0 {
+            throw ValidationError("--key-rollover must be a positive number of seconds, not \(keyRollover).")
+        }
+        guard UserConsentPolicy(rawValue: userConsent) != nil else {
+            throw ValidationError("--user-consent must be allowed or admin-only, not '\(userConsent)'.")
+        }
         for client in clients {
             do { _ = try ClientRegistration.parse(commandLine: client) } catch { throw ValidationError("\(error)") }
         }
@@ -82,6 +102,8 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         configuration.extraClients = try clients.map(ClientRegistration.parse(commandLine:))
         configuration.multiTenantClients = Set(multiTenantClients)
         configuration.lenient = lenient
+        configuration.userConsent = UserConsentPolicy(rawValue: userConsent) ?? .allowed
+        configuration.keyRolloverInterval = keyRollover.map(TimeInterval.init)
         configuration.demoMode = demo
         configuration.accessTokenLifetime = accessTokenLifetime
         configuration.announce = { line in Self.say(line) }

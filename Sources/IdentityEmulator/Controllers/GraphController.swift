@@ -12,6 +12,14 @@ struct GraphController: EmulatorController {
     struct GraphCaller {
         let user: DirectoryUser
         let scopes: Set<String>
+
+        /// Whether the caller may read `property` of `other`: all of their own profile (User.Read),
+        /// the basic profile of others with User.ReadBasic.All, everything with User.Read.All or
+        /// Directory.Read.All.
+        func mayRead(_ property: UserProperty, of other: DirectoryUser, lenient: Bool) -> Bool {
+            lenient || other.id == user.id || UserProperty.basicProfile.contains(property)
+                || !scopes.isDisjoint(with: ["User.Read.All", "Directory.Read.All"])
+        }
     }
 
     func graphResponse(_ request: Request, _ body: () async throws(GraphError) -> JSON) async -> Response {
@@ -36,7 +44,7 @@ struct GraphController: EmulatorController {
         guard let token = request.bearerToken else { throw .unauthenticated("Access token is empty.") }
         let claims: [String: Any]
         do {
-            claims = try JSONWebToken.verify(token, with: key)
+            claims = try services.keys.verify(token)
         } catch .malformed {
             throw .unauthenticated("CompactToken parsing failed with error code: 80049217")
         } catch {
@@ -65,32 +73,36 @@ struct GraphController: EmulatorController {
         await graphResponse(request) { () throws(GraphError) in
             let caller = try graphCaller(request, needs: ["User.Read"] + Self.readUsers)
             let query = try UserQuery.parse(request.queryFields, eventualConsistency: false)
-            return entity(caller.user, select: query.select)
+            return entity(caller.user, select: query.select, caller: caller)
         }
     }
 
     func graphUser(_ request: Request, id: String) async -> Response {
         if id == "$count" { return await graphCount(request) }
         return await graphResponse(request) { () throws(GraphError) in
-            _ = try graphCaller(request, needs: Self.readUsers)
+            let caller = try graphCaller(request, needs: Self.readUsers)
             let query = try UserQuery.parse(request.queryFields, eventualConsistency: false)
             guard let user = contoso.user(idOrPrincipalName: id) else { throw .notFound(id) }
-            return entity(user, select: query.select)
+            return entity(user, select: query.select, caller: caller)
         }
     }
 
-    private func entity(_ user: DirectoryUser, select: [UserProperty]?) -> JSON {
+    private func entity(_ user: DirectoryUser, select: [UserProperty]?, caller: GraphCaller) -> JSON {
         let properties = select ?? UserProperty.defaultSelection
         let context =
             select.map { "\(root)/v1.0/$metadata#users(\($0.map(\.rawValue).joined(separator: ",")))/$entity" }
             ?? "\(root)/v1.0/$metadata#users/$entity"
-        return .object([("@odata.context", .string(context))] + properties.map { ($0.rawValue, $0.json(of: user)) })
+        return .object(
+            [("@odata.context", .string(context))]
+                + properties.map {
+                    ($0.rawValue, $0.json(of: user, readable: caller.mayRead($0, of: user, lenient: configuration.lenient)))
+                })
     }
 
     func graphUsers(_ request: Request) async -> Response {
         let eventual = request.headers[.consistencyLevel]?.lowercased() == "eventual"
         return await graphResponse(request) { () throws(GraphError) in
-            _ = try graphCaller(request, needs: Self.readUsers)
+            let caller = try graphCaller(request, needs: Self.readUsers)
             let query = try UserQuery.parse(request.queryFields, eventualConsistency: eventual)
             let properties = query.select ?? UserProperty.defaultSelection
             let (total, page) = contoso.read { users, index in
@@ -107,7 +119,18 @@ struct GraphController: EmulatorController {
             if query.offset + query.top < total {
                 members.append(("@odata.nextLink", .string(nextLink(request, offset: query.offset + query.top))))
             }
-            members.append(("value", .array(page.map { user in .object(properties.map { ($0.rawValue, $0.json(of: user)) }) })))
+            let lenient = configuration.lenient
+            members.append(
+                (
+                    "value",
+                    .array(
+                        page.map { user in
+                            .object(
+                                properties.map {
+                                    ($0.rawValue, $0.json(of: user, readable: caller.mayRead($0, of: user, lenient: lenient)))
+                                })
+                        })
+                ))
             return .object(members)
         }
     }
@@ -152,6 +175,35 @@ struct GraphController: EmulatorController {
     }
 
     /// `/.emulator/users/{user}/revokeSignInSessions`: for test harnesses, no token needed.
+    /// An administrator grants a client consent for the whole tenant (every Graph permission it
+    /// can ask for), as "Grant admin consent for Contoso" in the portal does.
+    func controlAdminConsent(clientID: String) async -> Response {
+        guard let client = clients.first(where: { $0.clientID == clientID.lowercased() }) else {
+            return .json(.object([("error", .string("no client \(clientID) is registered"))]), status: .notFound)
+        }
+        let keys = Set(ScopeRequest.graphPermissions.map { "graph:\($0)" } + ["offline_access", "profile", "email"])
+        await state.grantAdminConsent(keys, clientID: client.clientID)
+        return .json(.object([("clientId", .string(client.clientID)), ("granted", .array(keys.sorted().map(JSON.string)))]))
+    }
+
+    /// Conditional Access demands MFA of a user: their next refresh answers AADSTS50076 with a
+    /// claims challenge, and the next sign-in asks for the SMS code.
+    func controlRequireMFA(user key: String) async -> Response {
+        guard let user = contoso.user(idOrPrincipalName: key) else {
+            return .json(.object([("error", .string("No user '\(key)' in contoso."))]), status: .notFound)
+        }
+        await state.demandMFA(userID: user.id)
+        return .json(.object([("user", .string(user.userPrincipalName)), ("mfaRequired", .bool(true))]))
+    }
+
+    /// The token endpoint answers the next `requests` token requests 429 with `Retry-After`.
+    func controlThrottle(_ request: Request) async -> Response {
+        let requests = Int(request.queryFields["requests"] ?? "") ?? 1
+        let retryAfter = Int(request.queryFields["retryAfter"] ?? "") ?? 5
+        await state.startThrottling(requests: max(0, requests), retryAfter: max(0, retryAfter))
+        return .json(.object([("requests", .int(requests)), ("retryAfter", .int(retryAfter))]))
+    }
+
     func controlRevoke(user key: String) async -> Response {
         guard let user = contoso.user(idOrPrincipalName: key) ?? fabrikam.user(idOrPrincipalName: key) else {
             return .json(.object([("error", .string("No user '\(key)' in contoso or fabrikamb2c."))]), status: .notFound)

@@ -89,7 +89,9 @@ struct SignInController: EmulatorController {
         default:
             let hintMatches =
                 authorization.loginHint.map { $0.caseInsensitiveCompare(sessionUser?.userPrincipalName ?? "") == .orderedSame } ?? true
-            if let session, sessionUser != nil, hintMatches {
+            // A claims challenge asking for MFA is not answered by a session signed in without it.
+            let sessionAnswers = !authorization.demandsMFA || session?.methods.contains("mfa") == true
+            if let session, sessionUser != nil, hintMatches, sessionAnswers {
                 transaction.userID = session.userID
                 transaction.fromSession = true
                 await state.update(transaction)
@@ -167,7 +169,7 @@ struct SignInController: EmulatorController {
                         error: "Your account or password is incorrect. If you don't remember your password, reset it now."))
             }
             transaction.passwordVerified = true
-            if user.requiresMFA {
+            if await needsMFA(user, transaction) {
                 let code = Identifiers.oneTimeCode()
                 transaction.smsCode = code
                 await state.update(transaction)
@@ -202,13 +204,13 @@ struct SignInController: EmulatorController {
             return .html(SignInPages.staySignedIn(action: action, ctx: ctx, username: user.userPrincipalName))
 
         case "kmsi":
-            guard isAuthenticated(transaction, users: users) else { return restart(transaction, action: action) }
+            guard await isAuthenticated(transaction, users: users) else { return restart(transaction, action: action) }
             transaction.staySignedIn = form["kmsi"] == "yes"
             await state.update(transaction)
             return await complete(transaction, session: nil, now: now)
 
         case "consent":
-            guard isAuthenticated(transaction, users: users) else { return restart(transaction, action: action) }
+            guard await isAuthenticated(transaction, users: users) else { return restart(transaction, action: action) }
             guard form["consent"] == "accept" else {
                 await state.finish(ctx)
                 return errorRedirect(.userDeclinedConsent, reply: authorization.reply, now: now)
@@ -216,6 +218,11 @@ struct SignInController: EmulatorController {
             transaction.consentGiven = true
             await state.update(transaction)
             return await complete(transaction, session: nil, now: now)
+
+        case "admin-approval":
+            // The only way on: back to the app without consent.
+            await state.finish(ctx)
+            return errorRedirect(.adminConsentRequired, reply: authorization.reply, now: now)
 
         case "pick":
             let cookie = request.cookies[sessionCookieName(endpoint.tenant)]?.value
@@ -235,11 +242,20 @@ struct SignInController: EmulatorController {
         }
     }
 
-    /// Password (and SMS code, when the user has MFA) checked, or signed in by the session.
-    func isAuthenticated(_ transaction: SignInTransaction, users: Directory) -> Bool {
+    /// Password (and SMS code, when MFA is needed) checked, or signed in by the session.
+    func isAuthenticated(_ transaction: SignInTransaction, users: Directory) async -> Bool {
         guard let user = transaction.userID.flatMap(users.user(id:)) else { return false }
         if transaction.fromSession { return true }
-        return transaction.passwordVerified && (!user.requiresMFA || transaction.smsVerified)
+        guard transaction.passwordVerified else { return false }
+        if transaction.smsVerified { return true }
+        return await !needsMFA(user, transaction)
+    }
+
+    /// Whether this sign-in needs the SMS step: the user always has MFA, the request's claims ask
+    /// for it, or an administrator demanded it for the user's next sign-in.
+    func needsMFA(_ user: DirectoryUser, _ transaction: SignInTransaction) async -> Bool {
+        if user.requiresMFA || transaction.request.demandsMFA { return true }
+        return await state.isMFADemanded(userID: user.id)
     }
 
     /// A form out of order: back to the first page of the same transaction.
@@ -265,9 +281,22 @@ struct SignInController: EmulatorController {
         }
 
         if endpoint.tenant.kind == .workforce, !transaction.consentGiven {
-            let consented = await state.consentedPermissions(userID: userID, clientID: authorization.client.clientID)
+            let clientID = authorization.client.clientID
+            let adminConsented = await state.adminConsentedPermissions(clientID: clientID)
+            let consented = await state.consentedPermissions(userID: userID, clientID: clientID).union(adminConsented)
             let wanted = authorization.scopes.consentKeys
             let missing = authorization.prompt == "consent" ? wanted : wanted.subtracting(consented)
+            // What only an administrator may grant, or anything when the tenant allows no user consent.
+            let needsAdmin: Set<String> =
+                configuration.lenient
+                ? [] : missing.filter { ScopeRequest.adminOnly.contains($0) || configuration.userConsent == .adminOnly }
+            if !needsAdmin.isEmpty, !needsAdmin.isSubset(of: adminConsented) {
+                await state.update(transaction)
+                return .html(
+                    SignInPages.needAdminApproval(
+                        action: loginAction(endpoint), ctx: transaction.id, username: user.userPrincipalName,
+                        appName: authorization.client.name))
+            }
             if !missing.isEmpty {
                 await state.update(transaction)
                 let ordered = missing.sorted { Self.consentOrder($0) < Self.consentOrder($1) }
@@ -280,6 +309,7 @@ struct SignInController: EmulatorController {
         if transaction.consentGiven {
             await state.grantConsent(authorization.scopes.consentKeys, userID: userID, clientID: authorization.client.clientID)
         }
+        if transaction.smsVerified { await state.mfaSatisfied(userID: userID) }
 
         var cookieToSet: Cookie?
         let session: SignInSession

@@ -24,7 +24,7 @@ struct TaskController: EmulatorController {
     /// The caller's `oid`, once the token is the task API's and carries `permission` in `scp`.
     private func taskOwner(_ request: Request, permission: String) throws -> String {
         let denied = TaskFailure(status: .unauthorized, message: "Authorization has been denied for this request.")
-        guard let token = request.bearerToken, let claims = try? JSONWebToken.verify(token, with: key) else { throw denied }
+        guard let token = request.bearerToken, let claims = try? services.keys.verify(token) else { throw denied }
         guard claims["iss"] as? String == issuer.issuer(for: fabrikam.tenant),
             claims["aud"] as? String == ClientRegistration.taskAPIAppID,
             let exp = claims["exp"] as? Double, exp > clock.now.timeIntervalSince1970,

@@ -19,6 +19,11 @@ struct TokenController: EmulatorController {
                 headers: [.cacheControl: "no-store, no-cache", .pragma: "no-cache"])
         }
 
+        if let retryAfter = await state.takeThrottle() {
+            var response = fail(.throttled())
+            response.headers[.retryAfter] = String(retryAfter)
+            return response
+        }
         guard let clientID = form.nonEmpty("client_id")?.lowercased() else { return fail(.missingParameter("client_id")) }
         guard let client = clients.first(where: { $0.clientID == clientID && $0.tenantKinds.contains(endpoint.tenant.kind) }) else {
             return fail(.unknownClient(clientID, tenant: endpoint.tenant.id))
@@ -83,6 +88,10 @@ struct TokenController: EmulatorController {
                 // B2C refresh tokens are bound to the user flow that issued them.
                 if b2c, record.grant.policy != endpoint.policy {
                     return fail(.b2cWrongPolicy(actual: endpoint.policy ?? "", expected: record.grant.policy ?? ""))
+                }
+                // Conditional Access asks for MFA on this user's next token (on command).
+                if !b2c, await state.isMFADemanded(userID: record.grant.userID) {
+                    return fail(.mfaRequired(resource: ScopeRequest.graphAppID))
                 }
                 grant = record.grant
             }

@@ -9,6 +9,11 @@ public enum UserProperty: String, CaseIterable, Sendable {
         .preferredLanguage, .surname, .userPrincipalName,
     ]
 
+    /// What `User.ReadBasic.All` reads of other users: the basic profile. The others (phones,
+    /// job title, office, preferred language) need `User.Read.All` or `Directory.Read.All`; with
+    /// the basic permission Graph answers them empty (`null`, `[]` for `businessPhones`).
+    static let basicProfile: Set<UserProperty> = [.id, .displayName, .givenName, .surname, .mail, .userPrincipalName]
+
     /// The properties `startswith` and `eq` are indexed on.
     static let indexed: [UserProperty] = [.displayName, .givenName, .surname, .mail, .userPrincipalName]
 
@@ -34,6 +39,12 @@ public enum UserProperty: String, CaseIterable, Sendable {
         case .officeLocation: user.officeLocation
         case .preferredLanguage: user.preferredLanguage
         }
+    }
+
+    /// The value as JSON, or empty when the caller may not read it.
+    func json(of user: DirectoryUser, readable: Bool) -> JSON {
+        guard readable else { return self == .businessPhones ? .array([]) : .null }
+        return json(of: user)
     }
 
     /// The value as JSON.

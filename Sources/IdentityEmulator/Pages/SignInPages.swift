@@ -124,6 +124,27 @@ enum SignInPages {
                 """, banner: PageLayout.identityBanner(username))
     }
 
+    /// Entra's "Need admin approval": the tenant lets only an administrator consent.
+    static func needAdminApproval(action: String, ctx: String, username: String, appName: String) -> HTML {
+        PageLayout.microsoft(
+            title: "Need admin approval",
+            body: """
+                <form method="post" action="\(action)">
+                  \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "admin-approval"))
+                  <h1 id="pageTitle">Need admin approval</h1>
+                  <div class="app"><div class="app-icon" aria-hidden="true">\(String(appName.prefix(1)))</div>
+                    <div><div id="appName"><b>\(appName)</b></div><div class="small">unverified</div></div></div>
+                  <p id="adminApprovalMessage">\(appName) needs permission to access resources in your organization that only an admin \
+                  can grant. Please ask an admin to grant permission to this app before you can use it.</p>
+                  <div class="links"><a href="#" id="adminAccountLink">Have an admin account? Sign in with that account</a></div>
+                  <div class="buttons">
+                    <button type="submit" name="approval" value="return" id="idSIButton9" class="btn btn-primary">Return to the \
+                    application without granting consent</button>
+                  </div>
+                </form>
+                """, banner: PageLayout.identityBanner(username))
+    }
+
     static func pickAccount(action: String, ctx: String, user: DirectoryUser) -> HTML {
         PageLayout.microsoft(
             title: "Pick an account",

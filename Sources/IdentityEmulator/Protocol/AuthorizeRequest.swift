@@ -34,6 +34,12 @@ struct AuthorizeRequest: Sendable {
     let wantsClientInfo: Bool
     /// `client-request-id`: the correlation id of every error this request causes.
     let correlationID: String
+    /// `claims`: a claims request; one naming Conditional Access policies (`capolids`), as the
+    /// challenge of AADSTS50076 does, demands multi-factor authentication.
+    var claims: String? = nil
+
+    /// Whether the request's claims demand multi-factor authentication.
+    var demandsMFA: Bool { claims?.contains("capolids") == true }
 
     /// Why an authorize request fails: shown on the page (the client or redirect URI cannot be
     /// trusted) or sent back to the redirect URI.
@@ -130,6 +136,6 @@ struct AuthorizeRequest: Sendable {
             endpoint: endpoint, client: client, redirectURI: redirectURI, replyURI: replyURI, responseMode: mode,
             scope: scope, scopes: scopes, state: state, nonce: query["nonce"], prompt: prompt,
             loginHint: query.nonEmpty("login_hint"), codeChallenge: challenge, codeChallengeMethod: method,
-            wantsClientInfo: query["client_info"] == "1", correlationID: correlationID)
+            wantsClientInfo: query["client_info"] == "1", correlationID: correlationID, claims: query.nonEmpty("claims"))
     }
 }

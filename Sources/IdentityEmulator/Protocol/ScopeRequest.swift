@@ -87,6 +87,9 @@ struct ScopeRequest: Sendable, Equatable {
         }
     }
 
+    /// Permissions only an administrator can grant (users cannot consent to them), by consent key.
+    static let adminOnly: Set<String> = ["graph:User.Read.All", "graph:Directory.Read.All", "graph:Mail.Read.Shared"]
+
     /// The permissions that need the user's consent, keyed by resource (`graph:User.Read`).
     var consentKeys: Set<String> {
         var keys = Set(permissions.map { "\(resource?.rawValue ?? ""):\($0)" })

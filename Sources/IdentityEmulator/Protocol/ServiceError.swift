@@ -17,6 +17,8 @@ struct ServiceError: Error, Sendable {
     var status: Int = 400
     /// `suberror` (e.g. `basic_action`), when Entra sends one.
     var suberror: String?
+    /// `claims`: a claims challenge the client sends on its next `/authorize` (a JSON string).
+    var claims: String?
 
     /// `AADSTS54005` or `AADB2C90118`.
     var codeText: String { (service == .entra ? "AADSTS" : "AADB2C") + String(codes.last ?? 0) }
@@ -53,6 +55,7 @@ struct ServiceError: Error, Sendable {
                 ("correlation_id", .string(correlationID)),
                 ("error_uri", errorURI.map(JSON.string)),
                 ("suberror", suberror.map(JSON.string)),
+                ("claims", claims.map(JSON.string)),
             ])
         case .b2c:
             return .object([("error", .string(error)), ("error_description", .string(description))])
@@ -101,6 +104,28 @@ extension ServiceError {
                 + "is not supported for such applications created after '10/15/2018'. Use a tenant-specific endpoint or configure the "
                 + "application to be multi-tenant.")
     }
+
+    /// Conditional Access demands MFA for a refresh: the challenge names the policy.
+    static func mfaRequired(resource: String) -> ServiceError {
+        var error = entra(
+            "invalid_grant", 50076,
+            "Due to a configuration change made by your administrator, or because you moved to a new location, you must use "
+                + "multi-factor authentication to access '\(resource)'.")
+        error.suberror = "basic_action"
+        error.claims = #"{"access_token":{"capolids":{"essential":true,"values":["8a2f6c1e-3b4d-4e5f-9a8b-7c6d5e4f3a2b"]}}}"#
+        return error
+    }
+
+    /// The token endpoint is throttling the client (a request loop).
+    static func throttled() -> ServiceError {
+        entra(
+            "temporarily_unavailable", 50196,
+            "The server terminated an operation because it encountered a client request loop. Please contact your app vendor.",
+            status: 429)
+    }
+
+    /// "Need admin approval", answered with "Return to the application without granting consent".
+    static let adminConsentRequired = entra("access_denied", 90094, "The grant requires admin permission.")
 
     static func unsupportedResponseType(_ type: String) -> ServiceError {
         entra("unsupported_response_type", 700054, "response_type '\(type)' is not enabled for the application.")

@@ -20,6 +20,11 @@ public struct EmulatorConfiguration: Sendable {
     /// `--multi-tenant ID`: clients whose sign-in audience is any organization (the others are
     /// single-tenant, as Entra registers new apps, and `/common` refuses them).
     public var multiTenantClients: Set<String> = []
+    /// `--user-consent`: whether users may consent to apps themselves (Entra's tenant setting).
+    public var userConsent: UserConsentPolicy = .allowed
+    /// `--key-rollover`: seconds after which the signing key rolls over by itself (nil: only on
+    /// command). The key it replaced stays published.
+    public var keyRolloverInterval: TimeInterval?
     /// `--lenient`: the friendlier emulator of old, for demos only: every app multi-tenant, the
     /// task API one registration with the desktop app, Graph answering every property whatever the
     /// permission, user consent always allowed. Tests run strict.
@@ -58,4 +63,12 @@ public struct EmulatorConfiguration: Sendable {
             ?? URL(filePath: environment["HOME"] ?? NSTemporaryDirectory()).appending(path: ".local/state")
         return stateHome.appending(path: "identity-emulator")
     }
+}
+
+/// The tenant's "Consent and permissions" setting for users.
+public enum UserConsentPolicy: String, Sendable, CaseIterable {
+    /// Users may consent to permissions that do not need an administrator.
+    case allowed
+    /// "Do not allow user consent": every app needs an administrator's approval first.
+    case adminOnly = "admin-only"
 }

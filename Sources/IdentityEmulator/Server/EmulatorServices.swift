@@ -14,21 +14,22 @@ final class EmulatorServices: Sendable {
     let fabrikam: Directory
     let state: IdentityState
     let tasks: TaskStore
-    let key: SigningKey
+    /// The signing keys: the current one and those it replaced.
+    let keys: SigningKeys
     let clients: [ClientRegistration]
     let logger: Logger
     private let baseURL: Mutex<URL>
 
     init(
         configuration: EmulatorConfiguration, contoso: Directory, fabrikam: Directory, state: IdentityState, tasks: TaskStore,
-        key: SigningKey, base: URL, logger: Logger
+        keys: SigningKeys, base: URL, logger: Logger
     ) {
         self.configuration = configuration
         self.contoso = contoso
         self.fabrikam = fabrikam
         self.state = state
         self.tasks = tasks
-        self.key = key
+        self.keys = keys
         clients = configuration.clients
         baseURL = Mutex(base)
         self.logger = logger
@@ -53,7 +54,8 @@ extension EmulatorController {
     var fabrikam: Directory { services.fabrikam }
     var state: IdentityState { services.state }
     var tasks: TaskStore { services.tasks }
-    var key: SigningKey { services.key }
+    /// The key that signs now.
+    var key: SigningKey { services.keys.current(now: clock.now) }
     var clients: [ClientRegistration] { services.clients }
     var logger: Logger { services.logger }
     var base: URL { services.base }

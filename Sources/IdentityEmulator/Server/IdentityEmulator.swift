@@ -24,7 +24,7 @@ public final class IdentityEmulator: Sendable {
     let services: EmulatorServices
 
     /// The signing key (tests compare key ids).
-    var key: SigningKey { services.key }
+    var key: SigningKey { services.keys.current(now: clock.now) }
     var clock: EmulatorClock { configuration.clock }
 
     /// The URL clients reach the emulator at (known once it listens; tests may set it).
@@ -49,7 +49,8 @@ public final class IdentityEmulator: Sendable {
             contoso: Directory(
                 tenant: .contoso, users: DirectoryGenerator.contosoUsers(count: configuration.userCount, seed: configuration.seed)),
             fabrikam: fabrikam, state: state, tasks: TaskStore(stateDirectory: configuration.stateDirectory),
-            key: try SigningKey.loadOrCreate(in: configuration.stateDirectory, now: configuration.clock.now),
+            keys: try SigningKeys(
+                directory: configuration.stateDirectory, interval: configuration.keyRolloverInterval, now: configuration.clock.now),
             base: base ?? URL(string: "http://\(configuration.host):\(configuration.port)")!, logger: logger)
         for user in await state.signedUpUsers { fabrikam.restore(user) }
     }
@@ -118,6 +119,14 @@ public final class IdentityEmulator: Sendable {
         router.post("/.emulator/users/:user/revokeSignInSessions") { _, context in
             await graph.controlRevoke(user: context.parameters.get("user") ?? "")
         }
+        router.post("/.emulator/clients/:client/adminConsent") { _, context in
+            await graph.controlAdminConsent(clientID: context.parameters.get("client") ?? "")
+        }
+        router.post("/.emulator/users/:user/requireMFA") { _, context in
+            await graph.controlRequireMFA(user: context.parameters.get("user") ?? "")
+        }
+        router.post("/.emulator/throttle") { request, _ in await graph.controlThrottle(request) }
+        router.post("/.emulator/keys/rotate") { _, _ in try await discovery.controlRotateKeys() }
         router.get("/") { _, _ in Self.homePage() }
         return router
     }

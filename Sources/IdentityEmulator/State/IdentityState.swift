@@ -183,6 +183,36 @@ actor IdentityState {
         save()
     }
 
+    /// Token requests still to answer 429 (throttling on command), and the Retry-After they send.
+    private var throttle: (requests: Int, retryAfter: Int) = (0, 0)
+
+    func startThrottling(requests: Int, retryAfter: Int) { throttle = (requests, retryAfter) }
+
+    /// The Retry-After to answer this token request with, when it is throttled.
+    func takeThrottle() -> Int? {
+        guard throttle.requests > 0 else { return nil }
+        throttle.requests -= 1
+        return throttle.retryAfter
+    }
+
+    /// Users whose next refresh answers AADSTS50076 until they sign in with MFA (kept in memory).
+    private var mfaDemanded: Set<String> = []
+
+    func demandMFA(userID: String) { mfaDemanded.insert(userID) }
+    func isMFADemanded(userID: String) -> Bool { mfaDemanded.contains(userID) }
+    func mfaSatisfied(userID: String) { mfaDemanded.remove(userID) }
+
+    /// Permissions an administrator granted a client for the whole tenant (kept in memory).
+    private var adminConsents: [String: Set<String>] = [:]
+
+    func adminConsentedPermissions(clientID: String) -> Set<String> {
+        adminConsents[clientID] ?? []
+    }
+
+    func grantAdminConsent(_ permissions: Set<String>, clientID: String) {
+        adminConsents[clientID, default: []].formUnion(permissions)
+    }
+
     // MARK: B2C sign-up
 
     func recordSignUp(_ user: DirectoryUser) {

@@ -20,6 +20,12 @@ enum JSONWebToken {
         case badSignature
     }
 
+    /// The `kid` a token's header names (before anything is verified).
+    static func keyID(of token: String) -> String? {
+        guard let header = token.split(separator: ".").first, let data = Base64URL.decode(header) else { return nil }
+        return JSON.parseObject(data)?["kid"] as? String
+    }
+
     /// The claims of a token signed by `key`.
     static func verify(_ token: String, with key: SigningKey) throws(Failure) -> [String: Any] {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)

@@ -13,13 +13,16 @@ struct SigningKey: Sendable {
     let certificateDER: [UInt8]
     /// `kid` and `x5t`.
     let keyID: String
+    /// The certificate as PEM (what the state directory keeps).
+    let certificatePEM: String
 
-    init(privateKey: _RSA.Signing.PrivateKey, certificate: Certificate) throws {
+    init(privateKey: _RSA.Signing.PrivateKey, certificate: Certificate, certificatePEM: String) throws {
         self.privateKey = privateKey
         var serializer = DER.Serializer()
         try serializer.serialize(certificate)
         certificateDER = serializer.serializedBytes
         keyID = Base64URL.encode(Insecure.SHA1.hash(data: certificateDER))
+        self.certificatePEM = certificatePEM
     }
 
     /// Loads the key from `directory`, or creates one (and saves it there when a directory is given).
@@ -33,12 +36,19 @@ struct SigningKey: Sendable {
             do {
                 return try SigningKey(
                     privateKey: _RSA.Signing.PrivateKey(pemRepresentation: keyPEM),
-                    certificate: Certificate(pemEncoded: certificatePEM))
+                    certificate: Certificate(pemEncoded: certificatePEM), certificatePEM: certificatePEM)
             } catch {
                 throw EmulatorConfigurationError(
                     "The signing key in \(keyFile.path) cannot be read (\(error)). Move it away to start with a new key.")
             }
         }
+        let signingKey = try create(now: now)
+        if let directory { try signingKey.save(in: directory) }
+        return signingKey
+    }
+
+    /// A new key with its self-signed certificate.
+    static func create(now: Date) throws -> SigningKey {
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let name = try DistinguishedName { CommonName("accounts.accesscontrol.windows.net") }
         let certificate = try Certificate(
@@ -46,12 +56,13 @@ struct SigningKey: Sendable {
             notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(5 * 365 * 86_400),
             issuer: name, subject: name, signatureAlgorithm: .sha256WithRSAEncryption, extensions: .init(),
             issuerPrivateKey: .init(key))
-        let signingKey = try SigningKey(privateKey: key, certificate: certificate)
-        if let keyFile, let certificateFile {
-            try StateFile.writeAtomically(Data(key.pemRepresentation.utf8), to: keyFile)
-            try StateFile.writeAtomically(Data(certificate.serializeAsPEM().pemString.utf8), to: certificateFile)
-        }
-        return signingKey
+        return try SigningKey(privateKey: key, certificate: certificate, certificatePEM: certificate.serializeAsPEM().pemString)
+    }
+
+    /// Keeps the key (and its certificate) in `directory`, replacing the one there.
+    func save(in directory: URL) throws {
+        try StateFile.writeAtomically(Data(privateKey.pemRepresentation.utf8), to: directory.appending(path: "signing-key.pem"))
+        try StateFile.writeAtomically(Data(certificatePEM.utf8), to: directory.appending(path: "signing-certificate.pem"))
     }
 
     /// The JWK: `kty`, `use`, `kid`, `x5t`, `n`, `e`, `x5c`, and `issuer` when given (Entra publishes

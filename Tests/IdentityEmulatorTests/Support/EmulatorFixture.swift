@@ -39,7 +39,7 @@ struct EmulatorFixture {
 
     init(
         users: Int = 60, stateDirectory: URL? = nil, extraClients: [ClientRegistration] = [], demo: Bool = false,
-        accessTokenLifetime: Int? = nil, lenient: Bool = false
+        accessTokenLifetime: Int? = nil, userConsent: UserConsentPolicy = .allowed, lenient: Bool = false
     ) async throws {
         var configuration = EmulatorConfiguration()
         configuration.userCount = users
@@ -48,6 +48,7 @@ struct EmulatorFixture {
         configuration.demoMode = demo
         configuration.accessTokenLifetime = accessTokenLifetime
         configuration.lenient = lenient
+        configuration.userConsent = userConsent
         let announcements = Announcements()
         configuration.announce = { announcements.record($0) }
         clock = configuration.clock
