@@ -21,6 +21,15 @@ final class HeadlessUserAgent: SignInUserAgent {
         HeadlessUserAgent(emulator: emulator) { browser, authorize in try await browser.b2cSignIn(email, authorize: authorize) }
     }
 
+    /// Picks "Forgot your password?" and, in the password-reset user flow that follows, sets a new one.
+    static func b2cForgotPassword(_ email: String, newPassword: String, emulator: RunningEmulator) -> HeadlessUserAgent {
+        HeadlessUserAgent(emulator: emulator) { browser, authorize in
+            authorize.contains("B2C_1_PasswordReset")
+                ? try await browser.b2cResetPassword(email, to: newPassword, authorize: authorize)
+                : try await browser.b2cForgotPassword(authorize: authorize)
+        }
+    }
+
     private init(emulator: RunningEmulator, walk: @escaping @Sendable (HeadlessBrowser, String) async throws -> HeadlessBrowser.Page) {
         browser = HeadlessBrowser.sockets(base: emulator.base, codes: emulator.codes)
         self.walk = walk
@@ -106,6 +115,32 @@ struct CoreAgainstEmulatorTests {
 
         let kim = try await signIn("kim@example.com")
         #expect(try await TaskService(client: AuthorizedHTTPClient(store: store), account: kim, baseURL: b2c.taskAPI).tasks().isEmpty)
+    }
+
+    @Test("Tasks: after \"Forgot your password?\" the account refreshes where its tokens were issued, and reads its tasks")
+    func refreshAfterPasswordReset() async throws {
+        let emulator = try await RunningEmulator(users: 10) { $0.accessTokenLifetime = 120 }
+        let settings = try Self.settings("tasks.plist", at: emulator.base)
+        guard case .b2c(let b2c) = settings else {
+            Issue.record("not the B2C sample")
+            return
+        }
+        let directory = Repository.temporaryDirectory("sesame-e2e")
+        let store = AccountStore(storage: FileTokenStorage(directory: directory), transport: AsyncHTTPClientTransport())
+        await store.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
+        let kim = try await store.signIn(
+            accountType: settings.accountType,
+            using: HeadlessUserAgent.b2cForgotPassword("kim@example.com", newPassword: "N3w-Passw0rd!", emulator: emulator))
+        #expect(kim.homeAccountID.contains("-b2c_1_passwordreset."), "\(kim.homeAccountID)")
+
+        // The app starts again later: the account is read back, refreshed, and reads its tasks.
+        let restarted = AccountStore(storage: FileTokenStorage(directory: directory), transport: AsyncHTTPClientTransport())
+        await restarted.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
+        let stored = try #require(try await restarted.accounts(ofType: settings.accountType).first)
+        let refreshed = try await restarted.accessToken(for: stored, forceRefresh: true)
+        #expect(!refreshed.secret.revealed.isEmpty)
+        let tasks = TaskService(client: AuthorizedHTTPClient(store: restarted), account: stored, baseURL: b2c.taskAPI)
+        #expect(try await tasks.tasks().isEmpty)
     }
 
     @Test("Me: the MSAL sample's scopes sign megan in through the SMS step and read /me")

@@ -7,6 +7,10 @@ import XCTest
 
 @testable import SesameGtk
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// GUI tests: synchronous XCTest on the main thread (XCTest on Linux calls test methods as
 /// nonisolated functions there; each body enters the main actor with `MainActor.assumeIsolated`).
 /// Every test fails if GTK or GLib printed a critical warning while it ran.
@@ -50,11 +54,16 @@ final class GUIHarness {
     /// that a page still showing from before never passes for the one the step expects.
     private var pagesSeen = 0
 
-    /// Starts an emulator and opens the window on `sample` with the bundled `settingsFile`.
-    init(settingsFile: String, sample: Sample.Kind, screenshotPrefix: String? = nil) throws {
+    /// Starts an emulator (`configure` changes its configuration) and opens the window on
+    /// `sample` with the bundled `settingsFile` (`adjust` changes the settings).
+    init(
+        settingsFile: String, sample: Sample.Kind, screenshotPrefix: String? = nil,
+        configure: @escaping @Sendable (inout EmulatorConfiguration) -> Void = { _ in },
+        adjust: (SampleSettings) -> SampleSettings = { $0 }
+    ) throws {
         self.screenshotPrefix = screenshotPrefix
-        emulator = try RunningEmulator.startBlocking()
-        let settings = try SampleSettings.load(contentsOf: Repository.settings(settingsFile)).pointed(at: emulator.base)
+        emulator = try RunningEmulator.startBlocking(configure: configure)
+        let settings = adjust(try SampleSettings.load(contentsOf: Repository.settings(settingsFile)).pointed(at: emulator.base))
         trace = try FlowTrace(file: nil)
         let transport = TracingTransport(trace: trace)
         let storage = FileTokenStorage(directory: Repository.temporaryDirectory("sesame-gui"))
@@ -117,6 +126,22 @@ final class GUIHarness {
     }
 
     var pagesLoaded: Int { trace.events.filter { $0.name == "page-loaded" }.count }
+
+    /// Posts to the emulator's control endpoint `/.emulator/PATH` (what an administrator does in
+    /// the Entra admin center) and waits for the answer.
+    func emulatorControl(_ path: String) throws {
+        final class Outcome: @unchecked Sendable { var status = 0 }
+        let outcome = Outcome()
+        let done = DispatchSemaphore(value: 0)
+        var request = URLRequest(url: base.appending(path: ".emulator/\(path)"))
+        request.httpMethod = "POST"
+        URLSession.shared.dataTask(with: request) { _, response, _ in
+            outcome.status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            done.signal()
+        }.resume()
+        XCTAssertEqual(done.wait(timeout: .now() + 15), .success)
+        XCTAssertEqual(outcome.status, 200, "POST /.emulator/\(path)")
+    }
 
     func has(_ event: String) -> Bool { trace.events.contains { $0.name == event } }
 

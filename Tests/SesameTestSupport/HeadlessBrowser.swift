@@ -181,6 +181,34 @@ public final class HeadlessBrowser: @unchecked Sendable {
             ])
     }
 
+    /// B2C's "Forgot your password?" on the combined sign-in page: the answer redirects with
+    /// AADB2C90118.
+    public func b2cForgotPassword(authorize uri: String, tenant: String = "fabrikamb2c.onmicrosoft.com") async throws -> Page {
+        let page = try await followRedirects(from: get(uri))
+        guard let ctx = page.hidden("ctx") else { return page }
+        return try await post(
+            page.formAction ?? "/\(tenant)/login", form: [("ctx", ctx), ("step", "b2c-signin"), ("action", "forgotPassword")])
+    }
+
+    /// B2C's password-reset user flow: the e-mail, the code the emulator sent to it, a new password.
+    /// The answer redirects with a code.
+    public func b2cResetPassword(
+        _ email: String, to newPassword: String, authorize uri: String, tenant: String = "fabrikamb2c.onmicrosoft.com"
+    ) async throws -> Page {
+        let page = try await followRedirects(from: get(uri))
+        guard let ctx = page.hidden("ctx") else { return page }
+        let login = page.formAction ?? "/\(tenant)/login"
+        _ = try await post(login, form: [("ctx", ctx), ("step", "b2c-reset"), ("action", "sendCode"), ("email", email)])
+        guard let code = codes.code(for: email) else { throw TestSupportError("the emulator sent \(email) no code") }
+        _ = try await post(login, form: [("ctx", ctx), ("step", "b2c-reset"), ("action", "verifyCode"), ("emailVerificationCode", code)])
+        return try await post(
+            login,
+            form: [
+                ("ctx", ctx), ("step", "b2c-reset"), ("action", "setPassword"), ("newPassword", newPassword),
+                ("reenterPassword", newPassword),
+            ])
+    }
+
     /// Follows redirects that stay on the identity service (a relative `Location`, or the same
     /// host), as a browser would before showing a page.
     private func followRedirects(from first: Page) async throws -> Page {

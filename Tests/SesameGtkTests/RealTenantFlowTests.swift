@@ -1,0 +1,76 @@
+import Foundation
+import IdentityEmulator
+import SesameCore
+import SesameSamples
+import SesameTestSupport
+import XCTest
+
+@testable import SesameGtk
+
+/// What a user sees in the window when the tenant is strict: settings at /common for a
+/// single-tenant app, an organization where only an administrator may consent, and MFA demanded
+/// on a refresh.
+final class RealTenantFlowTests: GUITestCase {
+    typealias IDs = SignInPageIDs
+
+    func testASingleTenantAppAtCommonSaysToUseTheTenantsAuthority() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(
+                settingsFile: "directory.plist", sample: .directory,
+                adjust: { settings in
+                    guard case .graph(var graph) = settings else { return settings }
+                    graph.authority = graph.authority.deletingLastPathComponent().appending(path: "common")
+                    return .graph(graph)
+                })
+            defer { gui.close() }
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.signInError != nil }, "no error shown")
+            let text = try XCTUnwrap(gui.signInError)
+            XCTAssertTrue(text.contains("tenant's authority"), text)
+            XCTAssertTrue(text.contains("AADSTS50194"), text)
+        }
+    }
+
+    func testWhereOnlyAnAdministratorMayConsentTheUserIsToldWhomToAsk() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, configure: { $0.userConsent = .adminOnly })
+            defer { gui.close() }
+            gui.waitForSignInPage("sign-in")
+            gui.act(GUIHarness.fill(IDs.userName, "alex@contoso.onmicrosoft.com"), "password page")
+            gui.act(GUIHarness.fill(IDs.password, IDs.demoPassword), "stay signed in")
+            gui.act("document.getElementById('\(IDs.primaryButton)').click();", "Need admin approval")
+            XCTAssertEqual(gui.signInPage?.title, "Need admin approval")
+            gui.clickInPage(IDs.primaryButton)  // "Return to the application without granting consent"
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.signInError != nil }, "no error shown")
+            let text = try XCTUnwrap(gui.signInError)
+            XCTAssertTrue(text.contains("administrator"), text)
+            XCTAssertTrue(text.contains("AADSTS90094"), text)
+        }
+    }
+
+    func testMFADemandedOnARefreshAsksForTheSMSCodeAtTheNextCall() throws {
+        try MainActor.assumeIsolated {
+            // Access tokens live two minutes, so every call refreshes.
+            let gui = try GUIHarness(settingsFile: "me.plist", sample: .me, configure: { $0.accessTokenLifetime = 120 })
+            defer { gui.close() }
+            gui.click(button: "Call Microsoft Graph")
+            gui.waitForSignInPage("first call")
+            gui.signInAsAlexUpToConsent()
+            gui.clickInPage(IDs.primaryButton)
+            let log = try XCTUnwrap(gui.window.window.find(TextLog.self, named: L("Log")))
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { log.text.contains("→ 200") }, log.text)
+
+            // Conditional Access now demands MFA of alex: the refresh is refused with a claims
+            // challenge, and the sign-in that follows asks for the SMS code.
+            try gui.emulatorControl("users/alex@contoso.onmicrosoft.com/requireMFA")
+            gui.click(button: "Call Microsoft Graph")
+            gui.waitForSignInPage("the sign-in the challenge asks for")
+            gui.act(GUIHarness.fill(IDs.userName, "alex@contoso.onmicrosoft.com"), "password page")
+            gui.act(GUIHarness.fill(IDs.password, IDs.demoPassword), "SMS page")
+            let code = try XCTUnwrap(gui.codes.code(for: "alex@contoso.onmicrosoft.com"), "no SMS code: the claims did not ask for MFA")
+            gui.act(GUIHarness.fill(IDs.smsCode, code, click: IDs.smsContinue), "stay signed in")
+            gui.clickInPage(IDs.primaryButton)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { log.text.components(separatedBy: "→ 200").count == 3 }, log.text)
+            XCTAssertTrue(log.text.contains("multi-factor authentication"), log.text)
+        }
+    }
+}
