@@ -143,6 +143,24 @@ struct CoreAgainstEmulatorTests {
         #expect(try await tasks.tasks().isEmpty)
     }
 
+    @Test("after the emulator rolls its signing key over, a refresh's id_token (new kid) verifies: the client fetched the new keys")
+    func keyRollover() async throws {
+        let emulator = try await RunningEmulator(users: 10)
+        let settings = try Self.settings("directory.plist", at: emulator.base)
+        let store = Self.store()
+        await store.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
+        let alex = try await store.signIn(
+            accountType: settings.accountType, using: HeadlessUserAgent.entra("alex@contoso.onmicrosoft.com", emulator: emulator))
+        let browser = HeadlessBrowser.sockets(base: emulator.base, codes: emulator.codes)
+        let rotated = try await browser.post("/.emulator/keys/rotate", form: [])
+        #expect(rotated.status == .ok)
+        let refreshed = try await store.accessToken(for: alex, forceRefresh: true)
+        #expect(refreshed.account.homeAccountID == alex.homeAccountID)
+        // The next sign-in's id_token is signed by the new key too, and is accepted.
+        _ = try await store.signIn(
+            accountType: settings.accountType, using: HeadlessUserAgent.entra("alex@contoso.onmicrosoft.com", emulator: emulator))
+    }
+
     @Test("Me: the MSAL sample's scopes sign megan in through the SMS step and read /me")
     func meSample() async throws {
         // The emulator "texts" the SMS code through its announcements; the browser reads it there.
