@@ -14,14 +14,14 @@ struct SignInPageTests {
             let first = try await browser.get(Browser.authorizeURI(extra: [("client_info", "1")]))
             #expect(first.status == .ok)
             // Microsoft's field names and ids, so automation written for Microsoft's page works here.
-            #expect(first.contains(#"name="loginfmt" id="i0116""#))
-            #expect(first.contains(#"id="idSIButton9""#))
+            #expect(first.contains(#"name="\#(SignInPageIDs.Fields.userName)" id="\#(SignInPageIDs.userName)""#))
+            #expect(first.contains(#"id="\#(SignInPageIDs.primaryButton)""#))
             #expect(first.contains(#"action="/contoso.onmicrosoft.com/login""#))
             let ctx = try #require(first.hidden("ctx"))
 
             let password = try await browser.post(
                 "/common/login", form: [("ctx", ctx), ("step", "username"), ("loginfmt", "alex@contoso.onmicrosoft.com")])
-            #expect(password.contains(#"name="passwd" id="i0118""#))
+            #expect(password.contains(#"name="\#(SignInPageIDs.Fields.password)" id="\#(SignInPageIDs.password)""#))
             #expect(password.contains(#"id="idBtn_Back""#))
 
             let kmsi = try await browser.post("/common/login", form: [("ctx", ctx), ("step", "password"), ("passwd", "Passw0rd!")])
@@ -72,7 +72,7 @@ struct SignInPageTests {
             let page = try await browser.post(
                 "/common/login", form: [("ctx", ctx), ("step", "username"), ("loginfmt", "nobody@contoso.onmicrosoft.com")])
             #expect(page.contains("This username may be incorrect."))
-            #expect(page.contains(#"id="i0116""#))
+            #expect(page.contains(#"id="\#(SignInPageIDs.userName)""#))
         }
     }
 
@@ -84,7 +84,7 @@ struct SignInPageTests {
             _ = try await browser.post(
                 "/common/login", form: [("ctx", ctx), ("step", "username"), ("loginfmt", "megan@contoso.onmicrosoft.com")])
             let sms = try await browser.post("/common/login", form: [("ctx", ctx), ("step", "password"), ("passwd", "Passw0rd!")])
-            #expect(sms.contains(#"name="otc" id="idTxtBx_SAOTCC_OTC""#))
+            #expect(sms.contains(#"name="\#(SignInPageIDs.Fields.smsCode)" id="\#(SignInPageIDs.smsCode)""#))
             #expect(sms.contains("+X XXXXXXX99"))
             let code = try #require(fixture.announcements.code(for: "megan@contoso.onmicrosoft.com"))
             #expect(code.count == 6)
@@ -135,7 +135,7 @@ struct SignInPageTests {
             #expect(silent.redirectFields["code"] != nil)
 
             let forced = try await browser.get(Browser.authorizeURI(extra: [("prompt", "login")]))
-            #expect(forced.contains(#"id="i0116""#))
+            #expect(forced.contains(#"id="\#(SignInPageIDs.userName)""#))
 
             let picker = try await browser.get(Browser.authorizeURI(extra: [("prompt", "select_account")]))
             #expect(picker.contains("Pick an account"))

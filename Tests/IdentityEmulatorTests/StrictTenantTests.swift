@@ -110,7 +110,7 @@ struct StrictTenantTests {
                 "/contoso.onmicrosoft.com/login", form: [("ctx", ctx), ("step", "username"), ("loginfmt", "alex@contoso.onmicrosoft.com")])
             page = try await browser.post(
                 "/contoso.onmicrosoft.com/login", form: [("ctx", ctx), ("step", "password"), ("passwd", "Passw0rd!")])
-            #expect(page.contains("idTxtBx_SAOTCC_OTC"), "no SMS step although the claims demand MFA")
+            #expect(page.contains(SignInPageIDs.smsCode), "no SMS step although the claims demand MFA")
             let code = try #require(fixture.announcements.code(for: "alex@contoso.onmicrosoft.com"))
             page = try await browser.post("/contoso.onmicrosoft.com/login", form: [("ctx", ctx), ("step", "otc"), ("otc", code)])
             page = try await browser.post("/contoso.onmicrosoft.com/login", form: [("ctx", ctx), ("step", "kmsi"), ("kmsi", "no")])

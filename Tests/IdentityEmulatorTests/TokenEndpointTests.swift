@@ -202,7 +202,7 @@ struct TokenEndpointTests {
             #expect(refused.json["error"] as? String == "invalid_grant")
             #expect(refused.json["error_codes"] as? [Int] == [50173])
             let page = try await browser.get(Browser.authorizeURI())
-            #expect(page.contains(#"id="i0116""#))
+            #expect(page.contains(#"id="\#(SignInPageIDs.userName)""#))
         }
     }
 

@@ -222,27 +222,16 @@ final class SignInPolicyTests: GUITestCase {
 
     func testAnUntrustedCertificateStopsSignInWithAReadablePageAndIsNeverBypassed() throws {
         // An emulator serving HTTPS with its own local CA, which this web view does not trust.
-        let state = FileManager.default.temporaryDirectory.appending(path: "sesame-tls-\(UUID().uuidString)")
-        var configuration = EmulatorConfiguration()
-        configuration.tls = true
-        configuration.stateDirectory = state
-        configuration.userCount = 10
-        let started = DispatchSemaphore(value: 0)
-        final class Box: @unchecked Sendable { var url: URL? }
-        let box = Box()
-        let task = Task.detached {
-            let emulator = try await IdentityEmulator(configuration: configuration)
-            try await emulator.run { url, _ in
-                box.url = url
-                started.signal()
-            }
+        let state = Repository.temporaryDirectory("sesame-tls")
+        let emulator = try RunningEmulator.startBlocking(users: 10) { configuration in
+            configuration.tls = true
+            configuration.stateDirectory = state
         }
         defer {
-            task.cancel()
+            emulator.stop()
             try? FileManager.default.removeItem(at: state)
         }
-        XCTAssertEqual(started.wait(timeout: .now() + 30), .success)
-        let base = try XCTUnwrap(box.url)
+        let base = emulator.base
         try MainActor.assumeIsolated {
             let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
             let (intercepted, shown, trace) = try Self.run(
