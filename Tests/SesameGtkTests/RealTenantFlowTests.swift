@@ -38,7 +38,10 @@ final class RealTenantFlowTests: GUITestCase {
             gui.act(GUIHarness.fill(IDs.userName, "alex@contoso.onmicrosoft.com"), "password page")
             gui.act(GUIHarness.fill(IDs.password, IDs.demoPassword), "stay signed in")
             gui.act("document.getElementById('\(IDs.primaryButton)').click();", "Need admin approval")
-            XCTAssertEqual(gui.signInPage?.title, "Need admin approval")
+            // WebKit sets the title a moment after the load ends: wait for it.
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 15) { gui.signInPage?.title == "Need admin approval" },
+                "the page is \(gui.signInPage?.title ?? "none")")
             gui.clickInPage(IDs.primaryButton)  // "Return to the application without granting consent"
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.signInError != nil }, "no error shown")
             let text = try XCTUnwrap(gui.signInError)
