@@ -150,6 +150,28 @@ final class EndToEndFlowTests: XCTestCase {
         XCTAssertEqual(log.components(separatedBy: "→ 200").count - 1, 3, log)
     }
 
+    // MARK: The keyboard alone
+
+    func testMeganSignsInWithTheKeyboardAloneEnterGoesForwardEscapeGoesBack() throws {
+        let run = try flow("keyboard-megan")
+        XCTAssertEqual(
+            run.seen["steps"] as? [String], ["i0118", "i0116", "i0118", "idTxtBx_SAOTCC_OTC", "idSIButton9", "idSIButton9"],
+            "where Enter and Escape went")
+        XCTAssertEqual(run.seen["name_kept"] as? String, "megan@contoso.onmicrosoft.com", "Escape lost the user name")
+        XCTAssertEqual(run.seen["kmsi_title"] as? String, "Stay signed in?")
+        XCTAssertEqual(run.seen["consent_title"] as? String, "Permissions requested")
+        XCTAssertEqual(run.seen["redirect"] as? Bool, true)
+        XCTAssertTrue(run.has("token-acquired", ["accountType": "myGraphService"]))
+        XCTAssertTrue(run.has("list-rendered", ["view": "directory"]))
+    }
+
+    func testSamSignsInToB2CWithTheKeyboardAlone() throws {
+        let run = try flow("keyboard-sam")
+        XCTAssertEqual(run.seen["redirect"] as? Bool, true, "Enter after the password did not sign in")
+        XCTAssertEqual(run.seen["sam"] as? String, "Signed in as Sam Carter")
+        XCTAssertFalse(run.has("sign-in-failed", ["error": "AADB2C90118"]), "Enter asked to reset the password")
+    }
+
     // MARK: Restart
 
     func testTheAppRestartedWithTheSameStorageSignsInSilently() throws {

@@ -13,16 +13,14 @@ enum B2CPages {
                   <label for="signInName">Email Address</label>
                   <input type="email" id="signInName" name="signInName" value="\(email ?? "")" placeholder="Email Address" \
                   aria-label="Email Address" autofocus required>
-                  <div class="row"><label for="password">Password</label>
-                    <button type="submit" name="action" value="forgotPassword" id="forgotPassword" class="btn-link" formnovalidate
-                            style="background:none;border:none;color:#2f6fba;cursor:pointer;font:inherit;padding:0">Forgot your \
-                            password?</button></div>
+                  <label for="password">Password</label>
                   <input type="password" id="password" name="password" placeholder="Password" aria-label="Password" required>
+                  <div class="row">\(PageLayout.actionButton(
+                      "Forgot your password?", id: "forgotPassword", name: "action", value: "forgotPassword", secondary: false,
+                      style: "btn-link"))</div>
                   <button type="submit" id="next" class="btn btn-primary">Sign in</button>
                   <div class="divider">Don't have an account?
-                    <button type="submit" name="action" value="signUp" id="createAccount" formnovalidate
-                            style="background:none;border:none;color:#2f6fba;cursor:pointer;font:inherit;padding:0">Sign up \
-                            now</button></div>
+                    \(PageLayout.actionButton("Sign up now", id: "createAccount", name: "action", value: "signUp", secondary: false, style: "btn-link"))</div>
                 </form>
                 """)
     }
@@ -49,7 +47,7 @@ enum B2CPages {
                   <label for="surname">Surname</label>
                   <input type="text" id="surname" name="surname" value="\(values["surname"] ?? "")" aria-label="Surname">
                   <button type="submit" name="action" value="create" id="continue" class="btn btn-primary">Create</button>
-                  <button type="submit" name="action" value="cancel" id="cancel" class="btn btn-secondary" formnovalidate>Cancel</button>
+                  \(PageLayout.actionButton("Cancel", id: "cancel", name: "action", value: "cancel"))
                 </form>
                 """)
     }
@@ -98,7 +96,7 @@ enum B2CPages {
                   <h1 id="pageTitle">Reset your password</h1>
                   \(PageLayout.error(error, id: "pageError"))
                   \(fields)
-                  <button type="submit" name="action" value="cancel" id="cancel" class="btn btn-secondary" formnovalidate>Cancel</button>
+                  \(PageLayout.actionButton("Cancel", id: "cancel", name: "action", value: "cancel"))
                 </form>
                 """)
     }

@@ -1,5 +1,11 @@
 /// The frame every sign-in page shares: Microsoft's card on a grey field (workforce) or the B2C
-/// "Ocean Blue" panel (B2C), with no scripts except where a page needs one (form_post).
+/// "Ocean Blue" panel (B2C).
+///
+/// Keyboard first, as Microsoft's pages are: each form has one submit button, its primary action,
+/// so Enter in a field goes forward; secondary and side actions (Back, No, Cancel, "Forgot your
+/// password?") are `type="button"` with `data-name`/`data-value`, posted by ``keyboardScript``;
+/// Escape presses the page's `data-secondary` button; focus starts in the first field, or on the
+/// primary button of a page without one; Tab follows the page's visual order.
 enum PageLayout {
     /// A workforce sign-in page: the Microsoft logo, then `body`.
     static func microsoft(title: String, body: HTML, banner: HTML? = nil) -> HTML {
@@ -55,6 +61,7 @@ enum PageLayout {
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>\(title)</title>
         <style>\(HTML(raw: stylesheet))</style>
+        <script>\(HTML(raw: keyboardScript))</script>
         \(head)
         </head>
         <body class="\(bodyClass)">
@@ -62,6 +69,37 @@ enum PageLayout {
         </body>
         </html>
         """
+    }
+
+    /// Posts a `data-name`/`data-value` button's action with the form, and makes Escape press the
+    /// page's secondary button.
+    private static let keyboardScript = """
+        document.addEventListener('click', function (event) {
+          var button = event.target.closest && event.target.closest('button[data-name]');
+          if (!button || !button.form) return;
+          event.preventDefault();
+          var field = document.createElement('input');
+          field.type = 'hidden'; field.name = button.dataset.name; field.value = button.dataset.value;
+          button.form.appendChild(field);
+          button.form.submit();
+        });
+        document.addEventListener('keydown', function (event) {
+          if (event.key !== 'Escape') return;
+          var secondary = document.querySelector('[data-secondary]');
+          if (secondary) { event.preventDefault(); secondary.click(); }
+        });
+        """
+
+    /// A secondary or side action: posts `name=value` with the form, never on Enter.
+    static func actionButton(
+        _ title: String, id: String, name: String, value: String, secondary: Bool = true, style: String = "btn btn-secondary"
+    )
+        -> HTML
+    {
+        let mark = secondary ? " data-secondary" : ""
+        return HTML(
+            raw: "<button type=\"button\" id=\"\(id)\" class=\"\(style)\" data-name=\"\(name)\" data-value=\"\(value)\"\(mark)>"
+                + "\(HTML.escape(title))</button>")
     }
 
     private static let stylesheet = """
@@ -90,6 +128,7 @@ enum PageLayout {
         .btn{min-width:108px;min-height:32px;padding:4px 12px;font-size:15px;font-family:inherit;border:none;cursor:pointer}
         .btn-primary{background:#0067b8;color:#fff}.btn-primary:hover{background:#005da6}
         .btn-secondary{background:#cccccc;color:#1b1b1b}.btn-secondary:hover{background:#bbb}
+        .btn-link{background:none;border:none;color:#2f6fba;cursor:pointer;font:inherit;padding:0}
         .demo{background:#fff4ce;border-left:4px solid #ffb900;padding:8px 12px;margin:8px 0 12px;font-size:14px}
         .demo code{font-size:16px;font-weight:600;letter-spacing:2px}
         .checkbox{display:flex;align-items:center;gap:8px;margin:12px 0}

@@ -38,7 +38,7 @@ enum SignInPages {
                          aria-required="true" autofocus required>
                   <div class="links"><a href="#" id="idA_PWD_ForgotPassword">Forgot my password</a></div>
                   <div class="buttons">
-                    <button type="submit" name="action" value="back" id="idBtn_Back" class="btn btn-secondary" formnovalidate>Back</button>
+                    \(PageLayout.actionButton("Back", id: "idBtn_Back", name: "action", value: "back"))
                     <input type="submit" id="idSIButton9" class="btn btn-primary" value="Sign in">
                   </div>
                 </form>
@@ -60,7 +60,7 @@ enum SignInPages {
                          placeholder="Code" aria-label="Code" aria-required="true" autofocus required>
                   <div class="links"><a href="#" id="signInAnotherWay">Having trouble? Sign in another way</a></div>
                   <div class="buttons">
-                    <button type="submit" name="action" value="back" id="idBtn_Back" class="btn btn-secondary" formnovalidate>Back</button>
+                    \(PageLayout.actionButton("Back", id: "idBtn_Back", name: "action", value: "back"))
                     <input type="submit" id="idSubmit_SAOTCC_Continue" class="btn btn-primary" value="Verify">
                   </div>
                 </form>
@@ -78,8 +78,8 @@ enum SignInPages {
                   <label class="checkbox"><input type="checkbox" name="DontShowAgain" id="KmsiCheckboxField" value="true"> Don’t show \
                   this again</label>
                   <div class="buttons">
-                    <button type="submit" name="kmsi" value="no" id="idBtn_Back" class="btn btn-secondary">No</button>
-                    <button type="submit" name="kmsi" value="yes" id="idSIButton9" class="btn btn-primary">Yes</button>
+                    \(PageLayout.actionButton("No", id: "idBtn_Back", name: "kmsi", value: "no"))
+                    <button type="submit" name="kmsi" value="yes" id="idSIButton9" class="btn btn-primary" autofocus>Yes</button>
                   </div>
                 </form>
                 """, banner: PageLayout.identityBanner(username))
@@ -117,8 +117,8 @@ enum SignInPages {
                   <p class="small">Accepting these permissions means that you allow this app to use your data as specified in their terms \
                   of service and privacy statement. You can change these permissions at https://myapps.microsoft.com.</p>
                   <div class="buttons">
-                    <button type="submit" name="consent" value="cancel" id="idBtn_Back" class="btn btn-secondary">Cancel</button>
-                    <button type="submit" name="consent" value="accept" id="idSIButton9" class="btn btn-primary">Accept</button>
+                    \(PageLayout.actionButton("Cancel", id: "idBtn_Back", name: "consent", value: "cancel"))
+                    <button type="submit" name="consent" value="accept" id="idSIButton9" class="btn btn-primary" autofocus>Accept</button>
                   </div>
                 </form>
                 """, banner: PageLayout.identityBanner(username))
@@ -138,7 +138,7 @@ enum SignInPages {
                   can grant. Please ask an admin to grant permission to this app before you can use it.</p>
                   <div class="links"><a href="#" id="adminAccountLink">Have an admin account? Sign in with that account</a></div>
                   <div class="buttons">
-                    <button type="submit" name="approval" value="return" id="idSIButton9" class="btn btn-primary">Return to the \
+                    <button type="submit" name="approval" value="return" id="idSIButton9" class="btn btn-primary" autofocus>Return to the \
                     application without granting consent</button>
                   </div>
                 </form>
@@ -152,7 +152,7 @@ enum SignInPages {
                 <form method="post" action="\(action)">
                   \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "pick"))
                   <h1 id="pageTitle">Pick an account</h1>
-                  <button type="submit" name="account" value="session" class="tile" id="signedInAccount" aria-label="Sign in with \
+                  <button type="submit" name="account" value="session" class="tile" id="signedInAccount" autofocus aria-label="Sign in with \
                   \(user.userPrincipalName)">
                     <span class="avatar" aria-hidden="true">\(String(user.displayName.prefix(1)))</span>
                     <span><div>\(user.displayName)</div><div class="small">\(user.userPrincipalName)</div><div class="small">Signed \

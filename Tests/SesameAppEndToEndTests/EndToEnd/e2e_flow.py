@@ -11,6 +11,7 @@ import os
 import sys
 from urllib.parse import parse_qs, urlsplit
 
+from selenium.webdriver.common.keys import Keys
 from sesame_e2e import PASSWORD, Sesame, StepFailed, isolate_app_environment, wait
 
 flow, binary, emulator, scratch = sys.argv[1:5]
@@ -248,6 +249,49 @@ def me(app):
     seen["log"] = app.ui.text(log)
 
 
+def keyboard_megan(app):
+    """megan signs in with the keyboard alone: focus starts in each page's field (or on its primary
+    button), Enter goes forward, Escape goes back."""
+    steps = seen.setdefault("steps", [])
+    app.focused("i0116", "the user name field")
+    app.type_keys(Keys.CONTROL, "a")
+    app.type_keys("megan@contoso.onmicrosoft.com")
+    app.press(Keys.ENTER)
+    steps.append(app.focused("i0118", "the password page after Enter").get_attribute("id"))
+    app.press(Keys.ESCAPE)
+    steps.append(app.focused("i0116", "the user name page after Escape").get_attribute("id"))
+    seen["name_kept"] = app.driver.switch_to.active_element.get_property("value")
+    app.press(Keys.ENTER)
+    steps.append(app.focused("i0118", "the password page after Enter").get_attribute("id"))
+    app.type_keys(PASSWORD)
+    app.press(Keys.ENTER)
+    steps.append(app.focused("idTxtBx_SAOTCC_OTC", "the SMS code page after Enter").get_attribute("id"))
+    app.type_keys(app.demo_code())
+    app.press(Keys.ENTER)
+    steps.append(app.focused("idSIButton9", "the stay-signed-in page's Yes after Enter").get_attribute("id"))
+    seen["kmsi_title"] = app.driver.title
+    if not app.press(Keys.ENTER):
+        steps.append(app.focused("idSIButton9", "the consent page's Accept after Enter").get_attribute("id"))
+        seen["consent_title"] = app.driver.title
+        seen["redirect"] = app.press(Keys.ENTER)
+    rows_after(app, 0)
+
+
+def keyboard_sam(app):
+    """sam signs in to B2C with the keyboard alone: e-mail, Tab, password, Enter."""
+    app.focused("signInName", "the e-mail field")
+    app.type_keys(Keys.CONTROL, "a")  # demo mode suggests an account: type over it
+    app.type_keys("sam@example.com")
+    app.type_keys(Keys.TAB)
+    app.focused("password", "the password field after Tab")
+    app.type_keys(PASSWORD)
+    seen["redirect"] = app.press(Keys.ENTER)
+    if not seen["redirect"]:
+        raise StepFailed(f"Enter after the password did not sign in; the view shows {app.where()}")
+    rows_after(app, 0, view="tasks")
+    seen["sam"] = wait("the signed-in line", lambda: signed_in_as(app))
+
+
 def restart(first):
     first.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
     seen["first_rows"] = rows_after(first, 0)
@@ -266,6 +310,7 @@ FLOWS = {
     "search": ("directory", directory_search), "paging": ("directory", directory_paging),
     "consent-retry": ("directory", consent_retry), "tasks": ("tasks", tasks), "forgot-password": ("tasks", forgot_password),
     "sign-up": ("tasks", sign_up), "me": ("me", me), "restart": ("directory", restart),
+    "keyboard-megan": ("directory", keyboard_megan), "keyboard-sam": ("tasks", keyboard_sam),
 }
 
 sample, run = FLOWS[flow]

@@ -331,6 +331,43 @@ class Sesame:
             return None if self.driver.execute_script("return window.__sesameStep === undefined ? null : 1;") else "page"
         return self.wait(f"the page after #{button_id} (on {page.split('?')[0]})", moved_on) == "redirect"
 
+    # The keyboard alone: keys go to whatever has the focus, as a person types.
+
+    def focused(self, element_id, what):
+        """Waits until the page's focused element is `element_id`; returns it."""
+        def focus():
+            element = self.driver.switch_to.active_element
+            return element if element.get_attribute("id") == element_id else None
+        return self.wait(f"{what} (focus on #{element_id}; focus is on #{self.focus_id()})", focus)
+
+    def focus_id(self):
+        try:
+            return self.driver.switch_to.active_element.get_attribute("id")
+        except Exception as error:  # noqa: BLE001 — the description of a failure must not fail
+            return f"(unknown: {type(error).__name__})"
+
+    def type_keys(self, *keys):
+        """Types into the focused element, without moving the focus first."""
+        self.driver.switch_to.active_element.send_keys(*keys)
+
+    def press(self, *keys):
+        """Types keys that should leave the page (Enter, Escape) and waits for the next page, or for
+        the app to take the redirect (then True)."""
+        mark = self.trace.mark()
+        self.wait("the page to take a mark", lambda: self.driver.execute_script(
+            "window.__sesameStep = (window.__sesameStep || 0) + 1; return document.URL;"))
+        try:
+            self.type_keys(*keys)
+        except Exception as error:  # noqa: BLE001 — the keys' own navigation replaced the page
+            if not is_transient(error):
+                raise
+
+        def moved_on():
+            if self.trace.find("redirect-intercepted", since=mark):
+                return "redirect"
+            return None if self.driver.execute_script("return window.__sesameStep === undefined ? null : 1;") else "page"
+        return self.wait(f"the page after pressing {keys!r}", moved_on) == "redirect"
+
     def sign_in_entra(self, user, password=PASSWORD, consent=True, seen=None):
         """Microsoft's pages: user name, password, the SMS code (demo mode shows it on the page),
         stay signed in, consent. `consent=False` declines it. Returns what it saw."""
