@@ -29,6 +29,8 @@ static inline GtkContainer *sesame_container(gpointer object) { return GTK_CONTA
 static inline GtkWindow *sesame_window(gpointer object) { return GTK_WINDOW(object); }
 static inline GtkBox *sesame_box(gpointer object) { return GTK_BOX(object); }
 static inline GtkButton *sesame_button(gpointer object) { return GTK_BUTTON(object); }
+static inline GtkBin *sesame_bin(gpointer object) { return GTK_BIN(object); }
+static inline GtkMenuButton *sesame_menu_button(gpointer object) { return GTK_MENU_BUTTON(object); }
 static inline GtkLabel *sesame_label(gpointer object) { return GTK_LABEL(object); }
 static inline GtkEntry *sesame_entry(gpointer object) { return GTK_ENTRY(object); }
 static inline GtkStack *sesame_stack(gpointer object) { return GTK_STACK(object); }

@@ -20,8 +20,8 @@ public final class DirectorySearch {
         case found(count: Int, more: Bool)
         /// The search found no one.
         case noMatches
-        /// The search failed; Retry searches again.
-        case failed(String)
+        /// The search failed; the action button retries, or signs in again when only that helps.
+        case failed(String, action: SampleAction)
         /// Signing out failed (the account stays signed in).
         case signOutFailed(String)
     }
@@ -47,7 +47,8 @@ public final class DirectorySearch {
     /// Called after each change.
     public var onChange: ((Change) -> Void)?
 
-    private let session: SampleSession
+    /// Who is signed in for the sample.
+    public let session: SampleSession
     private let baseURL: URL
     private var text = ""
     private var nextPage: GraphUserPage?
@@ -76,8 +77,29 @@ public final class DirectorySearch {
         case .searching: L("Searching…")
         case .found(let count, let more): String(format: more ? L("%d people — scroll for more") : L("%d people"), count)
         case .noMatches: L("No one matches.")
-        case .failed(let message): message
+        case .failed(let message, _): message
         case .signOutFailed(let message): String(format: L("Could not sign out: %@"), message)
+        }
+    }
+
+    /// What the page's action button offers now, if anything.
+    public var action: SampleAction? {
+        switch status {
+        case .signedOut, .signedOutByUser: .signIn
+        case .failed(_, let action): action
+        default: nil
+        }
+    }
+
+    /// Does what ``action`` offers: signs in (again), or searches again.
+    public func performAction() async {
+        switch action {
+        case .signIn?, .signInAgain?:
+            await signIn()
+        case .retry?:
+            retry()
+        case nil:
+            break
         }
     }
 
@@ -120,7 +142,7 @@ public final class DirectorySearch {
                 self.replace(with: page)
             } catch {
                 guard let self, current == self.generation, !Task.isCancelled else { return }
-                self.setStatus(.failed(UserMessage.text(for: error)))
+                self.setStatus(.failed(UserMessage.text(for: error), action: SampleAction.after(error)))
             }
         }
     }
@@ -139,7 +161,7 @@ public final class DirectorySearch {
             } catch {
                 guard let self, current == self.generation else { return }
                 self.pageTask = nil
-                self.setStatus(.failed(UserMessage.text(for: error)))
+                self.setStatus(.failed(UserMessage.text(for: error), action: SampleAction.after(error)))
                 return
             }
             guard let self, current == self.generation else { return }

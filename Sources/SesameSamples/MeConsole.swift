@@ -10,10 +10,9 @@ public final class MeConsole {
     public private(set) var lines: [String] = []
     /// Called with each new line.
     public var onLine: ((String) -> Void)?
-    /// Called when signing out becomes possible or not.
-    public var onAccountChange: ((Bool) -> Void)?
 
-    private let session: SampleSession
+    /// Who is signed in for the sample.
+    public let session: SampleSession
     private let graphURI: URL
 
     /// The console of the MSAL sample (`graphURI` of its settings).
@@ -32,7 +31,6 @@ public final class MeConsole {
     /// The page came into view: find the cached account, without interaction.
     public func appear() async {
         await session.restore()
-        onAccountChange?(canSignOut)
     }
 
     /// The MSAL sample's logic: silent when an account is cached, interactive otherwise or when
@@ -52,7 +50,6 @@ public final class MeConsole {
                 token = try await interactive()
             }
             session.use(token.account)
-            onAccountChange?(true)
             let response = try await session.httpClient.perform(ResourceRequest(url: graphURI), as: token.account)
             write("GET \(graphURI.absoluteString) → \(response.status)")
             write(Self.pretty(response.body))
@@ -69,13 +66,11 @@ public final class MeConsole {
         } catch {
             write("error: " + String(format: L("Could not sign out: %@"), UserMessage.text(for: error)))
         }
-        onAccountChange?(canSignOut)
     }
 
     /// Stops updating (the window is closing).
     public func close() {
         onLine = nil
-        onAccountChange = nil
     }
 
     /// The /me answer as indented JSON (the body as text when it is not JSON).

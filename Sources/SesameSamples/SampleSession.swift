@@ -17,7 +17,11 @@ public final class SampleSession {
     /// The sample.
     public let sample: Sample
     /// The signed-in account, once known.
-    public private(set) var account: Account?
+    public private(set) var account: Account? {
+        didSet { if oldValue != account { onAccountChange?() } }
+    }
+    /// Called when the account changes (signed in, out, or found in the store).
+    public var onAccountChange: (() -> Void)?
     /// Whether an interactive sign-in is under way.
     public private(set) var isSigningIn = false
     private let model: AppModel
@@ -79,6 +83,13 @@ public final class SampleSession {
         }
         account = nil
         model.trace.record("signed-out", [("accountType", sample.accountType)])
+    }
+
+    /// Signs the account out and someone in (the service asks who).
+    /// - Returns: the new account, or `nil` when sign-out failed or sign-in was closed.
+    public func switchAccount() async throws -> Account? {
+        try await signOut()
+        return await signIn()
     }
 
     /// Forgets the account this session knew (another sign-in replaced it), without signing out.

@@ -13,10 +13,13 @@ public final class TaskList {
     public var signedInText: String {
         session.account.map { String(format: L("Signed in as %@"), $0.displayName) } ?? L("Not signed in")
     }
+    /// What the page's action button offers now, if anything.
+    public private(set) var action: SampleAction?
     /// Called after each change.
     public var onChange: (() -> Void)?
 
-    private let session: SampleSession
+    /// Who is signed in for the sample.
+    public let session: SampleSession
     private let baseURL: URL
     private var loading: Task<Void, Never>?
 
@@ -36,24 +39,44 @@ public final class TaskList {
     /// The page came into view: sign in if nobody is, then list the tasks.
     public func appear() async {
         guard await session.signedInAccount() != nil else {
+            action = .signIn
+            statusText = L("Sign in to see your tasks.")
             changed()
             return
         }
         await reload()
     }
 
+    /// Does what ``action`` offers: signs in (again), or lists again.
+    public func performAction() async {
+        switch action {
+        case .signIn?:
+            await appear()
+        case .signInAgain?:
+            guard await session.signIn() != nil else { return }
+            await reload()
+        case .retry?:
+            await reload()
+        case nil:
+            break
+        }
+    }
+
     /// Lists the tasks again.
     public func reload() async {
         guard let service = service() else {
             tasks = []
+            action = .signIn
             changed()
             return
         }
         do {
             tasks = try await service.tasks()
             statusText = tasks.isEmpty ? L("No tasks yet.") : String(format: tasks.count == 1 ? L("%d task") : L("%d tasks"), tasks.count)
+            action = nil
         } catch {
             statusText = UserMessage.text(for: error)
+            action = SampleAction.after(error)
         }
         changed()
     }
@@ -65,6 +88,7 @@ public final class TaskList {
             try await service.add(text)
         } catch {
             statusText = UserMessage.text(for: error)
+            action = SampleAction.after(error)
             changed()
             return false
         }
@@ -90,7 +114,8 @@ public final class TaskList {
             return false
         }
         tasks = []
-        statusText = L("No tasks yet.")
+        statusText = L("Signed out.")
+        action = .signIn
         changed()
         return true
     }

@@ -12,3 +12,27 @@ public enum UserMessage {
         }
     }
 }
+
+/// What a page's action button offers, and says.
+public enum SampleAction: Equatable, Sendable {
+    /// Nobody is signed in.
+    case signIn
+    /// The session ended (the service needs an interactive sign-in).
+    case signInAgain
+    /// The last request failed for another reason.
+    case retry
+
+    /// The button's label.
+    public var title: String {
+        switch self {
+        case .signIn: L("Sign in")
+        case .signInAgain: L("Sign in again")
+        case .retry: L("Retry")
+        }
+    }
+
+    /// The action a failure offers: signing in again when only that helps, else trying again.
+    public static func after(_ error: any Error) -> SampleAction {
+        (error as? AccountStoreError)?.code == .interactionRequired ? .signInAgain : .retry
+    }
+}

@@ -100,6 +100,7 @@ final class EndToEndFlowTests: XCTestCase {
         XCTAssertEqual(run.seen["sam_before"] as? [String], [])
         XCTAssertEqual(run.seen["sam_tasks"] as? [String], ["Water the plants", "Call the bank"])
         XCTAssertEqual(run.seen["after_sign_out"] as? [String], [])
+        XCTAssertEqual(run.seen["action_after_sign_out"] as? Bool, true, "signed out, the page did not offer \"Sign in\"")
         XCTAssertEqual(run.seen["kim"] as? String, "Signed in as Kim Abercrombie")
         XCTAssertEqual(run.seen["kim_tasks"] as? [String], [], "kim sees sam's tasks")
         XCTAssertEqual(

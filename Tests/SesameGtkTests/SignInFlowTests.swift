@@ -106,6 +106,37 @@ final class SignInFlowTests: GUITestCase {
         }
     }
 
+    func testTheHeaderShowsWhoIsSignedInAndItsMenuSignsOutOnce() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, screenshotPrefix: "")
+            defer { gui.close() }
+            let account = try XCTUnwrap(gui.window.window.find(MenuButton.self, named: L("Account")))
+            gui.waitForSignInPage("first sign-in")
+            XCTAssertEqual(account.label.text, L("Not signed in"))
+            gui.signInAsAlexUpToConsent()
+            gui.clickInPage(IDs.primaryButton)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 })
+
+            // Who, as the header says it; the menu adds the user name and the tenant.
+            XCTAssertEqual(account.label.text, "Alex Wilber")
+            account.open()
+            let labels = account.content.descendants.compactMap { ($0 as? Label)?.text }
+            XCTAssertTrue(labels.contains("alex@contoso.onmicrosoft.com"), "\(labels)")
+            XCTAssertTrue(labels.contains { $0.hasPrefix(String(format: L("Tenant: %@"), "")) && $0.count > 10 }, "\(labels)")
+            gui.screenshot("account-menu")
+
+            // One sign-out, from the menu: the header and the page follow, and the search waits for an account.
+            gui.click(button: "Sign out of this sample")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { account.label.text == L("Not signed in") }, account.label.text)
+            XCTAssertEqual(gui.peopleRows, 0)
+            let search = try XCTUnwrap(gui.window.window.find(SearchEntry.self, named: L("Search the directory")))
+            XCTAssertFalse(search.isSensitive, "searching needs an account")
+            XCTAssertNil(gui.window.window.find(Button.self, named: L("Sign out")), "the Me page's second Sign out is gone")
+            let action = try XCTUnwrap(gui.window.window.find(Button.self, named: L("Sign in")))
+            XCTAssertTrue(action.isMapped)
+        }
+    }
+
     func testClosingTheWindowDuringASearchTouchesNoWidgetAfterwards() throws {
         try MainActor.assumeIsolated {
             let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory)

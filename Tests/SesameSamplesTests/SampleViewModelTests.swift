@@ -58,7 +58,7 @@ struct DirectorySearchTests {
         fixture.apis.failNext(with: 503)
         search.search("meg")
         try await until { search.status != .searching }
-        guard case .failed(let message) = search.status else {
+        guard case .failed(let message, _) = search.status else {
             Issue.record("not failed: \(search.status)")
             return
         }

@@ -17,6 +17,14 @@ public final class MainWindow: SignInFailurePresenter {
     private let inspector = TextLog()
     private let errorBar = Box(vertical: false, spacing: 8)
     private let errorLabel = Label("", wrap: true, xalign: 0)
+    /// Who is signed in for the sample showing, with its menu.
+    private let account = MenuButton(title: "")
+    private let accountName = Label("", xalign: 0)
+    private let accountUser = Label("", xalign: 0)
+    private let accountTenant = Label("", xalign: 0)
+    private let switchAccountButton: Button
+    private let signOutButton: Button
+    private let signInButton: Button
     private var errorChoice: CheckedContinuation<Bool, Never>?
     private(set) var pages: [Sample.Kind: any SamplePage] = [:]
     private var appearing: Task<Void, Never>?
@@ -40,6 +48,9 @@ public final class MainWindow: SignInFailurePresenter {
 
     public init(application: Application?, model: AppModel, options: Options) {
         self.model = model
+        switchAccountButton = Button(L("Switch account"), accessibleName: L("Sign in as someone else"))
+        signOutButton = Button(L("Sign out"), accessibleName: L("Sign out of this sample"))
+        signInButton = Button(L("Sign in"), accessibleName: L("Sign in to this sample"))
         window = Window(application: application, title: "Sesame", width: 1100, height: 720)
         signIn = SignInPane(trace: model.trace, webDataDirectory: options.webDataDirectory, automation: options.automation)
 
@@ -79,14 +90,37 @@ public final class MainWindow: SignInFailurePresenter {
                 }
             pages[sample.kind] = page
             samples.add(page.root, name: sample.kind.rawValue, title: page.title)
+            session.onAccountChange = { [weak self, kind = sample.kind] in
+                if self?.currentKind == kind { self?.showAccount() }
+            }
         }
 
-        header.packEnd(Button(L("Sign out"), accessibleName: L("Sign out of this sample")) { [weak self] in self?.signOutCurrent() })
-        header.packEnd(
-            Button(L("Forget sign-in data"), accessibleName: L("Forget sign-in data")) { [weak self] in
-                self?.signIn.forgetSignInData()
-                self?.model.trace.record("sign-in-data-forgotten")
-            })
+        // The account of the sample showing: who, and what can be done about it (one sign-out).
+        account.accessibleName = L("Account")
+        accountName.setMarkup("")
+        accountUser.addStyleClass("dim-label")
+        accountTenant.addStyleClass("dim-label")
+        accountName.accessibleName = L("Signed-in user")
+        for widget in [accountName, accountUser, accountTenant, signInButton, switchAccountButton, signOutButton] as [Widget] {
+            account.content.pack(widget)
+        }
+        let forget = Button(L("Forget sign-in data"))
+        account.content.pack(forget)
+        account.content.showAll()
+        header.packEnd(account)
+        signInButton.onClick { [weak self] in
+            self?.fromAccountMenu { page in
+                _ = await page.session.signIn()
+                await page.appear()
+            }
+        }
+        switchAccountButton.onClick { [weak self] in self?.fromAccountMenu { page in await page.switchAccount() } }
+        signOutButton.onClick { [weak self] in self?.fromAccountMenu { page in await page.signOut() } }
+        forget.onClick { [weak self] in
+            self?.account.close()
+            self?.signIn.forgetSignInData()
+            self?.model.trace.record("sign-in-data-forgotten")
+        }
         errorBar.pack(Button(L("Retry"), accessibleName: L("Retry sign-in")) { [weak self] in self?.answerError(retry: true) })
         errorBar.pack(
             Button(L("Cancel"), accessibleName: L("Cancel after the sign-in error")) { [weak self] in
@@ -107,7 +141,11 @@ public final class MainWindow: SignInFailurePresenter {
         if let initial = options.initialSample, pages[initial] != nil {
             samples.visibleChildName = initial.rawValue
         }
-        samples.onVisibleChildChanged { [weak self] in self?.currentPageAppears() }
+        samples.onVisibleChildChanged { [weak self] in
+            self?.showAccount()
+            self?.currentPageAppears()
+        }
+        showAccount()
         MainLoop.whenIdle { [weak self] in
             guard let self, !self.isClosed else { return }
             self.model.trace.record("window-shown")
@@ -147,9 +185,32 @@ public final class MainWindow: SignInFailurePresenter {
         choice?.resume(returning: retry)
     }
 
-    private func signOutCurrent() {
+    /// Closes the account menu and acts on the sample showing.
+    private func fromAccountMenu(_ act: @escaping @MainActor (any SamplePage) async -> Void) {
+        account.close()
         guard let kind = currentKind, let page = pages[kind] else { return }
-        Task { await page.signOut() }
+        Task { await act(page) }
+    }
+
+    /// The header's account: the name (or "Not signed in"), and in its menu the user name, the
+    /// tenant and what can be done.
+    private func showAccount() {
+        guard !isClosed else { return }
+        let signedIn = currentKind.flatMap { pages[$0] }?.session.account
+        account.label.text = signedIn?.displayName ?? L("Not signed in")
+        accountName.setMarkup("<b>\(Self.markupEscaped(signedIn?.displayName ?? L("Not signed in")))</b>")
+        accountUser.text = signedIn?.username ?? ""
+        accountTenant.text = signedIn.map { String(format: L("Tenant: %@"), $0.realm) } ?? ""
+        accountUser.isVisible = signedIn != nil
+        accountTenant.isVisible = signedIn != nil
+        switchAccountButton.isVisible = signedIn != nil
+        signOutButton.isVisible = signedIn != nil
+        signInButton.isVisible = signedIn == nil
+    }
+
+    private static func markupEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(
+            of: ">", with: "&gt;")
     }
 
     private func appendToInspector(_ event: FlowTrace.Event) {

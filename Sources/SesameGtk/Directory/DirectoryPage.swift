@@ -14,8 +14,8 @@ final class DirectoryPage: SamplePage {
     private let table: TextTable
     private let spinner = Spinner()
     private let status = Label("", wrap: true, xalign: 0.5)
-    private let retry: Button
-    private let signInButton: Button
+    /// Says what it does: "Sign in", "Sign in again" or "Retry".
+    private let actionButton: Button
     private let details = Grid()
 
     init(session: SampleSession, trace: FlowTrace) {
@@ -26,20 +26,19 @@ final class DirectoryPage: SamplePage {
         table = TextTable(columns: [L("Name"), L("Mail"), L("User name")])
         table.accessibleName = L("People")
         spinner.accessibleName = L("Loading")
-        retry = Button(L("Retry"), accessibleName: L("Retry the search"))
-        signInButton = Button(L("Sign in"), accessibleName: L("Sign in"))
+        actionButton = Button(L("Sign in"))
         details.setMargin(12)
 
         let left = Box(vertical: true, spacing: 6)
         left.setMargin(12)
         left.pack(search)
-        left.pack(Box(vertical: false, spacing: 6, [spinner, status, retry, signInButton]))
+        left.pack(Box(vertical: false, spacing: 6, [spinner, status, actionButton]))
         let scrolled = ScrolledWindow(table)
         left.pack(scrolled, expand: true)
         root = Paned(left, ScrolledWindow(details), position: 520)
         root.showAll()
-        retry.hide()
-        signInButton.hide()
+        actionButton.hide()
+        search.isSensitive = false
         showDetails(of: nil)
 
         model.onChange = { [weak self] change in self?.render(change) }
@@ -52,18 +51,25 @@ final class DirectoryPage: SamplePage {
             self.model.select(self.table.selectedRow)
         }
         scrolled.onBottomReached { [weak self] in self?.model.loadMore() }
-        retry.onClick { [weak self] in self?.model.retry() }
-        signInButton.onClick { [weak self] in
+        actionButton.onClick { [weak self] in
             guard let self else { return }
-            Task { await self.model.signIn() }
+            Task { await self.model.performAction() }
         }
     }
 
     var title: String { L("Directory") }
 
+    var session: SampleSession { model.session }
+
     func appear() async { await model.appear() }
 
     func signOut() async { await model.signOut() }
+
+    func switchAccount() async {
+        await model.signOut()
+        guard !model.isSignedIn else { return }
+        await model.signIn()
+    }
 
     func close() { model.close() }
 
@@ -77,8 +83,12 @@ final class DirectoryPage: SamplePage {
         case .status:
             status.text = model.statusText
             spinner.isSpinning = model.isLoading
-            retry.isVisible = { if case .failed = model.status { true } else { false } }()
-            signInButton.isVisible = !model.isSignedIn
+            if let action = model.action {
+                actionButton.title = action.title
+                actionButton.accessibleName = action.title
+            }
+            actionButton.isVisible = model.action != nil
+            search.isSensitive = model.isSignedIn
         case .selection:
             showDetails(of: model.selected)
         }
@@ -127,10 +137,14 @@ protocol SamplePage: AnyObject {
     var root: Widget { get }
     /// The sample's name.
     var title: String { get }
+    /// Who is signed in for the sample.
+    var session: SampleSession { get }
     /// The page became visible: sign in if needed, then load.
     func appear() async
-    /// The header bar's "Sign out".
+    /// The account menu's "Sign out".
     func signOut() async
+    /// The account menu's "Switch account": sign out, then someone signs in.
+    func switchAccount() async
     /// The window is closing: stop every request, touch no widget again.
     func close()
 }

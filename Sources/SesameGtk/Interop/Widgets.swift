@@ -96,6 +96,12 @@ public class Widget: GObjectReference {
         {
             walk(titlebar, visit)
         }
+        // A menu button's popover is a toplevel of its own in GTK's tree, and its menu to the user.
+        if g_type_check_instance_is_a(sesame_type_instance(pointer), gtk_menu_button_get_type()) != 0,
+            let popover = gtk_menu_button_get_popover(sesame_menu_button(pointer))
+        {
+            walk(sesame_widget(popover), visit)
+        }
         guard g_type_check_instance_is_a(sesame_type_instance(pointer), gtk_container_get_type()) != 0 else { return }
         var list = gtk_container_get_children(sesame_container(pointer))
         let head = list
@@ -209,6 +215,46 @@ public final class Box: Widget {
     public func pack(_ child: Widget, expand: Bool = false) {
         gtk_box_pack_start(sesame_box(object), child.widget, expand ? 1 : 0, expand ? 1 : 0, 0)
         keep(child)
+    }
+}
+
+/// A button that opens a popover below it (a menu of widgets).
+@MainActor
+public final class MenuButton: Widget {
+    /// The button's text.
+    public let label: Label
+    /// What the popover shows.
+    public let content: Box
+
+    /// A menu button showing `title` and a down arrow.
+    public init(title: String) {
+        label = Label(title, xalign: 0)
+        content = Box(vertical: true, spacing: 6)
+        content.setMargin(12)
+        let button = gtk_menu_button_new()!
+        super.init(new: button)
+        // The menu button owns its popover (and destroys it with itself); Swift keeps only `content`.
+        let pop = gtk_popover_new(button)!
+        if let arrow = gtk_bin_get_child(sesame_bin(object)) { gtk_container_remove(sesame_container(object), arrow) }
+        let face = Box(vertical: false, spacing: 4)
+        face.pack(label)
+        face.pack(Widget(new: gtk_image_new_from_icon_name("pan-down-symbolic", GTK_ICON_SIZE_BUTTON)))
+        gtk_container_add(sesame_container(object), face.widget)
+        keep(face)
+        gtk_container_add(sesame_container(pop), content.widget)
+        keep(content)
+        gtk_menu_button_set_popover(sesame_menu_button(object), pop)
+        content.showAll()
+    }
+
+    /// Closes the popover (after one of its buttons was pressed).
+    public func close() {
+        if let popover = gtk_menu_button_get_popover(sesame_menu_button(object)) { gtk_popover_popdown(popover) }
+    }
+
+    /// Opens the popover, as a click on the button does.
+    public func open() {
+        if let popover = gtk_menu_button_get_popover(sesame_menu_button(object)) { gtk_popover_popup(popover) }
     }
 }
 

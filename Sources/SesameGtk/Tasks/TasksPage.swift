@@ -13,6 +13,9 @@ final class TasksPage: SamplePage {
     private let list = ListBox()
     private let entry: Entry
     private let status = Label("", wrap: true, xalign: 0)
+    private let add: Button
+    /// Says what it does: "Sign in", "Sign in again" or "Retry".
+    private let actionButton = Button(L("Sign in"))
 
     init(session: SampleSession, trace: FlowTrace) {
         model = TaskList(session: session)
@@ -22,9 +25,8 @@ final class TasksPage: SamplePage {
         entry.accessibleName = L("New task")
         let page = Box(vertical: true, spacing: 8)
         page.setMargin(12)
-        let add = Button(L("Add"), accessibleName: L("Add the task"))
-        let switchUser = Button(L("Sign in as someone else"), accessibleName: L("Sign in as someone else"))
-        page.pack(Box(vertical: false, spacing: 8, [who, switchUser]))
+        add = Button(L("Add"), accessibleName: L("Add the task"))
+        page.pack(Box(vertical: false, spacing: 8, [who, actionButton]))
         let addRow = Box(vertical: false, spacing: 6)
         addRow.pack(entry, expand: true)
         addRow.pack(add)
@@ -33,17 +35,24 @@ final class TasksPage: SamplePage {
         page.pack(ScrolledWindow(list), expand: true)
         root = page
         root.showAll()
+        actionButton.hide()
+        entry.isSensitive = false
+        add.isSensitive = false
 
         model.onChange = { [weak self] in self?.render() }
         add.onClick { [weak self] in self?.addTask() }
         entry.onActivate { [weak self] in self?.addTask() }
-        switchUser.onClick { [weak self] in
+        actionButton.onClick { [weak self] in
             guard let self else { return }
-            Task { await self.model.switchUser() }
+            Task { await self.model.performAction() }
         }
     }
 
     var title: String { L("Tasks") }
+
+    var session: SampleSession { model.session }
+
+    func switchAccount() async { await model.switchUser() }
 
     func appear() async { await model.appear() }
 
@@ -54,6 +63,13 @@ final class TasksPage: SamplePage {
     private func render() {
         who.text = model.signedInText
         status.text = model.statusText
+        entry.isSensitive = model.isSignedIn
+        add.isSensitive = model.isSignedIn
+        if let action = model.action {
+            actionButton.title = action.title
+            actionButton.accessibleName = action.title
+        }
+        actionButton.isVisible = model.action != nil
         list.removeAll()
         for task in model.tasks {
             let row = Label(task.text, xalign: 0)

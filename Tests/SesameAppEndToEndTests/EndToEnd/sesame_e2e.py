@@ -188,6 +188,11 @@ class Widgets:
         wait(f"'{name}' to be sensitive", lambda: widget.get_state_set().contains(Atspi.StateType.SENSITIVE))
         widget.do_action(0)
 
+    def from_menu(self, menu, name):
+        """Opens a menu button (the header's "Account") and presses one of its buttons."""
+        self.click(menu, role="toggle button")
+        self.click(name)
+
     def type(self, name, text):
         """Replaces an entry's text, as typing it would."""
         entry = self.find("text", name)
