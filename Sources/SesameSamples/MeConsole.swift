@@ -41,9 +41,10 @@ public final class MeConsole {
             if let account = await session.restore() {
                 do {
                     token = try await session.httpClient.store.accessToken(for: account)
+                    session.recordSilentToken()
                     write("acquireTokenSilent: \(token.secret.masked)")
                 } catch let error as AccountStoreError where error.code == .interactionRequired {
-                    write("interaction required: \(error.message)")
+                    write(String(format: L("interaction required: %@"), UserMessage.text(for: error)))
                     token = try await interactive()
                 }
             } else {
@@ -54,7 +55,7 @@ public final class MeConsole {
             write("GET \(graphURI.absoluteString) → \(response.status)")
             write(Self.pretty(response.body))
         } catch {
-            write("error: \(UserMessage.text(for: error))")
+            write(String(format: L("error: %@"), UserMessage.text(for: error)))
         }
     }
 
@@ -62,9 +63,9 @@ public final class MeConsole {
     public func signOut() async {
         do {
             try await session.signOut()
-            write("signed out")
+            write(L("signed out"))
         } catch {
-            write("error: " + String(format: L("Could not sign out: %@"), UserMessage.text(for: error)))
+            write(String(format: L("error: %@"), String(format: L("Could not sign out: %@"), UserMessage.text(for: error))))
         }
     }
 
@@ -81,8 +82,8 @@ public final class MeConsole {
         return String(decoding: data, as: UTF8.self)
     }
 
-    private struct SignInClosed: Error, CustomStringConvertible {
-        var description: String { L("Sign-in was cancelled.") }
+    private struct SignInClosed: UserFacingError {
+        var userMessage: String { L("Sign-in was cancelled.") }
     }
 
     private func interactive() async throws -> AccessToken {

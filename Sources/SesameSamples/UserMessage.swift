@@ -1,15 +1,157 @@
 import Foundation
 import SesameCore
 
-/// The text a user reads for an error, made in one place.
+/// An error of the app's own whose sentence for the user is already made (and translated).
+public protocol UserFacingError: Error {
+    /// The sentence, in the user's language.
+    var userMessage: String { get }
+}
+
+/// The text a user reads for an error, made in one place: a sentence in the user's language
+/// (gettext, through `L`), followed by the service's code or the HTTP status when there is one.
+/// Core's own English descriptions are for logs and the command line; nothing of an error's
+/// contents beyond its code reaches the user (they may carry a service's English or a secret).
 public enum UserMessage {
-    /// What to show for `error`: the typed errors' own sentences (with the service's code).
+    /// What to show for `error`.
     public static func text(for error: any Error) -> String {
         switch error {
-        case let error as AccountStoreError: error.description
-        case let error as CustomStringConvertible: error.description
-        default: "\(error)"
+        case let error as any UserFacingError: error.userMessage
+        case let error as AccountStoreError: text(for: error)
+        case let error as GraphError: text(for: error)
+        case let error as TaskServiceError: text(for: error)
+        case let error as HTTPTransportError: text(for: error)
+        case is TokenStorageError: L("The stored sign-in data could not be read or written. Try again.")
+        case let error as SettingsError: text(for: error)
+        case is CancellationError: L("The request was cancelled.")
+        default: String(format: L("Something went wrong (%@). Try again."), String(describing: type(of: error)))
         }
+    }
+
+    /// A sign-in or token failure: the sentence for its service code when Sesame has one (the
+    /// advice Core gives in English), else the sentence for its kind; then the service's code.
+    static func text(for error: AccountStoreError) -> String {
+        let sentence: String
+        switch error.code {
+        case .throttled, .cancelled, .passwordResetRequested: sentence = Self.sentence(for: error)
+        default: sentence = serviceSentence(for: error.serviceCode) ?? Self.sentence(for: error)
+        }
+        guard let code = error.serviceCode, isSafeCode(code) else { return sentence }
+        return "\(sentence) (\(code))"
+    }
+
+    /// What a person can do about the identity service's codes that Sesame knows (Core's
+    /// `ServiceErrorAdvice`, translated, and a few more).
+    static func serviceSentence(for serviceCode: String?) -> String? {
+        switch serviceCode {
+        case "AADSTS50194":
+            L(
+                "This app is registered for one organization only: use your tenant's authority (https://login.microsoftonline.com/<your tenant>), not /common or /organizations, in its settings."
+            )
+        case "AADSTS90094", "AADSTS90095":
+            L(
+                "Your organization lets only an administrator approve this app. Ask your IT administrator to grant it consent for everyone, then sign in again."
+            )
+        case "AADSTS50076", "AADSTS50079":
+            L("Your organization asks for another sign-in step (multi-factor authentication): sign in again.")
+        case "AADSTS50196":
+            L("The identity service saw too many sign-in requests in a row and asks Sesame to slow down; try again in a minute.")
+        case "AADB2C90088":
+            L("This sign-in belongs to another user flow; sign in again.")
+        case "AADSTS65004":
+            L("You did not give this app the permissions it asks for. To use it, sign in again and accept them.")
+        case "AADSTS50173", "AADSTS70008", "AADSTS700082", "AADSTS700084":
+            L("Your sign-in has expired or was revoked; sign in again.")
+        default:
+            nil
+        }
+    }
+
+    /// The sentence for a failure's kind.
+    private static func sentence(for error: AccountStoreError) -> String {
+        switch error.code {
+        case .unknownAccountType: L("This sample has no sign-in configured; check its settings file.")
+        case .stateMismatch: L("The answer from the sign-in page did not belong to this sign-in, so Sesame ignored it. Sign in again.")
+        case .malformedRedirect: L("The identity service's answer to the sign-in could not be understood. Sign in again.")
+        case .passwordResetRequested: L("You asked to reset your password.")
+        case .cancelled: L("Sign-in was cancelled.")
+        case .authorizationFailed: L("The identity service refused the sign-in.")
+        case .tokenRequestFailed:
+            L("The identity service refused to give Sesame access for this account. Try again later, or sign in again.")
+        case .interactionRequired: L("The identity service needs you to sign in again.")
+        case .invalidIDToken: L("The identity service's answer about who signed in could not be verified, so Sesame refused the sign-in.")
+        case .invalidResponse: L("The identity service's answer or the stored sign-in data could not be used. Try again.")
+        case .providerMetadataUnavailable:
+            L("The identity service's signing keys could not be fetched. Check the network connection and try again.")
+        case .accountNotFound: L("This account is no longer signed in here. Sign in again.")
+        case .network: L("Could not reach the identity service. Check the network connection and try again.")
+        case .userAgentUnavailable: L("The sign-in page could not be shown.")
+        case .throttled: throttled(retryAfter: error.retryAfter)
+        default: L("Signing in failed.")
+        }
+    }
+
+    /// The service asked to slow down for longer than Sesame waits: for how long, when it said.
+    private static func throttled(retryAfter: Duration?) -> String {
+        guard let retryAfter else { return L("The identity service asks Sesame to slow down; try again in a minute.") }
+        let seconds = max(1, Int(retryAfter.components.seconds))
+        return String(
+            format: seconds == 1
+                ? L("The identity service asks Sesame to wait %d second before asking again; try again then.")
+                : L("The identity service asks Sesame to wait %d seconds before asking again; try again then."),
+            seconds)
+    }
+
+    /// A Graph refusal: a sentence for its status, then the status and Graph's error code.
+    static func text(for error: GraphError) -> String {
+        let sentence =
+            switch error.status {
+            case 401: L("Microsoft Graph did not accept the sign-in.")
+            case 403: L("Microsoft Graph says this account may not do that.")
+            case 404: L("Microsoft Graph did not find what was asked for.")
+            case 429: L("Microsoft Graph asks Sesame to slow down; try again in a minute.")
+            case 500...: L("Microsoft Graph is not available right now; try again later.")
+            default: L("Microsoft Graph refused the request.")
+            }
+        let code = isSafeCode(error.code) && error.code != "HTTP\(error.status)" ? ", \(error.code)" : ""
+        return "\(sentence) (HTTP \(error.status)\(code))"
+    }
+
+    /// A task API refusal: a sentence for its status, then the status.
+    static func text(for error: TaskServiceError) -> String {
+        let sentence =
+            switch error.status {
+            // Refused before sending: the only such refusal is an empty text.
+            case 0: L("Type a task description first.")
+            case 200..<300: L("The task list could not be read.")
+            case 401: L("The task service did not accept the sign-in.")
+            case 403: L("The task service says this account may not do that.")
+            case 429: L("The task service asks Sesame to slow down; try again in a minute.")
+            case 500...: L("The task service is not available right now; try again later.")
+            default: L("The task service refused the request.")
+            }
+        return error.status == 0 ? sentence : "\(sentence) (HTTP \(error.status))"
+    }
+
+    /// No answer from a server: its host (never a path or query), when it is only a host.
+    static func text(for error: HTTPTransportError) -> String {
+        let host = error.host
+        guard !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || ".-:[]".contains($0) }) else {
+            return L("Could not reach the server. Check the network connection and try again.")
+        }
+        return String(format: L("Could not reach %@. Check the network connection and try again."), host)
+    }
+
+    /// A settings file that cannot be used: the file, and the key to fix.
+    static func text(for error: SettingsError) -> String {
+        if let key = error.key {
+            return String(format: L("The settings file %1$@ cannot be used: check its key “%2$@”."), error.file, key)
+        }
+        return String(format: L("The settings file %@ cannot be used."), error.file)
+    }
+
+    /// Whether a code is only a code (`AADSTS50076`, `Request_UnsupportedQuery`), fit to show.
+    private static func isSafeCode(_ code: String) -> Bool {
+        !code.isEmpty && code.count <= 64 && code.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == ".") }
     }
 }
 

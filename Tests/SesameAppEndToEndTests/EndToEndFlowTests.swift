@@ -81,7 +81,9 @@ final class EndToEndFlowTests: XCTestCase {
 
     func testDeclinedConsentShowsTheErrorWithRetryAndRetrySignsIn() throws {
         let run = try flow("consent-retry")
-        XCTAssertEqual(run.seen["error"] as? String, "AADSTS65004: User declined to consent to access the app.")
+        XCTAssertEqual(
+            run.seen["error"] as? String,
+            "You did not give this app the permissions it asks for. To use it, sign in again and accept them. (AADSTS65004)")
         XCTAssertEqual(run.seen["retry_visible"] as? Bool, true)
         XCTAssertEqual(run.seen["list_before_retry"] as? Bool, false)
         XCTAssertEqual(run.seen["sign_in_visible_on_retry"] as? Bool, true, "Retry did not bring sign-in back")
@@ -147,7 +149,7 @@ final class EndToEndFlowTests: XCTestCase {
         let log = try XCTUnwrap(run.seen["log"] as? String)
         XCTAssertEqual(log.components(separatedBy: "acquireToken (interactive)").count - 1, 2, log)
         XCTAssertTrue(log.contains("acquireTokenSilent"), log)
-        XCTAssertTrue(log.contains("interaction required: Sign in again: AADSTS50173"), log)
+        XCTAssertTrue(log.contains("interaction required: Your sign-in has expired or was revoked; sign in again. (AADSTS50173)"), log)
         XCTAssertEqual(log.components(separatedBy: "→ 200").count - 1, 3, log)
     }
 

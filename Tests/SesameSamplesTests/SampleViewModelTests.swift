@@ -62,7 +62,8 @@ struct DirectorySearchTests {
             Issue.record("not failed: \(search.status)")
             return
         }
-        #expect(message.contains("The service is down for the test."), "\(message)")
+        // The user's sentence with Graph's status and code, not Graph's own English.
+        #expect(message == L("Microsoft Graph is not available right now; try again later.") + " (HTTP 503, ServiceUnavailable)")
         search.retry()
         try await until { search.status != .searching }
         #expect(search.users.count == 3)
@@ -106,6 +107,27 @@ struct DirectorySearchTests {
         #expect(!search.isSignedIn)
         #expect(fixture.transportRequests().allSatisfy { $0.url.host != "graph.microsoft.com" })
         try await until { fixture.events("sign-in-cancelled").count == 1 }
+    }
+
+    @Test("Sign in pressed the moment sign-in is closed (its task still ending) opens sign-in again")
+    func signInRightAfterClosing() async throws {
+        @MainActor final class Page { var search: DirectorySearch? }
+        let fixture = try await SamplesFixture()
+        defer { fixture.remove() }
+        let page = Page()
+        let provider = fixture.provider
+        let agent = FakeUserAgent { session, shown in
+            guard shown == 0 else { return [.navigate(provider.redirect(for: session.authorizationURL))] }
+            // The user closes sign-in and presses the page's "Sign in" at once.
+            Task { @MainActor in await page.search?.signIn() }
+            return [.close]
+        }
+        let search = DirectorySearch(session: fixture.session(.directory, agent: agent))
+        page.search = search
+        await search.appear()
+        try await until { search.users.count == 50 }
+        #expect(agent.presented.count == 2)
+        #expect(search.isSignedIn)
     }
 }
 
@@ -197,7 +219,8 @@ struct MeConsoleTests {
         ]
         await console.callGraph()
         #expect(fixture.agent.presented.count == 2)
-        #expect(console.lines.contains { $0.hasPrefix("interaction required: Sign in again: AADSTS50173") })
+        let signInAgain = L("Your sign-in has expired or was revoked; sign in again.") + " (AADSTS50173)"
+        #expect(console.lines.contains(String(format: L("interaction required: %@"), signInAgain)), "\(console.lines)")
         for line in console.lines { #expect(!line.contains("at-"), "a token reached the log unmasked: \(line)") }
     }
 }

@@ -91,7 +91,8 @@ final class SignInView {
             decision.ignoreAndLoad(in: webView)
             return true
         }
-        trace.record("navigation", [("url", FlowTrace.redacted(url)), ("kind", kind.rawValue), ("action", "show")])
+        trace.record(
+            "navigation", [("method", decision.method), ("url", FlowTrace.redacted(url)), ("kind", kind.rawValue), ("action", "show")])
         return false
     }
 
@@ -134,32 +135,49 @@ final class SignInView {
     private func tlsFailed(_ uri: String, _ problems: CertificateProblems) -> Bool {
         currentLoadFailed = true
         let host = URL(string: uri)?.host ?? uri
-        var reasons: [String] = []
-        if problems.contains(.unknownAuthority) { reasons.append("it is signed by an authority this computer does not trust") }
-        if problems.contains(.wrongSite) { reasons.append("it was issued for another site") }
-        if problems.contains(.expired) { reasons.append("it has expired") }
-        if problems.contains(.notYetValid) { reasons.append("it is not valid yet") }
-        if problems.contains(.revoked) { reasons.append("it was revoked") }
+        // The trace keeps English (it is a log); the page speaks the user's language.
+        var reasons: [(trace: String, shown: String)] = []
+        if problems.contains(.unknownAuthority) {
+            reasons.append(
+                (
+                    "it is signed by an authority this computer does not trust",
+                    L("It is signed by an authority this computer does not trust.")
+                ))
+        }
+        if problems.contains(.wrongSite) { reasons.append(("it was issued for another site", L("It was issued for another site."))) }
+        if problems.contains(.expired) { reasons.append(("it has expired", L("It has expired."))) }
+        if problems.contains(.notYetValid) { reasons.append(("it is not valid yet", L("It is not valid yet."))) }
+        if problems.contains(.revoked) { reasons.append(("it was revoked", L("It was revoked."))) }
         let why =
             reasons.isEmpty
-            ? "its certificate could not be verified" : "its certificate cannot be trusted: " + reasons.joined(separator: "; ")
+            ? "its certificate could not be verified" : "its certificate cannot be trusted: " + reasons.map(\.trace).joined(separator: "; ")
         trace.record("sign-in-failed", [("error", "TLS: \(host): \(why)")])
         showPage(
-            title: "This connection is not secure",
-            message: "Sesame did not open \(host) because \(why). Sign-in stops here; it never continues over an untrusted connection.",
+            title: L("This connection is not secure"),
+            message: String(
+                format: reasons.isEmpty
+                    ? L("Sesame did not open %@ because its certificate could not be verified.")
+                    : L("Sesame did not open %@ because its certificate cannot be trusted:"),
+                host),
+            details: reasons.map(\.shown),
+            closing: L("Sign-in stops here; it never continues over an untrusted connection."),
             for: uri)
         return true
     }
 
-    /// A readable page in place of a failed load.
-    private func showPage(title: String, message: String, for uri: String) {
+    /// A readable page in place of a failed load: a title, a message, the details as a list and a
+    /// closing sentence.
+    private func showPage(title: String, message: String, details: [String] = [], closing: String? = nil, for uri: String) {
+        let list = details.isEmpty ? "" : "<ul id=\"errorDetails\">" + details.map { "<li>\(Self.escape($0))</li>" }.joined() + "</ul>"
+        let end = closing.map { "<p id=\"errorClosing\">\(Self.escape($0))</p>" } ?? ""
         let html = """
             <!DOCTYPE html><html><head><meta charset="utf-8"><title>\(Self.escape(title))</title>
             <style>body{font-family:Cantarell,"Noto \
             Sans",sans-serif;background:#f6f5f4;color:#2e3436;display:flex;justify-content:center;margin-top:15vh}
             main{max-width:520px;background:#fff;padding:32px;border-radius:8px;box-shadow:0 1px 3px \
             rgba(0,0,0,.2)}h1{font-size:22px}</style></head>
-            <body><main><h1 id="errorTitle">\(Self.escape(title))</h1><p id="errorMessage">\(Self.escape(message))</p></main></body></html>
+            <body><main><h1 id="errorTitle">\(Self.escape(title))</h1><p id="errorMessage">\(Self.escape(message))</p>\
+            \(list)\(end)</main></body></html>
             """
         webView.loadAlternateHTML(html, for: uri)
     }
