@@ -30,6 +30,7 @@ final class Tour {
 
     /// Plays every step; throws at the first one that does not happen.
     func run() async throws {
+        var segment = trace.events.count
         try await waitFor("the sign-in page") { self.signInShown && self.pages > 0 }
         try await settle()
         try capture("directory-sign-in")
@@ -57,7 +58,9 @@ final class Tour {
         people?.selectedRow = 0
         try await settle()
         try capture("directory-search-details")
+        try diagram("diagram-megan-sign-in-and-search", since: segment)
 
+        segment = trace.events.count
         window.show(.tasks)
         let before = pages
         try await waitFor("the B2C sign-in page") { self.signInShown && self.pages > before }
@@ -75,7 +78,9 @@ final class Tour {
         try await addTask("Call Kim about the demo")
         try await settle()
         try capture("tasks-list")
+        try diagram("diagram-b2c-task-add", since: segment)
 
+        segment = trace.events.count
         window.show(.me)
         try await settle()
         let mePages = pages
@@ -101,6 +106,7 @@ final class Tour {
         try await settle()
         guard events("navigation") == navigations else { throw Failure(description: "the second call was not silent") }
         try capture("me-silent")
+        try diagram("diagram-me-interactive-then-silent", since: segment)
     }
 
     private var pages: Int { events("page-loaded") }
@@ -145,6 +151,16 @@ final class Tour {
 
     /// Lets the page paint before a screenshot.
     private func settle() async throws { try await Task.sleep(for: .milliseconds(500)) }
+
+    /// Exports the flow diagram from the trace's event `since` on, as the inspector's Export menu
+    /// does: `name.svg` and `name.png`.
+    private func diagram(_ name: String, since: Int) throws {
+        for format in [Canvas.Format.svg, .png] {
+            let file = directory.appending(path: "\(name).\(format.rawValue)")
+            try window.exportFlowDiagram(format, to: file, since: since)
+            files.append(file)
+        }
+    }
 
     private func capture(_ name: String) throws {
         shot += 1

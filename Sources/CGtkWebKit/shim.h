@@ -7,6 +7,7 @@
 
 #include <gtk/gtk.h>
 #include <webkit2/webkit2.h>
+#include <cairo-svg.h>
 #include <glib-unix.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -39,6 +40,9 @@ static inline GtkScrolledWindow *sesame_scrolled_window(gpointer object) { retur
 static inline GtkSpinner *sesame_spinner(gpointer object) { return GTK_SPINNER(object); }
 static inline GtkPaned *sesame_paned(gpointer object) { return GTK_PANED(object); }
 static inline GtkGrid *sesame_grid(gpointer object) { return GTK_GRID(object); }
+static inline GtkAdjustment *sesame_adjustment(gpointer object) { return GTK_ADJUSTMENT(object); }
+static inline GtkFileChooser *sesame_file_chooser(gpointer object) { return GTK_FILE_CHOOSER(object); }
+static inline GtkNativeDialog *sesame_native_dialog(gpointer object) { return GTK_NATIVE_DIALOG(object); }
 static inline GtkTextView *sesame_text_view(gpointer object) { return GTK_TEXT_VIEW(object); }
 static inline GtkStackSwitcher *sesame_stack_switcher(gpointer object) { return GTK_STACK_SWITCHER(object); }
 static inline GtkTreeView *sesame_tree_view(gpointer object) { return GTK_TREE_VIEW(object); }

@@ -117,7 +117,7 @@ public final class DirectorySearch {
 
     /// Signs in (the "Sign in" button), then lists everyone.
     public func signIn() async {
-        guard !session.isSigningIn, await session.signIn() != nil else { return }
+        guard await session.signInOnRequest() != nil else { return }
         search(text)
     }
 

@@ -22,8 +22,6 @@ public final class SampleSession {
     }
     /// Called when the account changes (signed in, out, or found in the store).
     public var onAccountChange: (() -> Void)?
-    /// Whether an interactive sign-in is under way.
-    public private(set) var isSigningIn = false
     private let model: AppModel
     private let userAgent: any SignInUserAgent
     private weak var failures: (any SignInFailurePresenter)?
@@ -50,17 +48,35 @@ public final class SampleSession {
     /// The stored account, or an interactive sign-in when there is none.
     public func signedInAccount() async -> Account? {
         if let account = await restore() { return account }
-        return await signIn()
+        return await signInOnRequest()
     }
 
     /// Signs in interactively (someone else may sign in: the store asks who, after a sign-out).
     /// An error from the identity service is shown with Retry and Cancel; Retry starts over.
+    /// A call while a sign-in is under way returns `nil` at once (see ``signInOnRequest()``).
     /// - Returns: the account, or `nil` when the user closed sign-in or cancelled after an error.
     @discardableResult
     public func signIn(parameters: [String: String] = [:]) async -> Account? {
-        guard !isSigningIn else { return nil }
-        isSigningIn = true
-        defer { isSigningIn = false }
+        guard current == nil else { return nil }
+        let task = Task { await self.runSignIn(parameters: parameters) }
+        current = task
+        return await task.value
+    }
+
+    /// What the user's own "Sign in" does: it joins a sign-in under way — also one the user closed
+    /// a moment ago, whose task is still ending — and starts a new one when that gave no account.
+    public func signInOnRequest() async -> Account? {
+        if let current, let account = await current.value { return account }
+        return await signIn()
+    }
+
+    /// Whether an interactive sign-in is under way.
+    public var isSigningIn: Bool { current != nil }
+    private var current: Task<Account?, Never>?
+
+    private func runSignIn(parameters: [String: String]) async -> Account? {
+        // Cleared before the task's value reaches anyone who waits for it.
+        defer { current = nil }
         while true {
             do {
                 let signedIn = try await model.store.signIn(accountType: sample.accountType, parameters: parameters, using: userAgent)
@@ -100,5 +116,10 @@ public final class SampleSession {
     /// A session that already knows its account (after a silent token named a newer one).
     func use(_ account: Account) {
         self.account = account
+    }
+
+    /// Records that a token came without interaction (from the cache, or refreshed).
+    func recordSilentToken() {
+        model.trace.record("token-silent", [("accountType", sample.accountType)])
     }
 }

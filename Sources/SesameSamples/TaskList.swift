@@ -53,7 +53,7 @@ public final class TaskList {
         case .signIn?:
             await appear()
         case .signInAgain?:
-            guard await session.signIn() != nil else { return }
+            guard await session.signInOnRequest() != nil else { return }
             await reload()
         case .retry?:
             await reload()

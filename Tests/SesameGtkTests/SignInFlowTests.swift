@@ -1,4 +1,5 @@
 import Foundation
+import FoundationXML
 import SesameCore
 import SesameSamples
 import SesameTestSupport
@@ -40,6 +41,8 @@ final class SignInFlowTests: GUITestCase {
             XCTAssertFalse(gui.signInShown)
             gui.screenshot("directory")
 
+            try Self.checkTheDiagram(gui, secrets: [code, "Passw0rd"])
+
             let rendered = try XCTUnwrap(gui.trace.events.last { $0.name == "list-rendered" })
             XCTAssertTrue(rendered.fields.contains { $0.0 == "rows" && (Int($0.1) ?? 0) > 0 })
             // The inspector's witnesses: the token exchange and the Graph call, with status and latency.
@@ -52,6 +55,44 @@ final class SignInFlowTests: GUITestCase {
                 XCTAssertFalse(event.jsonLine.contains("Passw0rd"), "the password reached the trace")
             }
         }
+    }
+
+    /// The flow as a picture after megan's sign-in: the intercepted redirect highlighted, the
+    /// token exchange and the Graph call after it, the newest row in view; arrow keys select a row
+    /// and show its details, Escape follows again; the export writes a PNG and an SVG.
+    @MainActor
+    private static func checkTheDiagram(_ gui: GUIHarness, secrets: [String]) throws {
+        let inspector: FlowInspector? = gui.window.inspector
+        let view = try XCTUnwrap(inspector?.diagram)
+        let labels = view.model.steps.map(\.label)
+        let intercepted = try XCTUnwrap(view.model.steps.firstIndex { $0.isHighlighted }, "\(labels)")
+        let token = try XCTUnwrap(labels.firstIndex(of: "POST …/token"), "\(labels)")
+        let graph = try XCTUnwrap(labels.firstIndex { $0.hasPrefix("GET …/users") }, "\(labels)")
+        XCTAssertTrue(intercepted < token && token < graph, "\(labels)")
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { view.showsNewest }, "the diagram does not follow the newest step")
+
+        // The keyboard: Up selects the newest row, Home the first (the view scrolls to it), Escape follows again.
+        XCTAssertTrue(view.rows.type(.up), "the display sent no key")
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { view.selected == view.model.steps.count - 1 })
+        XCTAssertTrue(view.details.text.contains("list-rendered"), view.details.text)
+        view.rows.type(.home)
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { view.selected == 0 && !view.showsNewest })
+        view.rows.type(.escape)
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { view.selected == nil && view.showsNewest })
+        for index in view.model.steps.indices {
+            for secret in secrets { XCTAssertFalse(view.model.details(of: index).contains(secret), "a secret reached the diagram") }
+        }
+
+        let folder = Repository.temporaryDirectory("sesame-diagram")
+        try view.export(.png, to: folder.appending(path: "flow.png"))
+        let png = try Data(contentsOf: folder.appending(path: "flow.png"))
+        XCTAssertEqual(png.prefix(8), Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), "not a PNG")
+        let height = png[20..<24].reduce(0) { $0 << 8 | Int($1) }
+        XCTAssertGreaterThanOrEqual(height, view.model.steps.count * 30, "the PNG lacks rows")
+        try view.export(.svg, to: folder.appending(path: "flow.svg"))
+        let svg = try XMLDocument(contentsOf: folder.appending(path: "flow.svg"))
+        XCTAssertEqual(svg.rootElement()?.name, "svg")
+        XCTAssertGreaterThan(try svg.nodes(forXPath: "//*[local-name()='path']").count, view.model.steps.count, "the SVG draws no rows")
     }
 
     func testDeclinedConsentShowsTheServicesErrorWithRetryAndRetryWorks() throws {
@@ -108,7 +149,7 @@ final class SignInFlowTests: GUITestCase {
 
     func testTheHeaderShowsWhoIsSignedInAndItsMenuSignsOutOnce() throws {
         try MainActor.assumeIsolated {
-            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, screenshotPrefix: "")
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, screenshotPrefix: "header-")
             defer { gui.close() }
             let account = try XCTUnwrap(gui.window.window.find(MenuButton.self, named: L("Account")))
             gui.waitForSignInPage("first sign-in")

@@ -14,7 +14,7 @@ public final class MainWindow: SignInFailurePresenter {
     let signIn: SignInPane
     private let mainStack = Stack()
     private let samples = Stack(crossfade: true)
-    private let inspector = TextLog()
+    private(set) var inspector: FlowInspector!
     private let errorBar = Box(vertical: false, spacing: 8)
     private let errorLabel = Label("", wrap: true, xalign: 0)
     /// Who is signed in for the sample showing, with its menu.
@@ -51,7 +51,7 @@ public final class MainWindow: SignInFailurePresenter {
         switchAccountButton = Button(L("Switch account"), accessibleName: L("Sign in as someone else"))
         signOutButton = Button(L("Sign out"), accessibleName: L("Sign out of this sample"))
         signInButton = Button(L("Sign in"), accessibleName: L("Sign in to this sample"))
-        window = Window(application: application, title: "Sesame", width: 1100, height: 720)
+        window = Window(application: application, title: "Sesame", width: 1240, height: 720)
         signIn = SignInPane(trace: model.trace, webDataDirectory: options.webDataDirectory, automation: options.automation)
 
         let header = HeaderBar(title: "Sesame")
@@ -63,13 +63,7 @@ public final class MainWindow: SignInFailurePresenter {
         mainStack.add(samples, name: "samples")
         mainStack.add(signIn.root, name: "sign-in")
 
-        inspector.accessibleName = L("Flow inspector")
-        let inspectorBox = Box(vertical: true, spacing: 4)
-        inspectorBox.setMargin(6)
-        let inspectorTitle = Label("", xalign: 0)
-        inspectorTitle.setMarkup("<b>\(L("Flow inspector"))</b>")
-        inspectorBox.pack(inspectorTitle)
-        inspectorBox.pack(ScrolledWindow(inspector), expand: true)
+        inspector = FlowInspector(trace: model.trace, parent: window)
 
         errorBar.setMargin(8)
         errorLabel.accessibleName = L("Sign-in error")
@@ -78,7 +72,7 @@ public final class MainWindow: SignInFailurePresenter {
         let content = Box(vertical: true, spacing: 0)
         content.pack(errorBar)
         content.pack(mainStack, expand: true)
-        window.setContent(Paned(content, inspectorBox, position: 780, resizeEnd: true))
+        window.setContent(Paned(content, inspector.root, position: 660, resizeEnd: true))
 
         for sample in model.samples where pages[sample.kind] == nil {
             let session = SampleSession(sample: sample, model: model, userAgent: signIn, failures: self)
@@ -110,7 +104,7 @@ public final class MainWindow: SignInFailurePresenter {
         header.packEnd(account)
         signInButton.onClick { [weak self] in
             self?.fromAccountMenu { page in
-                _ = await page.session.signIn()
+                _ = await page.session.signInOnRequest()
                 await page.appear()
             }
         }
@@ -129,7 +123,6 @@ public final class MainWindow: SignInFailurePresenter {
 
         signIn.onShow = { [weak self] in self?.mainStack.visibleChildName = "sign-in" }
         signIn.onHide = { [weak self] in self?.mainStack.visibleChildName = "samples" }
-        model.trace.observe { [weak self] event in self?.appendToInspector(event) }
         window.onCloseRequest { [weak self] in
             self?.signIn.cancel()
             return false
@@ -170,10 +163,8 @@ public final class MainWindow: SignInFailurePresenter {
     public func retryAfter(_ error: AccountStoreError) async -> Bool {
         guard !isClosed else { return false }
         answerError(retry: false)
-        // The service's first line ("AADSTS65004: User declined…") is the message; its code is
-        // added only when the message does not already say it.
-        let code = error.serviceCode.flatMap { error.message.contains($0) ? nil : $0 }
-        errorLabel.text = [error.message, code].compactMap { $0 }.joined(separator: "\n")
+        // A sentence made for the user, in their language, with the service's code (AADSTS65004).
+        errorLabel.text = UserMessage.text(for: error)
         errorBar.showAll()
         return await withCheckedContinuation { errorChoice = $0 }
     }
@@ -213,11 +204,10 @@ public final class MainWindow: SignInFailurePresenter {
             of: ">", with: "&gt;")
     }
 
-    private func appendToInspector(_ event: FlowTrace.Event) {
-        guard !isClosed else { return }
-        // Query values are already redacted; the inspector shows only the names, to stay readable.
-        let fields = event.fields.map { "\($0.0)=\($0.1.replacingOccurrences(of: "=<redacted>", with: ""))" }.joined(separator: "  ")
-        inspector.append(String(format: "%7.3f  %@  %@\n", event.time, event.name, fields), follow: true)
+    /// Writes the flow diagram as SVG or PNG (what the inspector's Export menu saves): the whole
+    /// flow, or from the trace's event `since` on.
+    public func exportFlowDiagram(_ format: Canvas.Format, to file: URL, since: Int = 0) throws {
+        try inspector.diagram.export(format, to: file, since: since)
     }
 
     /// The window was destroyed: stop every request and sign-in; no widget is touched again.
@@ -228,5 +218,6 @@ public final class MainWindow: SignInFailurePresenter {
         signIn.cancel()
         answerError(retry: false)
         for page in pages.values { page.close() }
+        inspector.close()
     }
 }

@@ -48,6 +48,45 @@ enum Signals {
         owner.connect(signal, unsafeBitCast(trampoline, to: GCallback.self), SignalBox(handler))
     }
 
+    /// `gboolean handler(GtkWidget*, cairo_t*, gpointer)`: draw.
+    static func draw(_ owner: GObjectReference, _ handler: @escaping @MainActor (OpaquePointer) -> Void) {
+        let trampoline: @convention(c) (gpointer?, OpaquePointer?, gpointer?) -> gboolean = { _, context, data in
+            let box: SignalBox<@MainActor (OpaquePointer) -> Void> = Signals.box(data)
+            guard let context else { return 0 }
+            // The context crosses no thread: GTK draws on the main thread; the bit pattern carries it in.
+            let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(context)))
+            MainActor.assumeIsolated { box.handler(OpaquePointer(bitPattern: address)!) }
+            return 1
+        }
+        owner.connect("draw", unsafeBitCast(trampoline, to: GCallback.self), SignalBox(handler))
+    }
+
+    /// `gboolean handler(GtkWidget*, GdkEventButton*, gpointer)`: button-press-event, with the
+    /// pointer's position in the widget (primary button only).
+    static func pointer(_ owner: GObjectReference, _ signal: String, _ handler: @escaping @MainActor (Double, Double) -> Bool) {
+        let trampoline: @convention(c) (gpointer?, UnsafeMutablePointer<GdkEvent>?, gpointer?) -> gboolean = { _, event, data in
+            let box: SignalBox<@MainActor (Double, Double) -> Bool> = Signals.box(data)
+            var button: guint = 0
+            var x = 0.0
+            var y = 0.0
+            guard let event, gdk_event_get_button(event, &button) != 0, button == 1, gdk_event_get_coords(event, &x, &y) != 0
+            else { return 0 }
+            return MainActor.assumeIsolated { box.handler(x, y) } ? 1 : 0
+        }
+        owner.connect(signal, unsafeBitCast(trampoline, to: GCallback.self), SignalBox(handler))
+    }
+
+    /// `gboolean handler(GtkWidget*, GdkEventKey*, gpointer)`: key-press-event, with the key's value.
+    static func key(_ owner: GObjectReference, _ signal: String, _ handler: @escaping @MainActor (UInt32) -> Bool) {
+        let trampoline: @convention(c) (gpointer?, UnsafeMutablePointer<GdkEvent>?, gpointer?) -> gboolean = { _, event, data in
+            let box: SignalBox<@MainActor (UInt32) -> Bool> = Signals.box(data)
+            var keyval: guint = 0
+            guard let event, gdk_event_get_keyval(event, &keyval) != 0 else { return 0 }
+            return MainActor.assumeIsolated { box.handler(keyval) } ? 1 : 0
+        }
+        owner.connect(signal, unsafeBitCast(trampoline, to: GCallback.self), SignalBox(handler))
+    }
+
     /// `void handler(GObject*, <enum>, gpointer)`: load-changed, edge-reached.
     static func enumerated(_ owner: GObjectReference, _ signal: String, _ handler: @escaping @MainActor (UInt32) -> Void) {
         let trampoline: @convention(c) (gpointer?, UInt32, gpointer?) -> Void = { _, value, data in

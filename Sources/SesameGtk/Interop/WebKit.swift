@@ -69,6 +69,8 @@ public struct PolicyDecision {
     public let kind: PolicyDecisionKind
     /// The address the navigation (or new window) goes to, as WebKit reports it.
     public let requestURI: String?
+    /// The request's HTTP method (`GET`, or `POST` for a form).
+    public let method: String
     private let decision: UnsafeMutablePointer<WebKitPolicyDecision>
     private let request: UnsafeMutablePointer<WebKitURIRequest>?
 
@@ -87,6 +89,7 @@ public struct PolicyDecision {
             request = action.flatMap { webkit_navigation_action_get_request($0) }
         }
         requestURI = request.flatMap { webkit_uri_request_get_uri($0) }.map { String(cString: $0) }
+        method = request.flatMap { webkit_uri_request_get_http_method($0) }.map { String(cString: $0) } ?? "GET"
     }
 
     /// Refuses: the view does not go there.

@@ -349,6 +349,45 @@ public final class ScrolledWindow: Widget {
         keep(child)
     }
 
+    private var adjustment: GObjectReference {
+        if let kept = vertical { return kept }
+        let made = GObjectReference(UnsafeMutableRawPointer(gtk_scrolled_window_get_vadjustment(sesame_scrolled_window(object))), .shared)
+        vertical = made
+        return made
+    }
+    private var vertical: GObjectReference?
+
+    /// Keeps the newest (the bottom) in view as the content grows, while `following()` says so.
+    public func followBottom(while following: @escaping @MainActor () -> Bool) {
+        Signals.void(adjustment, "changed") { [weak self] in
+            if following() { self?.scrollToBottom() }
+        }
+    }
+
+    /// Shows the bottom of the content.
+    public func scrollToBottom() {
+        let vertical = sesame_adjustment(adjustment.object)
+        gtk_adjustment_set_value(vertical, gtk_adjustment_get_upper(vertical) - gtk_adjustment_get_page_size(vertical))
+    }
+
+    /// Whether the bottom of the content is in view.
+    public var isAtBottom: Bool {
+        let vertical = sesame_adjustment(adjustment.object)
+        return gtk_adjustment_get_value(vertical) + gtk_adjustment_get_page_size(vertical) >= gtk_adjustment_get_upper(vertical) - 1
+    }
+
+    /// Scrolls as little as needed to show the content from `top` to `bottom`.
+    public func reveal(top: Double, bottom: Double) {
+        let vertical = sesame_adjustment(adjustment.object)
+        let value = gtk_adjustment_get_value(vertical)
+        let page = gtk_adjustment_get_page_size(vertical)
+        if top < value {
+            gtk_adjustment_set_value(vertical, top)
+        } else if bottom > value + page {
+            gtk_adjustment_set_value(vertical, bottom - page)
+        }
+    }
+
     /// Runs `action` when the user scrolls to the bottom.
     public func onBottomReached(_ action: @escaping @MainActor () -> Void) {
         Signals.enumerated(self, "edge-reached") { position in

@@ -1,0 +1,251 @@
+import Foundation
+import SesameSamples
+
+/// The flow inspector: the flow as a live sequence diagram (the default) with the text log one
+/// click away, and the diagram's export as SVG or PNG.
+@MainActor
+final class FlowInspector {
+    let root = Box(vertical: true, spacing: 4)
+    let diagram: FlowDiagramView
+    let log = TextLog()
+    private let views = Stack()
+    private var isClosed = false
+
+    init(trace: FlowTrace, parent: Window) {
+        diagram = FlowDiagramView()
+        root.setMargin(6)
+        log.accessibleName = L("Flow inspector")
+
+        let title = Label("", xalign: 0)
+        title.setMarkup("<b>\(L("Flow inspector"))</b>")
+        views.add(diagram.root, name: "diagram", title: L("Diagram"))
+        views.add(ScrolledWindow(log), name: "log", title: L("Log"))
+        let switcher = StackSwitcher(views)
+        switcher.accessibleName = L("Flow views")
+        let export = MenuButton(title: L("Export"))
+        export.accessibleName = L("Export the diagram")
+        for format in [Canvas.Format.svg, .png] {
+            let title = format == .svg ? L("Save as SVG…") : L("Save as PNG…")
+            export.content.pack(
+                Button(title) { [weak self, weak export] in
+                    export?.close()
+                    self?.askWhereToSave(format, parent: parent)
+                })
+        }
+        export.content.showAll()
+        let bar = Box(vertical: false, spacing: 6)
+        bar.pack(title, expand: true)
+        bar.pack(switcher)
+        bar.pack(export)
+        root.pack(bar)
+        root.pack(views, expand: true)
+
+        for event in trace.events { append(event) }
+        trace.observe { [weak self] event in self?.append(event) }
+    }
+
+    /// Shows the diagram or the text log.
+    func show(log shown: Bool) { views.visibleChildName = shown ? "log" : "diagram" }
+
+    /// Stops following the trace (the window is closing): no widget is touched after.
+    func close() { isClosed = true }
+
+    private func append(_ event: FlowTrace.Event) {
+        guard !isClosed else { return }
+        diagram.append(event)
+        // Query values are already redacted; the log shows only the names, to stay readable.
+        let fields = event.fields.map { "\($0.0)=\($0.1.replacingOccurrences(of: "=<redacted>", with: ""))" }.joined(separator: "  ")
+        log.append(String(format: "%7.3f  %@  %@\n", event.time, event.name, fields), follow: true)
+    }
+
+    private func askWhereToSave(_ format: Canvas.Format, parent: Window) {
+        SaveDialog.ask(
+            parent: parent, title: L("Export the diagram"), suggestedName: "sesame-flow.\(format.rawValue)", accept: L("_Save"),
+            cancel: L("_Cancel")
+        ) { [weak self] file in
+            guard let self else { return }
+            do {
+                try self.diagram.export(format, to: file)
+            } catch {
+                self.diagram.say(
+                    String(format: L("Could not save the diagram: %@"), (error as? Canvas.ExportError)?.description ?? file.path))
+            }
+        }
+    }
+}
+
+/// The sequence diagram: lane headings that stay put, the rows below them in a scrolled window
+/// that follows the newest, and the selected row's time and redacted details underneath. Click
+/// a row or use the arrow keys to select; Escape or End goes back to following the newest.
+@MainActor
+final class FlowDiagramView {
+    let root = Box(vertical: true, spacing: 4)
+    private(set) var model = FlowDiagram()
+    /// The selected row, if any; while none is, the view follows the newest.
+    private(set) var selected: Int?
+    let rows = DrawingArea()
+    private let heading = DrawingArea()
+    private let scroller: ScrolledWindow
+    let details = Label("", wrap: true, xalign: 0, selectable: true)
+
+    init() {
+        scroller = ScrolledWindow(rows)
+        heading.setContentHeight(Int(Geometry.headingHeight))
+        heading.accessibleName = L("Flow diagram lanes")
+        rows.accessibleName = L("Flow diagram")
+        details.accessibleName = L("Step details")
+        root.pack(heading)
+        root.pack(scroller, expand: true)
+        root.pack(details)
+        showDetails()
+
+        heading.onDraw { canvas, width, _ in Self.drawHeading(on: canvas, width: width) }
+        rows.onDraw { [weak self] canvas, width, _ in
+            guard let self else { return }
+            Self.drawRows(self.model, selected: self.selected, on: canvas, width: width, visible: canvas.visibleRange)
+        }
+        rows.onClick { [weak self] _, y in
+            guard let self else { return }
+            let row = Int(y / Geometry.rowHeight)
+            self.select(self.model.steps.indices.contains(row) ? row : nil)
+        }
+        rows.onKey { [weak self] key in self?.press(key) ?? false }
+        scroller.followBottom { [weak self] in self?.selected == nil }
+    }
+
+    /// Adds an event's rows; the view follows them unless a row is selected.
+    func append(_ event: FlowTrace.Event) {
+        guard model.append(event) > 0 else { return }
+        rows.setContentHeight(Int(Double(model.steps.count) * Geometry.rowHeight))
+        rows.redraw()
+    }
+
+    /// Selects `row` (nothing: follow the newest again) and shows its details.
+    func select(_ row: Int?) {
+        selected = row
+        showDetails()
+        rows.redraw()
+        if let row {
+            scroller.reveal(top: Double(row) * Geometry.rowHeight, bottom: Double(row + 1) * Geometry.rowHeight)
+        } else {
+            scroller.scrollToBottom()
+        }
+    }
+
+    /// Whether the newest row is in view.
+    var showsNewest: Bool { scroller.isAtBottom }
+
+    /// Shows a message where the details go (an export that failed).
+    func say(_ message: String) { details.text = message }
+
+    /// Writes the diagram, headings included, as SVG or PNG: the whole flow, or the part from
+    /// the trace's event `since` on.
+    func export(_ format: Canvas.Format, to file: URL, since: Int = 0) throws {
+        let model = since == 0 ? model : FlowDiagram(Array(model.events.dropFirst(since)))
+        let width = Double(max(rows.allocatedWidth, 640))
+        let height = Geometry.headingHeight + Double(model.steps.count) * Geometry.rowHeight + 8
+        try Canvas.export(format, to: file, width: Int(width), height: Int(height)) { canvas in
+            canvas.fill(x: 0, y: 0, width: width, height: height, Palette.background)
+            Self.drawHeading(on: canvas, width: width)
+            canvas.translate(y: Geometry.headingHeight)
+            Self.drawRows(model, selected: nil, on: canvas, width: width, visible: 0...height)
+        }
+    }
+
+    private func press(_ key: DrawingArea.Key) -> Bool {
+        let last = model.steps.count - 1
+        guard last >= 0 else { return false }
+        switch key {
+        case .up: select(max(0, (selected ?? last + 1) - 1))
+        case .down: select(selected.map { $0 < last ? $0 + 1 : nil } ?? nil)
+        case .home: select(0)
+        case .end, .escape: select(nil)
+        }
+        return true
+    }
+
+    private func showDetails() {
+        details.text = selected.map { model.details(of: $0) } ?? L("Click a step, or use the arrow keys, to see its details.")
+    }
+
+    // MARK: Drawing
+
+    enum Geometry {
+        static let headingHeight = 26.0
+        static let rowHeight = 30.0
+        static let timeColumn = 46.0
+
+        /// The x of a lane's line in a drawing `width` wide.
+        static func x(of lane: FlowDiagram.Lane, width: Double) -> Double {
+            let span = (width - timeColumn) / Double(FlowDiagram.Lane.allCases.count)
+            return timeColumn + span * (Double(lane.rawValue) + 0.5)
+        }
+
+        static func span(width: Double) -> Double { (width - timeColumn) / Double(FlowDiagram.Lane.allCases.count) }
+    }
+
+    enum Palette {
+        static let background = Color(1, 1, 1)
+        static let text = Color(0.13, 0.13, 0.13)
+        static let dim = Color(0.45, 0.45, 0.45)
+        static let lane = Color(0.75, 0.75, 0.75)
+        static let heading = Color(0.93, 0.93, 0.95)
+        static let accent = Color(0.82, 0.33, 0.0)
+        static let accentRow = Color(1.0, 0.93, 0.85)
+        static let failure = Color(0.78, 0.1, 0.1)
+        static let selection = Color(0.8, 0.88, 1.0)
+        static let note = Color(1.0, 0.98, 0.82)
+    }
+
+    static func drawHeading(on canvas: Canvas, width: Double) {
+        canvas.fill(x: 0, y: 0, width: width, height: Geometry.headingHeight, Palette.heading)
+        canvas.text(L("Time"), x: 4, y: 6, width: Geometry.timeColumn - 6, font: "Sans Bold 8", Palette.dim)
+        let span = Geometry.span(width: width)
+        for lane in FlowDiagram.Lane.allCases {
+            canvas.text(
+                lane.title, x: Geometry.x(of: lane, width: width), y: 6, width: span - 6, alignment: .center, font: "Sans Bold 8",
+                Palette.text)
+        }
+    }
+
+    static func drawRows(_ model: FlowDiagram, selected: Int?, on canvas: Canvas, width: Double, visible: ClosedRange<Double>) {
+        let height = max(visible.upperBound, Double(model.steps.count) * Geometry.rowHeight)
+        for lane in FlowDiagram.Lane.allCases {
+            let x = Geometry.x(of: lane, width: width)
+            canvas.line(from: (x, visible.lowerBound), to: (x, height), Palette.lane, dashed: true)
+        }
+        guard !model.steps.isEmpty else { return }
+        let first = max(0, Int(visible.lowerBound / Geometry.rowHeight))
+        let last = min(model.steps.count - 1, Int(visible.upperBound / Geometry.rowHeight))
+        guard first <= last else { return }
+        let span = Geometry.span(width: width)
+        for index in first...last {
+            let step = model.steps[index]
+            let top = Double(index) * Geometry.rowHeight
+            if index == selected {
+                canvas.fill(x: 0, y: top, width: width, height: Geometry.rowHeight, Palette.selection)
+            } else if step.isHighlighted {
+                canvas.fill(x: 0, y: top, width: width, height: Geometry.rowHeight, Palette.accentRow)
+            }
+            let color = step.isFailure ? Palette.failure : step.isHighlighted ? Palette.accent : Palette.text
+            canvas.text(
+                String(format: "%.3f", step.time), x: 4, y: top + 9, width: Geometry.timeColumn - 6, font: "Monospace 7", Palette.dim)
+            let from = Geometry.x(of: step.from, width: width)
+            let to = Geometry.x(of: step.to, width: width)
+            if step.style == .note {
+                let left = from - span * 0.45
+                canvas.fill(x: left, y: top + 5, width: span * 1.9, height: Geometry.rowHeight - 10, Palette.note)
+                canvas.text(step.label, x: left + 5, y: top + 8, width: span * 1.9 - 10, font: "Sans 8", color)
+                continue
+            }
+            let arrowY = top + Geometry.rowHeight - 8
+            let bold = step.isHighlighted ? "Sans Bold 8" : "Sans 8"
+            canvas.text(
+                step.label, x: (from + to) / 2, y: top + 4, width: max(abs(to - from) - 6, span * 1.9), alignment: .center, font: bold,
+                color)
+            canvas.line(from: (from, arrowY), to: (to, arrowY), color, width: step.isHighlighted ? 2 : 1.2, dashed: step.style == .response)
+            let direction = to > from ? -1.0 : 1.0
+            canvas.fill(polygon: [(to, arrowY), (to + direction * 7, arrowY - 4), (to + direction * 7, arrowY + 4)], color)
+        }
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+
+/// The flow as a sequence diagram: the trace's events as arrows between four lanes (the app, the
+/// sign-in view, the identity service, the APIs) and notes on a lane, in the order they happened.
+/// UI-free: the window draws it, the tests read it. Everything in it comes from the trace, whose
+/// URLs are already redacted.
+public struct FlowDiagram: Sendable {
+    /// A participant of the flow, one vertical line.
+    public enum Lane: Int, CaseIterable, Sendable {
+        case app, signInView, identityService, apis
+
+        /// The lane's heading.
+        public var title: String {
+            switch self {
+            case .app: L("App")
+            case .signInView: L("Sign-in view")
+            case .identityService: L("Identity service")
+            case .apis: L("APIs")
+            }
+        }
+    }
+
+    /// How a step is drawn.
+    public enum Style: Sendable, Equatable {
+        /// A request or navigation: a solid arrow.
+        case request
+        /// An answer: a dashed arrow back.
+        case response
+        /// Something that happened on one lane: a note.
+        case note
+    }
+
+    /// One row of the diagram.
+    public struct Step: Sendable, Equatable {
+        /// Where the arrow starts (the note's lane for a note).
+        public let from: Lane
+        /// Where the arrow ends (the same lane for a note).
+        public let to: Lane
+        /// What the row says: a method and a short path, a status and a latency, or a few words.
+        public let label: String
+        public let style: Style
+        /// The redirect the sign-in view intercepted, and what it handed to the app: the heart of
+        /// the flow, drawn in the accent colour.
+        public let isHighlighted: Bool
+        /// A failure: drawn in the error colour.
+        public let isFailure: Bool
+        /// The trace event the row comes from (its redacted details show on selection).
+        public let event: Int
+        /// When it happened, in seconds since the window opened (a request: when it was sent).
+        public let time: Double
+    }
+
+    /// The rows, oldest first.
+    public private(set) var steps: [Step] = []
+    /// The events the rows come from, by ``Step/event``.
+    public private(set) var events: [FlowTrace.Event] = []
+
+    public init() {}
+
+    /// The diagram of `events`.
+    public init(_ events: [FlowTrace.Event]) {
+        for event in events { append(event) }
+    }
+
+    /// Adds the rows of one more event (none for the events the diagram leaves to the text log).
+    /// - Returns: how many rows were added.
+    @discardableResult
+    public mutating func append(_ event: FlowTrace.Event) -> Int {
+        let index = events.count
+        events.append(event)
+        let before = steps.count
+        steps += Self.steps(for: event, index: index)
+        return steps.count - before
+    }
+
+    /// The text shown for the row at `index` when it is selected: the time, the event and its
+    /// redacted fields, one per line.
+    public func details(of index: Int) -> String {
+        guard steps.indices.contains(index) else { return "" }
+        let event = events[steps[index].event]
+        var lines = [String(format: "%.3f s  %@", event.time, event.name)]
+        lines += event.fields.map { "\($0.0): \($0.1)" }
+        return lines.joined(separator: "\n")
+    }
+
+    static func steps(for event: FlowTrace.Event, index: Int) -> [Step] {
+        func field(_ name: String) -> String? { event.fields.first { $0.0 == name }?.1 }
+        func arrow(
+            _ from: Lane, _ to: Lane, _ label: String, _ style: Style = .request, highlighted: Bool = false, failure: Bool = false,
+            at time: Double = event.time
+        ) -> Step {
+            Step(from: from, to: to, label: label, style: style, isHighlighted: highlighted, isFailure: failure, event: index, time: time)
+        }
+        func note(_ lane: Lane, _ label: String, highlighted: Bool = false, failure: Bool = false) -> Step {
+            arrow(lane, lane, label, .note, highlighted: highlighted, failure: failure)
+        }
+        switch event.name {
+        case "navigation":
+            let url = field("url") ?? ""
+            if field("action") == "intercept" {
+                return [arrow(.identityService, .signInView, L("redirect to the app: intercepted"), .response, highlighted: true)]
+            }
+            return [arrow(.signInView, .identityService, (field("method") ?? "GET") + " " + shortPath(url))]
+        case "page-loaded":
+            return [arrow(.identityService, .signInView, L("page shown"), .response)]
+        case "redirect-intercepted":
+            return [arrow(.signInView, .app, L("authorization code → app"), highlighted: true)]
+        case "token-request", "discovery", "api-call":
+            let target: Lane = event.name == "api-call" ? .apis : .identityService
+            let request = (field("method") ?? "GET") + " " + shortPath(field("url") ?? "")
+            let milliseconds = field("ms").map { " · \($0) ms" } ?? ""
+            // The event is recorded when the answer came; the request left its latency earlier.
+            let sent = event.time - Double(field("ms").flatMap { Int($0) } ?? 0) / 1000
+            if let status = field("status") {
+                let failed = (Int(status) ?? 0) >= 400
+                return [arrow(.app, target, request, at: sent), arrow(target, .app, status + milliseconds, .response, failure: failed)]
+            }
+            return [arrow(.app, target, request, at: sent), arrow(target, .app, L("no answer") + milliseconds, .response, failure: true)]
+        case "token-acquired":
+            return [note(.app, L("signed in: tokens cached"))]
+        case "token-silent":
+            return [note(.app, L("token without interaction (silent)"))]
+        case "list-rendered":
+            let rows = field("rows").flatMap { Int($0) } ?? 0
+            return [note(.app, String(format: rows == 1 ? L("%d row on screen") : L("%d rows on screen"), rows))]
+        case "sign-in-failed":
+            return [note(.app, String(format: L("sign-in failed: %@"), field("error") ?? ""), failure: true)]
+        case "sign-in-cancelled":
+            return [note(.signInView, L("sign-in cancelled"))]
+        case "signed-out":
+            return [note(.app, L("signed out"))]
+        case "sign-in-data-forgotten":
+            return [note(.signInView, L("sign-in data forgotten"))]
+        case "cache-recovered":
+            return [note(.app, L("unreadable token cache set aside"), failure: true)]
+        case "window-shown":
+            return [note(.app, L("window shown"))]
+        default:
+            return []
+        }
+    }
+
+    /// A URL's path as a row shows it: its last segment (`…/authorize`, `…/token`, `…/users`),
+    /// with `?…` when it had a query; the whole URL is in the row's details.
+    static func shortPath(_ url: String) -> String {
+        let parsed = URLComponents(string: url)
+        let segments = (parsed?.path ?? url).split(separator: "/")
+        var path = segments.last.map { (segments.count > 1 ? "…/" : "/") + $0 } ?? "/"
+        if parsed?.query != nil { path += "?…" }
+        return path
+    }
+}

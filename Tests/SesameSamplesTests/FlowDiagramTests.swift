@@ -1,0 +1,104 @@
+import Foundation
+import SesameSamples
+import Testing
+
+@MainActor
+@Suite("The flow as a sequence diagram")
+struct FlowDiagramTests {
+    /// The events of a sign-in and a search, as the window records them.
+    static func signInAndSearch() throws -> FlowTrace {
+        let trace = try FlowTrace(file: nil)
+        let authorize = "https://127.0.0.1:8443/contoso.onmicrosoft.com/oauth2/v2.0/authorize?client_id=<redacted>&state=<redacted>"
+        trace.record("window-shown")
+        trace.record("navigation", [("url", authorize), ("kind", "page"), ("action", "show")])
+        trace.record("page-loaded", [("url", authorize)])
+        trace.record(
+            "navigation",
+            [("method", "POST"), ("url", "https://127.0.0.1:8443/contoso.onmicrosoft.com/login"), ("kind", "page"), ("action", "show")])
+        trace.record(
+            "navigation",
+            [
+                ("url", "https://login.microsoftonline.com/common/oauth2/nativeclient?code=<redacted>"), ("kind", "redirect"),
+                ("action", "intercept"),
+            ])
+        trace.record("redirect-intercepted", [("accountType", "AzureAD")])
+        trace.record(
+            "token-request",
+            [("method", "POST"), ("url", "https://127.0.0.1:8443/contoso/oauth2/v2.0/token"), ("status", "200"), ("ms", "41")])
+        trace.record(
+            "discovery",
+            [
+                ("method", "GET"), ("url", "https://127.0.0.1:8443/contoso/v2.0/.well-known/openid-configuration"), ("status", "200"),
+                ("ms", "3"),
+            ])
+        trace.record("token-acquired", [("accountType", "AzureAD")])
+        trace.record(
+            "api-call",
+            [("method", "GET"), ("url", "https://127.0.0.1:8443/v1.0/users?$filter=<redacted>"), ("status", "503"), ("ms", "12")])
+        trace.record(
+            "api-call",
+            [("method", "GET"), ("url", "https://127.0.0.1:8443/v1.0/users?$top=<redacted>"), ("error", "timed out"), ("ms", "9000")])
+        trace.record("list-rendered", [("view", "directory"), ("rows", "50")])
+        trace.record("token-silent", [("accountType", "AzureAD")])
+        trace.record("list-rendered", [("view", "directory"), ("rows", "1")])
+        trace.record("automation-session")
+        return trace
+    }
+
+    @Test("each navigation, the intercepted redirect, the token exchange, discovery and each API call is a row between the right lanes")
+    func lanes() throws {
+        let diagram = FlowDiagram(try Self.signInAndSearch().events)
+        let rows = diagram.steps.map { "\($0.from)→\($0.to) \($0.label)" }
+        #expect(
+            rows == [
+                "app→app window shown",
+                "signInView→identityService GET …/authorize?…",
+                "identityService→signInView page shown",
+                "signInView→identityService POST …/login",
+                "identityService→signInView redirect to the app: intercepted",
+                "signInView→app authorization code → app",
+                "app→identityService POST …/token",
+                "identityService→app 200 · 41 ms",
+                "app→identityService GET …/openid-configuration",
+                "identityService→app 200 · 3 ms",
+                "app→app signed in: tokens cached",
+                "app→apis GET …/users?…",
+                "apis→app 503 · 12 ms",
+                "app→apis GET …/users?…",
+                "apis→app no answer · 9000 ms",
+                "app→app 50 rows on screen",
+                "app→app token without interaction (silent)",
+                "app→app 1 row on screen",
+            ])
+        #expect(diagram.steps.filter(\.isHighlighted).map(\.label) == ["redirect to the app: intercepted", "authorization code → app"])
+        #expect(diagram.steps.filter(\.isFailure).map(\.label) == ["503 · 12 ms", "no answer · 9000 ms"])
+        #expect(diagram.steps.filter { $0.style == .response }.count == 6)
+        // A request is drawn when it left: its answer's time less the latency.
+        let token = try #require(diagram.steps.firstIndex { $0.label == "POST …/token" })
+        #expect(abs(diagram.steps[token + 1].time - diagram.steps[token].time - 0.041) < 0.000_001)
+    }
+
+    @Test("a selected row shows its time and redacted details; a request and its answer show the same event")
+    func details() throws {
+        let trace = try Self.signInAndSearch()
+        let diagram = FlowDiagram(trace.events)
+        let token = try #require(diagram.steps.firstIndex { $0.label == "POST …/token" })
+        let text = diagram.details(of: token)
+        #expect(text.hasPrefix(String(format: "%.3f s  token-request", trace.events[6].time)))
+        #expect(text.contains("status: 200") && text.contains("ms: 41"))
+        #expect(diagram.details(of: token + 1) == text)
+        let intercepted = try #require(diagram.steps.firstIndex { $0.label == "redirect to the app: intercepted" })
+        #expect(diagram.details(of: intercepted).contains("code=<redacted>"))
+        #expect(diagram.details(of: diagram.steps.count) == "")
+    }
+
+    @Test("rows come as events arrive; events the diagram leaves to the log add none")
+    func live() throws {
+        let events = try Self.signInAndSearch().events
+        var diagram = FlowDiagram()
+        var added: [Int] = []
+        for event in events { added.append(diagram.append(event)) }
+        #expect(added == [1, 1, 1, 1, 1, 1, 2, 2, 1, 2, 2, 1, 1, 1, 0])
+        #expect(diagram.steps == FlowDiagram(events).steps)
+    }
+}
