@@ -52,7 +52,9 @@ public struct TokenResponse: Sendable, Hashable, Decodable, CustomStringConverti
             guard let value = fields[name], value != .null else { return nil }
             guard let integer = value.integerValue else {
                 throw DecodingError.dataCorrupted(
-                    .init(codingPath: [AnyCodingKey(name)], debugDescription: "\(name) is neither a number nor a numeric string"))
+                    .init(
+                        codingPath: [AnyCodingKey(name)],
+                        debugDescription: "\(name) is not a whole number of reasonable size (as a number or a numeric string)"))
             }
             return integer
         }

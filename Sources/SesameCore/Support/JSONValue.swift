@@ -51,14 +51,22 @@ public enum JSONValue: Sendable, Hashable, Codable {
     }
 
     /// A whole number, whether JSON spelled it as a number or as a string: Entra's v2 endpoint
-    /// sends `expires_in` as `3599`, B2C and Entra's v1 endpoint as `"3599"`.
+    /// sends `expires_in` as `3599`, B2C and Entra's v1 endpoint as `"3599"`. Only JSON's safe
+    /// integers (±(2⁵³ − 1), exact in a double) count: anything larger — `1e300`, `"9223372036854775807"`
+    /// — is `nil`, so that no sum of seconds or dates built from it can overflow.
     public var integerValue: Int? {
-        switch self {
-        case .number(let value) where value.rounded() == value: return Int(value)
-        case .string(let value): return Int(value.trimmingCharacters(in: .whitespaces))
-        default: return nil
-        }
+        let integer: Int? =
+            switch self {
+            case .number(let value): Int(exactly: value)
+            case .string(let value): Int(value.trimmingCharacters(in: .whitespaces))
+            default: nil
+            }
+        guard let integer, abs(integer) <= Self.maximumSafeInteger else { return nil }
+        return integer
     }
+
+    /// 2⁵³ − 1, JavaScript's `Number.MAX_SAFE_INTEGER`.
+    public static let maximumSafeInteger = 9_007_199_254_740_991
 
     /// The strings of an array, or a single string as a one-element array (B2C's `emails`).
     public var stringArray: [String]? {
