@@ -72,6 +72,33 @@ struct RedactionTests {
                 == "https://x/cb?code=<redacted>&state=<redacted>#t=<redacted>")
     }
 
+    @Test("a URL's nameless query or fragment parts and user info are redacted whole")
+    func namelessParts() {
+        #expect(URL(string: "https://x/cb#SECRET")!.redactingQuery == "https://x/cb#<redacted>")
+        #expect(URL(string: "https://x/cb?SECRET&a=1&&")!.redactingQuery == "https://x/cb?<redacted>&a=<redacted>&&")
+        #expect(URL(string: "https://user:PASS@x/cb")!.redactingQuery == "https://x/cb")
+    }
+
+    @Test("a request describes itself, in every form, without its body, its header values or its query values")
+    func requestForms() {
+        let request = HTTPRequest(
+            method: "POST", url: URL(string: "https://login.example/token?x=QUERY-SECRET")!,
+            headers: ["Authorization": "Bearer AT-SECRET", "Content-Type": "application/x-www-form-urlencoded"],
+            body: Data("grant_type=refresh_token&refresh_token=RT-SECRET".utf8))
+        var dumped = ""
+        dump(request, to: &dumped)
+        for text in ["\(request)", String(reflecting: request), dumped, "\([request])"] {
+            for secret in ["QUERY-SECRET", "AT-SECRET", "RT-SECRET"] { #expect(!text.contains(secret), "\(text)") }
+        }
+        #expect("\(request)".hasPrefix("POST https://login.example/token?x=<redacted> headers: Authorization, Content-Type body: "))
+    }
+
+    @Test("a value holding a Secret cannot be encoded to JSON by accident (Secret is Decodable only)")
+    func secretsAreNotEncodable() {
+        #expect(!(Secret("RT-SECRET") as Any is any Encodable))
+        #expect(!(RefreshTokenRequest.self as Any is any Encodable.Type))
+    }
+
     @Test("a whole sign-in, refresh, refusal and API call logs no code, token, state, nonce or verifier")
     func logsStayClean() async throws {
         let collector = LogCollector()

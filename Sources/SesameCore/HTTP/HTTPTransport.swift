@@ -74,6 +74,24 @@ public struct HTTPRequest: Sendable, Hashable {
     }
 }
 
+extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The request as logs may show it: method, URL with query values redacted, header names
+    /// (values of `Authorization`, `Cookie` and the like never), the body's size only — a token
+    /// request's form carries the code, the verifier or a refresh token.
+    public var description: String {
+        let names = headers.map(\.name)
+        var text = "\(method) \(url.redactingQuery)"
+        if !names.isEmpty { text += " headers: \(names.joined(separator: ", "))" }
+        if let body { text += " body: \(body.count) bytes <redacted>" }
+        return text
+    }
+
+    public var debugDescription: String { description }
+
+    /// What `dump` and debuggers show: the description, not the stored properties.
+    public var customMirror: Mirror { Mirror(self, children: ["redacted": description], displayStyle: .struct) }
+}
+
 /// An HTTP response with its whole body.
 public struct HTTPResponse: Sendable, Hashable {
     /// The status code.

@@ -5,7 +5,7 @@
 /// `debugDescription`, `dump`, string interpolation, `Logger` metadata) prints `<redacted>`.
 /// Read the wrapped value explicitly with ``revealed`` at the one place that needs it
 /// (building a request body, a header, or the cache file).
-public struct Secret: Sendable, Hashable, Codable {
+public struct Secret: Sendable, Hashable, Decodable {
     /// The wrapped value. Reading it is a deliberate act; grep for `.revealed` to audit.
     public let revealed: String
 
@@ -24,14 +24,13 @@ public struct Secret: Sendable, Hashable, Codable {
         return "••••\(revealed.suffix(4)) (\(revealed.count) chars)"
     }
 
+    /// Read from JSON as a plain string. There is no `Encodable`: a secret is written only
+    /// where code spells out `.revealed` (the cache writer, a request's form), never by a
+    /// value that happens to contain one being encoded.
     public init(from decoder: any Decoder) throws {
         self.revealed = try decoder.singleValueContainer().decode(String.self)
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(revealed)
-    }
 }
 
 extension Secret: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
