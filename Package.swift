@@ -180,6 +180,7 @@ let package = Package(
                 "SesameCore",
                 "IdentityEmulator",
                 "SesameTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         .testTarget(

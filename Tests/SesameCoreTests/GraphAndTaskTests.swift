@@ -1,7 +1,8 @@
 import Foundation
-import SesameCore
 import SesameCoreTestSupport
 import Testing
+
+@testable import SesameCore
 
 @Suite("Graph user directory")
 struct GraphTests {
@@ -67,6 +68,22 @@ struct GraphTests {
         #expect(second.users.map(\.id) == ["2"])
         #expect(second.nextLink == nil)
         #expect(try await directory.nextPage(after: second) == nil)
+    }
+
+    @Test(
+        "a nextLink to another origin is not followed: no request, and the bearer token goes nowhere else",
+        arguments: [
+            "https://graph.microsoft.com.evil.example/v1.0/users?$skiptoken=X", "http://graph.microsoft.com/v1.0/users?$skiptoken=X",
+            "https://graph.microsoft.com:8443/v1.0/users?$skiptoken=X", "https://evil.example/steal",
+        ])
+    func foreignNextLink(next: String) async throws {
+        let resource = try await ResourceFixture { _ in json(["value": [["id": "1", "displayName": "A"]], "@odata.nextLink": next]) }
+        defer { resource.fixture.remove() }
+        let directory = GraphUserDirectory(client: resource.client, account: resource.account, baseURL: base)
+        let first = try await directory.search("a", pageSize: 1)
+        await #expect(throws: GraphError.self) { _ = try await directory.nextPage(after: first) }
+        #expect(resource.resourceRequests.count == 1)
+        #expect(GraphUserDirectory.origin(of: URL(string: "HTTPS://Graph.Microsoft.com/v1.0")!) == "https://graph.microsoft.com:443")
     }
 
     @Test("Graph's error JSON becomes a typed error")

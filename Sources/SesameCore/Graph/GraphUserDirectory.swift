@@ -61,9 +61,24 @@ public struct GraphUserDirectory: Sendable {
     }
 
     /// The page after `page`, following its `@odata.nextLink` verbatim; `nil` after the last.
+    /// - Throws: ``GraphError`` (`UntrustedNextLink`) when the link leaves Graph's origin (its
+    ///   scheme, host and port): the bearer token goes nowhere else.
     public func nextPage(after page: GraphUserPage) async throws -> GraphUserPage? {
         guard let nextLink = page.nextLink else { return nil }
+        guard Self.origin(of: nextLink) == Self.origin(of: baseURL) else {
+            throw GraphError(
+                status: 0, code: "UntrustedNextLink",
+                message: "the next page is at \(nextLink.host() ?? "another address"), not Microsoft Graph; it was not requested",
+                requestID: nil)
+        }
         return try await self.page(ResourceRequest(url: nextLink, scopes: scopes))
+    }
+
+    /// Scheme, host and port (the default port spelled out), lowercased.
+    static func origin(of url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? ""
+        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+        return "\(scheme)://\(url.host()?.lowercased() ?? ""):\(port)"
     }
 
     /// The signed-in user: `GET /me`.

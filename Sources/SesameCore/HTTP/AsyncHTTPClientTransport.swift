@@ -4,27 +4,72 @@ import NIOCore
 import NIOHTTP1
 
 /// The real transport: AsyncHTTPClient (SwiftNIO), TLS verified against the system's trust
-/// store (plus any extra certificate authority given, such as the emulator's).
+/// store. Every exchange is bounded: it never follows a redirect (a token request's form — the
+/// code, the verifier, a refresh token — must not be re-sent elsewhere, and an API's answer is
+/// never a redirect Sesame needs), a whole exchange, body included, ends by its deadline however
+/// slowly the body trickles, and a body larger than the cap is refused.
 public struct AsyncHTTPClientTransport: HTTPTransport {
     private let client: HTTPClient
-    private let timeout: TimeAmount
+    private let timeout: Duration
+    private let maximumBodySize: Int
 
     /// Bodies larger than this go out in chunks so that upload progress can be reported.
     static let progressChunkSize = 64 * 1024
 
-    /// A transport on AsyncHTTPClient's shared client.
-    public init(timeout: Duration = .seconds(60)) {
-        self.client = HTTPClient.shared
-        self.timeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000)
+    /// The answer Sesame reads at most by default: 16 MiB (a Graph page of 999 users is about 1 MiB).
+    public static let defaultMaximumBodySize = 16 * 1024 * 1024
+
+    /// The process's client: no redirects followed, connections given 10 s.
+    static let bounded: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
+
+    /// A transport on the process's bounded client.
+    /// - Parameters:
+    ///   - timeout: the longest a whole exchange may take, the body's last byte included.
+    ///   - maximumBodySize: the largest answer read; a larger one is an error.
+    public init(timeout: Duration = .seconds(60), maximumBodySize: Int = defaultMaximumBodySize) {
+        self.init(client: Self.bounded, timeout: timeout, maximumBodySize: maximumBodySize)
     }
 
-    /// A transport on a given client; the caller shuts that client down.
-    public init(client: HTTPClient, timeout: Duration = .seconds(60)) {
+    /// A transport on a given client; the caller shuts that client down (and decides whether it
+    /// follows redirects).
+    public init(client: HTTPClient, timeout: Duration = .seconds(60), maximumBodySize: Int = defaultMaximumBodySize) {
         self.client = client
-        self.timeout = .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000)
+        self.timeout = timeout
+        self.maximumBodySize = maximumBodySize
     }
 
     public func send(_ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?) async throws -> HTTPResponse {
+        let timeout = timeout
+        do {
+            return try await withThrowingTaskGroup(of: HTTPResponse?.self) { group in
+                group.addTask { try await exchange(request, progress: progress) }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let response = first else {
+                    throw HTTPTransportError(url: request.url, reason: "the server did not answer in time")
+                }
+                return response
+            }
+        } catch let error as HTTPTransportError {
+            throw error
+        } catch let error as HTTPClientError {
+            throw HTTPTransportError(url: request.url, reason: Self.describe(error))
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw HTTPTransportError(url: request.url, reason: "the exchange failed (\(type(of: error)))")
+        }
+    }
+
+    private func exchange(_ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?) async throws -> HTTPResponse {
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method)
         for field in request.headers { outgoing.headers.add(name: field.name, value: field.value) }
@@ -36,26 +81,22 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
                 progress?(TransferProgress(direction: .upload, completedBytes: Int64(body.count), totalBytes: Int64(body.count)))
             }
         }
-        do {
-            let response = try await client.execute(outgoing, timeout: timeout)
-            let total = response.headers.first(name: "content-length").flatMap(Int64.init)
-            var collected = Data()
-            if let total, total > 0, total < 64 * 1024 * 1024 { collected.reserveCapacity(Int(total)) }
-            for try await chunk in response.body {
-                collected.append(contentsOf: chunk.readableBytesView)
-                progress?(TransferProgress(direction: .download, completedBytes: Int64(collected.count), totalBytes: total))
-            }
-            var headers = HTTPHeaders()
-            for (name, value) in response.headers { headers.add(name, value) }
-            return HTTPResponse(
-                status: Int(response.status.code), headers: headers, body: collected, reasonPhrase: response.status.reasonPhrase)
-        } catch let error as HTTPClientError {
-            throw HTTPTransportError(url: request.url, reason: Self.describe(error))
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch {
-            throw HTTPTransportError(url: request.url, reason: "\(error)")
+        let response = try await client.execute(outgoing, timeout: .seconds(Int64(timeout.components.seconds) + 1))
+        let total = response.headers.first(name: "content-length").flatMap(Int64.init)
+        let tooLarge = HTTPTransportError(
+            url: request.url, reason: "the answer is larger than \(maximumBodySize / 1024 / 1024) MiB, more than Sesame reads")
+        if let total, total > maximumBodySize { throw tooLarge }
+        var collected = Data()
+        if let total, total > 0 { collected.reserveCapacity(Int(total)) }
+        for try await chunk in response.body {
+            guard collected.count + chunk.readableBytes <= maximumBodySize else { throw tooLarge }
+            collected.append(contentsOf: chunk.readableBytesView)
+            progress?(TransferProgress(direction: .download, completedBytes: Int64(collected.count), totalBytes: total))
         }
+        var headers = HTTPHeaders()
+        for (name, value) in response.headers { headers.add(name, value) }
+        return HTTPResponse(
+            status: Int(response.status.code), headers: headers, body: collected, reasonPhrase: response.status.reasonPhrase)
     }
 
     private static func describe(_ error: HTTPClientError) -> String {
