@@ -26,6 +26,10 @@ public final class FakeIdentityProvider: @unchecked Sendable {
     private var _codes: [String: (nonce: String?, verifier: String?)] = [:]
     private var _refreshTokens: [String: Bool] = [:]
     private var _refreshCount = 0
+    private var _refreshesInFlight = 0
+    private var _mostRefreshesAtOnce = 0
+    private var _refreshedScopes: [String] = []
+    private var _echoesScope = false
     private var _refreshDelay: Duration = .zero
     private var _refreshError: [String: Any]?
     private var _expiresIn: Any = 3600
@@ -100,6 +104,15 @@ public final class FakeIdentityProvider: @unchecked Sendable {
     public var answeredScope: String {
         get { lock.withLock { _answeredScope } }
         set { lock.withLock { _answeredScope = newValue } }
+    }
+    /// The most refresh-token redemptions that were under way at one moment.
+    public var mostRefreshesAtOnce: Int { lock.withLock { _mostRefreshesAtOnce } }
+    /// The `scope` of each refresh request, in order.
+    public var refreshedScopes: [String] { lock.withLock { _refreshedScopes } }
+    /// Whether `scope` answers what was asked (less OIDC's scopes) instead of ``answeredScope``.
+    public var echoesScope: Bool {
+        get { lock.withLock { _echoesScope } }
+        set { lock.withLock { _echoesScope = newValue } }
     }
     /// The next `count` token requests answer 429 with `Retry-After: retryAfter`.
     public func throttle(count: Int, retryAfter: Int) { lock.withLock { _throttle = (count, retryAfter) } }
@@ -209,6 +222,12 @@ public final class FakeIdentityProvider: @unchecked Sendable {
             }
             nonce = issued.nonce
         case "refresh_token":
+            lock.withLock {
+                _refreshesInFlight += 1
+                _mostRefreshesAtOnce = max(_mostRefreshesAtOnce, _refreshesInFlight)
+                _refreshedScopes.append(form["scope"] ?? "")
+            }
+            defer { lock.withLock { _refreshesInFlight -= 1 } }
             try await Task.sleep(for: refreshDelay)
             lock.withLock { _refreshCount += 1 }
             if let error = refreshError { return json(error, status: 400) }
@@ -229,7 +248,11 @@ public final class FakeIdentityProvider: @unchecked Sendable {
             return ("at-\(_tokenCounter)-" + UUID().uuidString, refresh)
         }
         var body: [String: Any] = [
-            "token_type": "Bearer", "scope": answeredScope, "expires_in": expiresIn, "ext_expires_in": expiresIn,
+            "token_type": "Bearer",
+            "scope": echoesScope
+                ? (form["scope"] ?? "").split(separator: " ").filter { !["openid", "profile", "offline_access"].contains($0) }.joined(
+                    separator: " ") : answeredScope,
+            "expires_in": expiresIn, "ext_expires_in": expiresIn,
             "access_token": accessToken, "refresh_token": refreshToken, "client_info": clientInfo,
         ]
         body["id_token"] = idToken(nonce: nonce)

@@ -72,6 +72,42 @@ struct SilentTokenTests {
         #expect(fixture.provider.refreshCount == 1)
     }
 
+    @Test("concurrent callers for different scopes each get their own scopes' token; one redemption at a time per account")
+    func refreshPerScopes() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        let account = try await fixture.signIn()
+        fixture.clock.advance(by: 7200)
+        fixture.provider.refreshDelay = .milliseconds(200)
+        fixture.provider.echoesScope = true
+        let asked = ["User.Read", "Mail.Read", "User.Read", "Calendars.Read", "Mail.Read"] + Array(repeating: "User.Read", count: 195)
+        let answers = try await withThrowingTaskGroup(of: (String, [String]).self) { group in
+            for scope in asked {
+                group.addTask { (scope, try await fixture.store.accessToken(for: account, scopes: [scope]).scopes) }
+            }
+            return try await group.reduce(into: [(String, [String])]()) { $0.append($1) }
+        }
+        #expect(answers.count == 200)
+        for (scope, granted) in answers { #expect(granted == [scope], "asked \(scope), got \(granted)") }
+        #expect(fixture.provider.refreshCount == 3, "one refresh per (account, scopes)")
+        #expect(fixture.provider.mostRefreshesAtOnce == 1, "the refresh token was redeemed by two requests at once")
+    }
+
+    @Test("signing out while a refresh is on its way sticks: the refresh does not write the account back")
+    func signOutDuringRefresh() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        let account = try await fixture.signIn()
+        fixture.provider.refreshDelay = .milliseconds(400)
+        let refreshing = Task { try await fixture.store.accessToken(for: account, forceRefresh: true) }
+        while fixture.provider.refreshedScopes.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        try await fixture.store.remove(account)
+        await #expect(throws: AccountStoreError.self) { _ = try await refreshing.value }
+        #expect(try await fixture.store.accounts(ofType: fixture.accountType).isEmpty)
+        let cache = try fixture.storedCache()
+        #expect(cache.refreshTokens.isEmpty && cache.accessTokens.isEmpty && cache.accounts.isEmpty, "the refresh wrote tokens back")
+    }
+
     @Test("invalid_grant on refresh is 'interaction required'; the account is kept and marked")
     func interactionRequired() async throws {
         let fixture = StoreFixture()

@@ -25,7 +25,10 @@ public actor AccountStore {
     private let cache: TokenCacheTransaction
 
     private var configurations: [String: AccountConfiguration] = [:]
+    /// The refresh under way per (account, scopes), which callers for those scopes join.
     private var refreshes: [String: Task<AccessToken, any Error>] = [:]
+    /// The latest refresh per account, which the next one for other scopes waits for.
+    private var lastRefresh: [String: Task<AccessToken, any Error>] = [:]
     /// Claims challenges a refused refresh carried (Conditional Access asking for MFA), per
     /// account type: the next interactive sign-in sends them on `/authorize`.
     private var claimsChallenges: [String: String] = [:]
@@ -309,13 +312,25 @@ public actor AccountStore {
                     scopes: cached.target.split(separator: " ").map(String.init), account: account)
             }
         }
-        let key = "\(account.accountType)|\(account.homeAccountID)"
+        // Callers asking for the same scopes share one refresh; refreshes of one account for
+        // different scopes take turns, so that one refresh token is never redeemed twice at once
+        // (each turn reads the token the previous one rotated in).
+        let accountKey = "\(account.accountType)|\(account.homeAccountID)"
+        let key = accountKey + "|" + resourceScopes.map { $0.lowercased() }.sorted().joined(separator: " ")
         if let running = refreshes[key] {
             return try await running.value
         }
-        let task = Task { try await self.refresh(account, configuration: configuration, scopes: wanted) }
+        let previous = lastRefresh[accountKey]
+        let task = Task {
+            _ = try? await previous?.value
+            return try await self.refresh(account, configuration: configuration, scopes: wanted)
+        }
         refreshes[key] = task
-        defer { refreshes[key] = nil }
+        lastRefresh[accountKey] = task
+        defer {
+            if refreshes[key] == task { refreshes[key] = nil }
+            if lastRefresh[accountKey] == task { lastRefresh[accountKey] = nil }
+        }
         return try await task.value
     }
 
@@ -367,7 +382,10 @@ public actor AccountStore {
         }
 
         let grantedAt = Int(now().timeIntervalSince1970)
-        let entry = try withCache(group: configuration.storageGroup, write: true) { cache in
+        // In the same transaction as the write: an account signed out meanwhile (here, or by
+        // `sesame signout` in another process) stays signed out; its new tokens are dropped.
+        let entry = try withCache(group: configuration.storageGroup, write: true) { cache -> AccountEntry? in
+            guard cache.account(homeAccountID: account.homeAccountID, environment: environment) != nil else { return nil }
             cache.save(
                 TokenCache.Grant(
                     homeAccountID: account.homeAccountID, environment: environment, realm: Self.realm(of: configuration),
@@ -375,7 +393,13 @@ public actor AccountStore {
                     accountSource: "refresh_token", now: grantedAt))
             return cache.account(homeAccountID: account.homeAccountID, environment: environment)
         }
-        let refreshed = entry.map { Account(accountType: account.accountType, entry: $0) } ?? account
+        guard let entry else {
+            var error = AccountStoreError(.accountNotFound, "\(account.displayName) was signed out while a token was being refreshed.")
+            error.accountType = account.accountType
+            error.homeAccountID = account.homeAccountID
+            throw error
+        }
+        let refreshed = Account(accountType: account.accountType, entry: entry)
         if account.interactionRequired {
             emit(.accountsDidChange(accountType: account.accountType, change: .updated(refreshed)))
         }
