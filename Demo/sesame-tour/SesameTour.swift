@@ -51,7 +51,7 @@ enum SesameTour {
             exit(1)
         }
 
-        Localization.setUp(executable: URL(fileURLWithPath: CommandLine.arguments[0]), sourceRoot: root)
+        Localization.setUp(executable: RunningExecutable.url, sourceRoot: root)
         MainActor.assumeIsolated {
             guard SesameApplication.initializeDisplay() else {
                 FileHandle.standardError.write(Data("sesame-tour: no display (make demo runs it under xvfb-run)\n".utf8))

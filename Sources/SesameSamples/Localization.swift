@@ -9,11 +9,11 @@ public enum Localization {
     /// Binds the domain to the first directory that has compiled catalogs:
     /// `$SESAME_LOCALE_DIR`, `<prefix>/share/locale` next to an installed binary, or the
     /// build's `.build/locale` (what `make` compiles from `Resources/po`).
-    public static func setUp(executable: URL, sourceRoot: URL) {
+    public static func setUp(executable: URL?, sourceRoot: URL) {
         setlocale(LC_ALL, "")
         var candidates: [URL] = []
         if let override = ProcessInfo.processInfo.environment["SESAME_LOCALE_DIR"] { candidates.append(URL(filePath: override)) }
-        candidates.append(executable.deletingLastPathComponent().appending(path: "../share/locale").standardized)
+        if let executable { candidates.append(executable.deletingLastPathComponent().appending(path: "../share/locale").standardized) }
         candidates.append(sourceRoot.appending(path: ".build/locale"))
         let directory =
             candidates.first { FileManager.default.fileExists(atPath: $0.appending(path: "es/LC_MESSAGES/\(domain).mo").path) }

@@ -1,4 +1,5 @@
 import Foundation
+import SesameSamples
 
 /// Finds the files under `Resources/`: `$SESAME_DATA_DIR`, then `<prefix>/share/sesame` next
 /// to an installed binary, then the source tree this binary was built from.
@@ -8,8 +9,9 @@ enum BundledResources {
         if let override = ProcessInfo.processInfo.environment["SESAME_DATA_DIR"] {
             candidates.append(URL(fileURLWithPath: override, isDirectory: true))
         }
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        candidates.append(executable.deletingLastPathComponent().appending(path: "../share/sesame").standardizedFileURL)
+        if let executable = RunningExecutable.url {
+            candidates.append(executable.deletingLastPathComponent().appending(path: "../share/sesame").standardizedFileURL)
+        }
         candidates.append(
             URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../Resources").standardizedFileURL)
         for candidate in candidates where FileManager.default.fileExists(atPath: candidate.appending(path: "settings").path) {

@@ -40,7 +40,7 @@ extension SesameCommand {
             let automation = automationMode || self.automation
             options.bootstrapLogging()
             Localization.setUp(
-                executable: URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath(),
+                executable: RunningExecutable.url,
                 sourceRoot: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../..").standardizedFileURL)
             let status = MainActor.assumeIsolated { () -> Int32 in
                 guard SesameApplication.initializeDisplay() else {

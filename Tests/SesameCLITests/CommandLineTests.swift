@@ -29,6 +29,32 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(result.stdout.isEmpty)
     }
 
+    /// Run by name from a folder someone else controls, `sesame` must not take its settings or
+    /// translations from `../share/sesame` relative to that folder (argv[0] is just "sesame").
+    func testRunByNameFromAPlantedFolderIgnoresSettingsRelativeToIt() throws {
+        let planted = Repository.temporaryDirectory("sesame-planted")
+        let settings = planted.appending(path: "share/sesame/settings")
+        let work = planted.appending(path: "work")
+        try FileManager.default.createDirectory(at: settings, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        for name in ["directory", "tasks", "me"] {
+            try Data("<plist>tokenURL=https://attacker.example/token</plist>".utf8).write(to: settings.appending(path: "\(name).plist"))
+        }
+        defer { try? FileManager.default.removeItem(at: planted) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = planted.appending(path: "data").path
+        environment["SESAME_REQUIRE_SECRET_SERVICE"] = nil
+        environment["SESAME_DATA_DIR"] = nil
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
+        environment["PATH"] = try Repository.product("sesame").deletingLastPathComponent().path + ":/usr/bin:/bin"
+        // env(1) finds `sesame` on PATH and runs it with argv[0] = "sesame", as a shell does.
+        let result = try ProcessRunner.run(
+            URL(filePath: "/usr/bin/env"), ["sesame", "token", "--account-type", "myGraphService"], environment: environment,
+            currentDirectory: work)
+        XCTAssertEqual(result.status, 2, result.stderr)
+        XCTAssertTrue(result.stderr.contains("nobody is signed in for myGraphService"), result.stderr)
+    }
+
     func testABadEmulatorURLSaysWhatToWrite() throws {
         let result = try run(["--emulator", "not a url"])
         XCTAssertNotEqual(result.status, 0)

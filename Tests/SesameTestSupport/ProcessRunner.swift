@@ -10,12 +10,16 @@ public enum ProcessRunner {
         public let stderr: String
     }
 
-    /// Runs `executable` with `arguments` in `environment` (the test's own when nil).
-    public static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> Result {
+    /// Runs `executable` with `arguments` in `environment` (the test's own when nil), in
+    /// `currentDirectory` (the test's own when nil).
+    public static func run(
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, currentDirectory: URL? = nil
+    ) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

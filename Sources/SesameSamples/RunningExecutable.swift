@@ -1,0 +1,18 @@
+import Foundation
+
+/// The running program's own file, as the kernel knows it (`/proc/self/exe`): where Sesame looks
+/// for what it installed beside itself (`<prefix>/share/sesame`, `<prefix>/share/locale`).
+/// Never `argv[0]`: run by name ("sesame" found on `PATH`) it is a bare name that resolves against
+/// the current directory, and a folder someone else controls could then supply the settings
+/// (a `tokenURL` of their own) or the translations.
+public enum RunningExecutable {
+    /// The executable's absolute path with symbolic links resolved, or `nil` when the system
+    /// does not say (no `/proc`); an absolute `argv[0]` is trusted as a last resort.
+    public static var url: URL? {
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"), path.hasPrefix("/") {
+            return URL(filePath: path).resolvingSymlinksInPath()
+        }
+        guard let first = CommandLine.arguments.first, first.hasPrefix("/") else { return nil }
+        return URL(filePath: first).resolvingSymlinksInPath()
+    }
+}
