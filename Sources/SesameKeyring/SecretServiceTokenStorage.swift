@@ -7,15 +7,17 @@ import SesameCore
 /// `group` = the group, in the default collection (the login keyring).
 ///
 /// The Secret Service has no transactions, so read-modify-write cycles of processes sharing a
-/// group are serialised by an advisory lock file in `$XDG_RUNTIME_DIR` (else the temporary
-/// directory), as ``FileTokenStorage`` does for its files.
+/// group are serialised by an advisory lock file in `$XDG_RUNTIME_DIR` (else the user's own
+/// `$XDG_DATA_HOME/sesame`, never a directory other users can write to), as ``FileTokenStorage``
+/// does for its files.
 public struct SecretServiceTokenStorage: TokenStorage {
     private let lockDirectory: URL
 
     /// Storage in the session's Secret Service.
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        let runtime = environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSTemporaryDirectory()
-        lockDirectory = URL(fileURLWithPath: runtime, isDirectory: true)
+        lockDirectory =
+            environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0, isDirectory: true) : nil }
+            ?? FileTokenStorage.defaultDirectory(environment: environment)
     }
 
     public var location: String { "Secret Service" }
@@ -35,6 +37,8 @@ public struct SecretServiceTokenStorage: TokenStorage {
 
     public func transact(group: String, _ body: (Data?) throws -> TokenStorageAction) throws -> String? {
         let lockFile = lockDirectory.appending(path: "sesame-\(group.replacingOccurrences(of: "/", with: "_")).lock").path
+        try? FileManager.default.createDirectory(
+            at: lockDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return try FileLock.withLock(path: lockFile, location: location) {
             let current = try lookup(group: group, kind: "cache")
             switch try body(current) {

@@ -36,9 +36,11 @@ public final class FlowTrace {
     /// Records to `file` when given (created or truncated).
     public init(file: URL?) throws {
         if let file {
-            guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+            // Only its owner reads it: URLs are redacted, but which accounts signed in, and when, are theirs.
+            guard FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
                 throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: file.path])
             }
+            chmod(file.path, 0o600)
             self.file = try FileHandle(forWritingTo: file)
         } else {
             self.file = nil

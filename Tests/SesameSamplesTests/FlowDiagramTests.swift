@@ -102,3 +102,21 @@ struct FlowDiagramTests {
         #expect(diagram.steps == FlowDiagram(events).steps)
     }
 }
+
+@MainActor
+@Suite("The flow trace file")
+struct FlowTraceFileTests {
+    @Test("--trace-events writes a file only its owner can read, also over an existing one")
+    func ownerOnly() throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "sesame-trace-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appending(path: "trace.jsonl")
+        try Data().write(to: file)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
+        let trace = try FlowTrace(file: file)
+        trace.record("window-shown")
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int)
+        #expect(mode == 0o600)
+    }
+}

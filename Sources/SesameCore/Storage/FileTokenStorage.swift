@@ -75,16 +75,43 @@ public struct FileTokenStorage: TokenStorage {
                     location: file.path, reason: "cannot move the unreadable cache aside: \(String(cString: strerror(errno)))")
             }
             try replace(file, with: data)
+            pruneSetAside(beside: file, keeping: aside)
             return aside.path
         }
     }
 
+    /// How long a set-aside cache (live tokens may be inside) is kept for a person to look at.
+    public static let setAsideLifetime: TimeInterval = 7 * 24 * 3600
+
+    /// Deletes set-aside copies of `file` older than a week, and all but the three newest.
+    private func pruneSetAside(beside file: URL, keeping newest: URL) {
+        let folder = file.deletingLastPathComponent()
+        let prefix = "\(file.lastPathComponent).corrupt-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
+        let copies = names.filter { $0.hasPrefix(prefix) }.map { folder.appending(path: $0) }.compactMap { url -> (URL, Date)? in
+            guard let modified = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date else {
+                return nil
+            }
+            return (url, modified)
+        }.sorted { $0.1 > $1.1 }
+        let cutoff = Date().addingTimeInterval(-Self.setAsideLifetime)
+        for (index, (url, modified)) in copies.enumerated() where url != newest && (index >= 3 || modified < cutoff) {
+            unlink(url.path)
+        }
+    }
+
+    /// Creates the directory 0700, or tightens an existing one of this user's that others could
+    /// read or enter (a folder made by hand, or by an older version).
     private func createDirectory() throws {
         do {
             try FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw TokenStorageError(location: location, reason: "cannot create the directory: \(error.localizedDescription)")
+        }
+        var status = stat()
+        if lstat(directory.path, &status) == 0, status.st_uid == getuid(), status.st_mode & 0o077 != 0 {
+            chmod(directory.path, 0o700)
         }
     }
 
@@ -122,18 +149,34 @@ public struct FileTokenStorage: TokenStorage {
 /// An exclusive advisory lock on a lock file (`flock(2)`), shared by every process that
 /// opens the same file.
 public enum FileLock {
-    /// Runs `body` while holding the lock on `path` (created 0600 if missing), waiting for
-    /// other holders first.
-    public static func withLock<T>(path: String, location: String, _ body: () throws -> T) throws -> T {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    /// How long a process waits for another to let go before it says so.
+    public static let defaultWait: Duration = .seconds(10)
+
+    /// Runs `body` while holding the lock on `path`, waiting at most `wait` for other holders.
+    /// The lock file is created 0600; an existing one must be a regular file of this user's (not
+    /// a symbolic link, not planted by someone else in a shared directory), or it is refused.
+    public static func withLock<T>(path: String, location: String, wait: Duration = defaultWait, _ body: () throws -> T) throws -> T {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
-            throw TokenStorageError(location: location, reason: "cannot open the lock file: \(String(cString: strerror(errno)))")
+            throw TokenStorageError(location: location, reason: "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
-        while flock(descriptor, LOCK_EX) != 0 {
-            guard errno == EINTR else {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid() else {
+            throw TokenStorageError(
+                location: location, reason: "the lock file \(path) belongs to another user or is not a plain file; remove it and try again")
+        }
+        let deadline = ContinuousClock.now + wait
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
                 throw TokenStorageError(location: location, reason: "cannot lock the cache: \(String(cString: strerror(errno)))")
             }
+            guard ContinuousClock.now < deadline else {
+                throw TokenStorageError(
+                    location: location,
+                    reason: "another program has held the sign-in cache for more than \(wait.components.seconds) s; close it and try again")
+            }
+            usleep(20_000)
         }
         defer { flock(descriptor, LOCK_UN) }
         return try body()
