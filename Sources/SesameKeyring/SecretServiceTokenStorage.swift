@@ -35,6 +35,15 @@ public struct SecretServiceTokenStorage: TokenStorage {
         isAvailable() ? SecretServiceTokenStorage(environment: environment) : FileTokenStorage(environment: environment)
     }
 
+    public func whileRefreshing<T: Sendable>(
+        group: String, isolation: isolated (any Actor)?, _ body: () async throws -> T
+    ) async throws -> T {
+        let lockFile = lockDirectory.appending(path: "sesame-\(group.replacingOccurrences(of: "/", with: "_")).refresh.lock").path
+        try? FileManager.default.createDirectory(
+            at: lockDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return try await FileLock.whileHolding(path: lockFile, location: location, body)
+    }
+
     public func transact(group: String, _ body: (Data?) throws -> TokenStorageAction) throws -> String? {
         let lockFile = lockDirectory.appending(path: "sesame-\(group.replacingOccurrences(of: "/", with: "_")).lock").path
         try? FileManager.default.createDirectory(

@@ -30,6 +30,8 @@ public final class FakeIdentityProvider: @unchecked Sendable {
     private var _mostRefreshesAtOnce = 0
     private var _refreshedScopes: [String] = []
     private var _echoesScope = false
+    private var _singleUseRefreshTokens = false
+    private var _reuseDetected = 0
     private var _refreshDelay: Duration = .zero
     private var _refreshError: [String: Any]?
     private var _expiresIn: Any = 3600
@@ -99,12 +101,20 @@ public final class FakeIdentityProvider: @unchecked Sendable {
         get { lock.withLock { _uid } }
         set { lock.withLock { _uid = newValue } }
     }
-    public var liveRefreshTokens: [String] { lock.withLock { Array(_refreshTokens.keys) } }
+    public var liveRefreshTokens: [String] { lock.withLock { _refreshTokens.filter(\.value).map(\.key) } }
     /// `scope` as the token endpoint answers it (B2C answers a client-id scope with `/`).
     public var answeredScope: String {
         get { lock.withLock { _answeredScope } }
         set { lock.withLock { _answeredScope = newValue } }
     }
+    /// Strict rotation: a refresh token works once; redeeming a used one again revokes every
+    /// refresh token (the family), as servers with reuse detection do.
+    public var singleUseRefreshTokens: Bool {
+        get { lock.withLock { _singleUseRefreshTokens } }
+        set { lock.withLock { _singleUseRefreshTokens = newValue } }
+    }
+    /// How many times a used refresh token was redeemed again.
+    public var reuseDetected: Int { lock.withLock { _reuseDetected } }
     /// The most refresh-token redemptions that were under way at one moment.
     public var mostRefreshesAtOnce: Int { lock.withLock { _mostRefreshesAtOnce } }
     /// The `scope` of each refresh request, in order.
@@ -231,7 +241,18 @@ public final class FakeIdentityProvider: @unchecked Sendable {
             try await Task.sleep(for: refreshDelay)
             lock.withLock { _refreshCount += 1 }
             if let error = refreshError { return json(error, status: 400) }
-            guard let token = form["refresh_token"], lock.withLock({ _refreshTokens[token] }) == true else {
+            let accepted = lock.withLock { () -> Bool in
+                guard let token = form["refresh_token"], let live = _refreshTokens[token] else { return false }
+                guard _singleUseRefreshTokens else { return live }
+                if live {
+                    _refreshTokens[token] = false
+                    return true
+                }
+                _reuseDetected += 1
+                for key in _refreshTokens.keys { _refreshTokens[key] = false }
+                return false
+            }
+            guard accepted else {
                 return json(
                     [
                         "error": "invalid_grant", "error_description": "AADSTS700082: The refresh token has expired due to inactivity.",

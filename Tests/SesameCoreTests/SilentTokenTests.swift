@@ -108,6 +108,47 @@ struct SilentTokenTests {
         #expect(cache.refreshTokens.isEmpty && cache.accessTokens.isEmpty && cache.accounts.isEmpty, "the refresh wrote tokens back")
     }
 
+    @Test("a rotated refresh token is kept when the answer's id_token fails; the next attempt needs no sign-in")
+    func rotatedTokenKeptWhenTheIDTokenFails() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        let account = try await fixture.signIn()
+        fixture.provider.singleUseRefreshTokens = true
+        fixture.provider.tokenOverrides = ["aud": "someone-else"]
+        await #expect(throws: AccountStoreError.self) { _ = try await fixture.store.accessToken(for: account, forceRefresh: true) }
+        let stored = try #require(try fixture.storedCache().refreshTokens.values.first).secret.revealed
+        #expect(fixture.provider.liveRefreshTokens.contains(stored) && stored.hasPrefix("rt-2-"), "the rotated refresh token was dropped")
+
+        fixture.provider.tokenOverrides = [:]
+        let token = try await fixture.store.accessToken(for: account, forceRefresh: true)
+        #expect(!token.secret.revealed.isEmpty)
+        #expect(fixture.provider.reuseDetected == 0)
+    }
+
+    @Test("two programs sharing the cache refresh at the same moment under strict rotation: one redeems, neither is signed out")
+    func twoProgramsRefreshTogether() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        let account = try await fixture.signIn()
+        // A second program: its own store over the same files (its lock files are other descriptors).
+        let clock = fixture.clock
+        let other = AccountStore(storage: fixture.storage, transport: fixture.provider.transport, now: { clock.now })
+        await other.setConfiguration(fixture.provider.configuration, forAccountType: fixture.accountType)
+        fixture.provider.singleUseRefreshTokens = true
+        fixture.provider.refreshDelay = .milliseconds(300)
+        fixture.clock.advance(by: 7200)
+
+        async let window = fixture.store.accessToken(for: account)
+        async let command = other.accessToken(for: account)
+        let tokens = try await [window.secret.revealed, command.secret.revealed]
+        #expect(fixture.provider.reuseDetected == 0, "a refresh token was redeemed twice: the family was revoked")
+        #expect(fixture.provider.mostRefreshesAtOnce == 1)
+        #expect(fixture.provider.refreshCount == 1, "the program that waited did not use the token the other stored")
+        #expect(tokens[0] == tokens[1])
+        fixture.clock.advance(by: 7200)
+        _ = try await other.accessToken(for: account)
+    }
+
     @Test("invalid_grant on refresh is 'interaction required'; the account is kept and marked")
     func interactionRequired() async throws {
         let fixture = StoreFixture()

@@ -298,19 +298,8 @@ public actor AccountStore {
         let configuration = try requireConfiguration(account.accountType).issuing(homeAccountID: account.homeAccountID)
         let wanted = scopes ?? configuration.scopes
         let resourceScopes = Set(wanted.filter { !Self.oidcScopes.contains($0.lowercased()) })
-        if !forceRefresh {
-            let validUntil = Int(now().addingTimeInterval(Self.minimumRemainingValidity).timeIntervalSince1970)
-            let cached = try withCache(group: configuration.storageGroup, write: false) { cache in
-                cache.accessToken(
-                    homeAccountID: account.homeAccountID, environment: account.environment, clientID: configuration.clientID,
-                    realm: Self.realm(of: configuration), scopes: resourceScopes, validUntil: validUntil)
-            }
-            if let cached {
-                return AccessToken(
-                    secret: cached.secret, tokenType: cached.tokenType,
-                    expiresOn: Date(timeIntervalSince1970: TimeInterval(cached.expiresOn)),
-                    scopes: cached.target.split(separator: " ").map(String.init), account: account)
-            }
+        if !forceRefresh, let cached = try cachedToken(for: account, configuration: configuration, scopes: resourceScopes) {
+            return cached
         }
         // Callers asking for the same scopes share one refresh; refreshes of one account for
         // different scopes take turns, so that one refresh token is never redeemed twice at once
@@ -323,7 +312,8 @@ public actor AccountStore {
         let previous = lastRefresh[accountKey]
         let task = Task {
             _ = try? await previous?.value
-            return try await self.refresh(account, configuration: configuration, scopes: wanted)
+            return try await self.refreshAcrossProcesses(
+                account, configuration: configuration, scopes: wanted, resourceScopes: resourceScopes, forceRefresh: forceRefresh)
         }
         refreshes[key] = task
         lastRefresh[accountKey] = task
@@ -332,6 +322,35 @@ public actor AccountStore {
             if lastRefresh[accountKey] == task { lastRefresh[accountKey] = nil }
         }
         return try await task.value
+    }
+
+    /// A cached access token for `scopes` valid for at least five more minutes.
+    private func cachedToken(for account: Account, configuration: AccountConfiguration, scopes: Set<String>) throws -> AccessToken? {
+        let validUntil = Int(now().addingTimeInterval(Self.minimumRemainingValidity).timeIntervalSince1970)
+        let cached = try withCache(group: configuration.storageGroup, write: false) { cache in
+            cache.accessToken(
+                homeAccountID: account.homeAccountID, environment: account.environment, clientID: configuration.clientID,
+                realm: Self.realm(of: configuration), scopes: scopes, validUntil: validUntil)
+        }
+        return cached.map {
+            AccessToken(
+                secret: $0.secret, tokenType: $0.tokenType, expiresOn: Date(timeIntervalSince1970: TimeInterval($0.expiresOn)),
+                scopes: $0.target.split(separator: " ").map(String.init), account: account)
+        }
+    }
+
+    /// Refreshes under the storage's refresh lock, which every process sharing the cache takes:
+    /// one program redeems the account's refresh token at a time, and one that waited uses
+    /// what the other stored when it is enough.
+    private func refreshAcrossProcesses(
+        _ account: Account, configuration: AccountConfiguration, scopes: [String], resourceScopes: Set<String>, forceRefresh: Bool
+    ) async throws -> AccessToken {
+        try await cache.storage.whileRefreshing(group: configuration.storageGroup, isolation: self) {
+            if !forceRefresh, let cached = try self.cachedToken(for: account, configuration: configuration, scopes: resourceScopes) {
+                return cached
+            }
+            return try await self.refresh(account, configuration: configuration, scopes: scopes)
+        }
     }
 
     private func refresh(_ account: Account, configuration: AccountConfiguration, scopes: [String]) async throws -> AccessToken {
@@ -357,11 +376,27 @@ public actor AccountStore {
 
         let tokens: TokenResponse
         let claims: IDTokenClaims?
-        do {
+        do throws(AccountStoreError) {
             tokens = try await tokenEndpoint.send(
                 request, configuration: configuration, accountType: account.accountType, homeAccountID: account.homeAccountID)
-            claims = try await verifier.claims(
-                of: tokens.idToken, configuration: configuration, expectedNonce: nil, required: false, now: now())
+            do throws(AccountStoreError) {
+                claims = try await verifier.claims(
+                    of: tokens.idToken, configuration: configuration, expectedNonce: nil, required: false, now: now())
+            } catch {
+                // The service rotated the refresh token and the one redeemed may be dead now: keep
+                // the new one (nothing else of an answer whose id_token failed), so that the next
+                // attempt — once the keys can be fetched — needs no sign-in.
+                if let rotated = tokens.refreshToken {
+                    let grantedAt = Int(now().timeIntervalSince1970)
+                    try withCache(group: configuration.storageGroup, write: true) { cache in
+                        guard cache.account(homeAccountID: account.homeAccountID, environment: environment) != nil else { return }
+                        cache.replaceRefreshToken(
+                            rotated, homeAccountID: account.homeAccountID, environment: environment, clientID: configuration.clientID,
+                            now: grantedAt)
+                    }
+                }
+                throw error
+            }
         } catch {
             if error.code == .interactionRequired, let claims = error.claimsChallenge {
                 claimsChallenges[account.accountType] = claims

@@ -43,6 +43,14 @@ public struct FileTokenStorage: TokenStorage {
         return directory.appending(path: "\(group).json", directoryHint: .notDirectory)
     }
 
+    public func whileRefreshing<T: Sendable>(
+        group: String, isolation: isolated (any Actor)?, _ body: () async throws -> T
+    ) async throws -> T {
+        let file = try fileURL(group: group)
+        try createDirectory()
+        return try await FileLock.whileHolding(path: file.path + ".refresh.lock", location: location, body)
+    }
+
     public func transact(group: String, _ body: (Data?) throws -> TokenStorageAction) throws -> String? {
         let file = try fileURL(group: group)
         try createDirectory()
@@ -180,5 +188,41 @@ public enum FileLock {
         }
         defer { flock(descriptor, LOCK_UN) }
         return try body()
+    }
+
+    /// How long a refresh waits for another process's refresh (which is bounded by its
+    /// transport's deadline) before it says so.
+    public static let refreshWait: Duration = .seconds(90)
+
+    /// ``withLock(path:location:wait:_:)`` for an asynchronous body (a refresh token's redemption
+    /// over the network): waits without blocking a thread, holds the lock across the body's awaits.
+    public static func whileHolding<T: Sendable>(
+        path: String, location: String, wait: Duration = refreshWait, isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws -> T
+    ) async throws -> T {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else {
+            throw TokenStorageError(location: location, reason: "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid() else {
+            throw TokenStorageError(
+                location: location, reason: "the lock file \(path) belongs to another user or is not a plain file; remove it and try again")
+        }
+        let deadline = ContinuousClock.now + wait
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                throw TokenStorageError(location: location, reason: "cannot lock the cache: \(String(cString: strerror(errno)))")
+            }
+            guard ContinuousClock.now < deadline else {
+                throw TokenStorageError(
+                    location: location,
+                    reason: "another program has been refreshing this sign-in for more than \(wait.components.seconds) s; try again")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        defer { flock(descriptor, LOCK_UN) }
+        return try await body()
     }
 }

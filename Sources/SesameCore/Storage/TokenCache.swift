@@ -245,6 +245,21 @@ public struct TokenCache: Sendable, Hashable {
     }
 
     /// Marks an account as needing an interactive sign-in, or clears the mark.
+    /// Keeps a rotated refresh token on its own (its response's id_token could not be
+    /// verified, so nothing else of the response is stored): the one redeemed may be dead now.
+    public mutating func replaceRefreshToken(
+        _ secret: Secret, homeAccountID: String, environment: String, clientID: String, now: Int
+    ) {
+        let previous = refreshToken(homeAccountID: homeAccountID, environment: environment, clientID: clientID)
+        refreshTokens = refreshTokens.filter { _, entry in
+            !(entry.homeAccountID == homeAccountID && entry.environment == environment && entry.clientID == clientID)
+        }
+        let entry = RefreshTokenEntry(
+            secret: secret, homeAccountID: homeAccountID, environment: environment, clientID: clientID,
+            target: previous?.target ?? "", lastModificationTime: now)
+        refreshTokens[entry.key] = entry
+    }
+
     public mutating func setInteractionRequired(_ required: Bool, homeAccountID: String, environment: String) {
         for (key, var entry) in accounts where entry.homeAccountID == homeAccountID && entry.environment == environment {
             entry.interactionRequired = required

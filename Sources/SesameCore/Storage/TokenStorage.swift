@@ -14,6 +14,23 @@ public protocol TokenStorage: Sendable {
     /// - Parameter body: gets the current bytes (`nil` when the group has none yet).
     /// - Returns: where unreadable bytes were set aside, if the body asked for that.
     func transact(group: String, _ body: (Data?) throws -> TokenStorageAction) throws -> String?
+
+    /// Runs `body` while holding the group's refresh lock, which every process sharing the
+    /// storage takes before it redeems a refresh token: with strict rotation a refresh token
+    /// works once, and two programs redeeming the same one would sign the user out. The
+    /// transaction lock stays free meanwhile (reading the cache does not wait for a network).
+    func whileRefreshing<T: Sendable>(
+        group: String, isolation: isolated (any Actor)?, _ body: () async throws -> T
+    ) async throws -> T
+}
+
+extension TokenStorage {
+    /// No other process shares this storage: nothing to wait for.
+    public func whileRefreshing<T: Sendable>(
+        group: String, isolation: isolated (any Actor)?, _ body: () async throws -> T
+    ) async throws -> T {
+        try await body()
+    }
 }
 
 /// What a ``TokenStorage/transact(group:_:)`` body decided.
