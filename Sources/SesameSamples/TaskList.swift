@@ -81,17 +81,31 @@ public final class TaskList {
         changed()
     }
 
-    /// Adds a task; `true` once the service has it (the caller clears the text then).
+    /// Whether an add is on its way (a second Enter meanwhile adds nothing).
+    public private(set) var isAdding = false
+    /// The task the user is adding and its idempotency key, kept until the service has it: when
+    /// an answer is lost and the user presses Add again with the same text, the service sees the
+    /// same key and adds the task once.
+    private var pendingAdd: (text: String, key: String)?
+
+    /// Adds a task, exactly once however often it is sent; `true` once the service has it (the
+    /// caller clears the text then), `false` when it failed or an add is already on its way.
     public func add(_ text: String) async -> Bool {
-        guard let service = service() else { return false }
+        guard !isAdding, let service = service() else { return false }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let key = pendingAdd.flatMap { $0.text == trimmed ? $0.key : nil } ?? UUID().uuidString
+        pendingAdd = (trimmed, key)
+        isAdding = true
+        defer { isAdding = false }
         do {
-            try await service.add(text)
+            try await service.add(trimmed, idempotencyKey: key)
         } catch {
             statusText = UserMessage.text(for: error)
             action = SampleAction.after(error)
             changed()
             return false
         }
+        pendingAdd = nil
         await reload()
         return true
     }

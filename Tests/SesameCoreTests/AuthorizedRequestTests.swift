@@ -134,6 +134,22 @@ struct AuthorizedRequestTests {
         #expect(always.resourceRequests.count == 4)
     }
 
+    @Test("a throttled POST is sent again only with an Idempotency-Key; without one the 429 goes back to the caller")
+    func throttledPOST() async throws {
+        let resource = try await ResourceFixture { _ in HTTPResponse(status: 429, headers: ["Retry-After": "1"]) }
+        defer { resource.fixture.remove() }
+        let url = URL(string: "https://tasks.example/api/tasks")!
+        let plain = ResourceRequest(method: "POST", url: url, parameters: [.init("Text", "Water the plants")], parameterEncoding: .json)
+        #expect(try await resource.client.perform(plain, as: resource.account).status == 429)
+        #expect(resource.resourceRequests.count == 1, "a POST without a key was sent twice")
+
+        var keyed = plain
+        keyed.headers["Idempotency-Key"] = "k-1"
+        _ = try await resource.client.perform(keyed, as: resource.account)
+        #expect(resource.resourceRequests.count == 1 + 4)
+        #expect(resource.resourceRequests.dropFirst().allSatisfy { $0.headers["Idempotency-Key"] == "k-1" })
+    }
+
     @Test("Retry-After as an HTTP date is read")
     func httpDate() {
         let now = Date(timeIntervalSince1970: 1_445_412_480)  // Wed, 21 Oct 2015 07:28:00 GMT

@@ -191,6 +191,29 @@ struct TaskListTests {
         #expect(fixture.agent.presented.count == 2)
         #expect(fixture.events("signed-out").count == 1)
     }
+
+    @Test("Enter twice adds once; Add again after a failure sends the same idempotency key, a new task a new one")
+    func exactlyOnce() async throws {
+        let fixture = try await SamplesFixture()
+        defer { fixture.remove() }
+        let list = TaskList(session: fixture.session(.tasks))
+        await list.appear()
+        async let first = list.add("Water the plants")
+        async let second = list.add("Water the plants")
+        let added = await [first, second]
+        #expect(added.filter { $0 }.count == 1)
+        #expect(fixture.apis.tasks == ["Water the plants"])
+        #expect(fixture.apis.postedKeys.count == 1)
+
+        fixture.apis.failNext(with: 503)
+        #expect(await !list.add("Call the bank"))
+        #expect(await list.add(" Call the bank "))
+        #expect(await list.add("Buy milk"))
+        let keys = fixture.apis.postedKeys
+        #expect(keys.count == 4)
+        #expect(keys[1] == keys[2], "Add again after a failure must send the same key")
+        #expect(keys[3] != keys[2] && keys[0] != keys[1])
+    }
 }
 
 @MainActor

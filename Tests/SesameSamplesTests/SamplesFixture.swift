@@ -73,6 +73,7 @@ final class FakeAPIs: Sendable {
     private struct State {
         var users: [[String: Any]] = FakeAPIs.people
         var tasks: [String] = []
+        var postedKeys: [String] = []
         var held: [String: CheckedContinuation<Void, Never>] = [:]
         var holding: Set<String> = []
         var failNext: Int?
@@ -107,8 +108,11 @@ final class FakeAPIs: Sendable {
     func failNext(with status: Int) { state.withLock { $0.failNext = status } }
 
     var tasks: [String] { state.withLock { $0.tasks } }
+    /// The `Idempotency-Key` of each task POST that reached the API, in order.
+    var postedKeys: [String] { state.withLock { $0.postedKeys } }
 
     func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
+        if request.method == "POST", let key = request.headers["Idempotency-Key"] { state.withLock { $0.postedKeys.append(key) } }
         if let status = state.withLock({ state -> Int? in
             defer { state.failNext = nil }
             return state.failNext

@@ -51,7 +51,11 @@ struct TaskController: EmulatorController {
             let body = try await request.bodyText(limit: 64 * 1024)
             let text = (JSON.parseObject(Data(body.utf8))?["Text"] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             guard !text.isEmpty else { throw TaskFailure(status: .badRequest, message: "Please provide a task description") }
-            _ = try await tasks.add(text: text, owner: owner, now: clock.now)
+            let key = request.headers[values: HTTPField.Name("Idempotency-Key")!].first
+            if let key, key.isEmpty || key.count > 200 {
+                throw TaskFailure(status: .badRequest, message: "Idempotency-Key must be 1 to 200 characters")
+            }
+            _ = try await tasks.add(text: text, owner: owner, idempotencyKey: key, now: clock.now)
             return Response(status: .noContent)
         }
     }

@@ -12,6 +12,8 @@ struct TaskItem: Codable, Sendable, Equatable {
     var completed: Bool
     /// `DateModified`.
     var dateModified: Date
+    /// The `Idempotency-Key` the task was added with, if any (kept, not shown).
+    var idempotencyKey: String?
 
     enum CodingKeys: String, CodingKey {
         case id = "Id"
@@ -19,6 +21,7 @@ struct TaskItem: Codable, Sendable, Equatable {
         case text = "Text"
         case completed = "Completed"
         case dateModified = "DateModified"
+        case idempotencyKey = "IdempotencyKey"
     }
 
     var json: JSON {
@@ -53,8 +56,14 @@ actor TaskStore {
     /// The owner's tasks, oldest first.
     func tasks(owner: String) -> [TaskItem] { persisted.tasks.filter { $0.owner == owner } }
 
-    func add(text: String, owner: String, now: Date) throws -> TaskItem {
-        let task = TaskItem(id: persisted.nextID, owner: owner, text: text, completed: false, dateModified: now)
+    /// Adds a task; one the owner already added with the same `idempotencyKey` is returned
+    /// instead of added again (its answer was lost and the client sent it again).
+    func add(text: String, owner: String, idempotencyKey: String? = nil, now: Date) throws -> TaskItem {
+        if let idempotencyKey, let existing = persisted.tasks.first(where: { $0.owner == owner && $0.idempotencyKey == idempotencyKey }) {
+            return existing
+        }
+        let task = TaskItem(
+            id: persisted.nextID, owner: owner, text: text, completed: false, dateModified: now, idempotencyKey: idempotencyKey)
         persisted.nextID += 1
         persisted.tasks.append(task)
         try save()

@@ -56,7 +56,9 @@ public struct AuthorizedHTTPClient: Sendable {
                 token = try await store.accessToken(for: account, scopes: request.scopes, forceRefresh: true)
                 continue
             }
-            if response.status == 429 || response.status == 503, throttleRetries < maximumThrottleRetries,
+            // A throttled request is sent again only when sending it twice is harmless: a safe or
+            // idempotent method, or one carrying an `Idempotency-Key` the server deduplicates by.
+            if response.status == 429 || response.status == 503, Self.isRepeatable(httpRequest), throttleRetries < maximumThrottleRetries,
                 let delay = Self.retryAfter(response.headers["Retry-After"], now: Date()), delay <= maximumRetryAfter
             {
                 throttleRetries += 1
@@ -66,6 +68,12 @@ public struct AuthorizedHTTPClient: Sendable {
             }
             return response
         }
+    }
+
+    /// Whether sending `request` twice has the effect of sending it once (RFC 9110 §9.2.2), or
+    /// the server is asked to make it so (`Idempotency-Key`).
+    static func isRepeatable(_ request: HTTPRequest) -> Bool {
+        ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"].contains(request.method.uppercased()) || request.headers["Idempotency-Key"] != nil
     }
 
     /// Reads `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP-date.

@@ -76,13 +76,17 @@ public struct TaskService: Sendable {
         }
     }
 
-    /// Adds a task: `POST /api/tasks` with `{"Text": text}`.
+    /// Adds a task: `POST /api/tasks` with `{"Text": text}` and an `Idempotency-Key`: sent again
+    /// with the same key (its answer was lost, the user pressed Add again), the task is added
+    /// once.
+    /// - Parameter idempotencyKey: one per task the user means to add; a new one by default.
     /// - Throws: ``TaskServiceError`` for an empty text (before sending) or a refusal.
-    public func add(_ text: String) async throws {
+    public func add(_ text: String, idempotencyKey: String = UUID().uuidString) async throws {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw TaskServiceError(status: 0, reason: "Type a task description first.") }
         let request = ResourceRequest(
-            method: "POST", url: tasksURL, parameters: [ResourceRequest.Parameter("Text", trimmed)], parameterEncoding: .json)
+            method: "POST", url: tasksURL, parameters: [ResourceRequest.Parameter("Text", trimmed)], parameterEncoding: .json,
+            headers: ["Idempotency-Key": idempotencyKey])
         let response = try await client.perform(request, as: account)
         guard response.isSuccess else { throw Self.error(response) }
     }
