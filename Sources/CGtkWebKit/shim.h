@@ -50,6 +50,7 @@ static inline GtkTreeModel *sesame_tree_model(gpointer object) { return GTK_TREE
 static inline GtkApplication *sesame_application(gpointer object) { return GTK_APPLICATION(object); }
 static inline GApplication *sesame_g_application(gpointer object) { return G_APPLICATION(object); }
 static inline WebKitWebView *sesame_web_view(gpointer object) { return WEBKIT_WEB_VIEW(object); }
+static inline WebKitResponsePolicyDecision *sesame_response_decision(gpointer object) { return WEBKIT_RESPONSE_POLICY_DECISION(object); }
 static inline WebKitNavigationPolicyDecision *sesame_navigation_decision(gpointer object) { return WEBKIT_NAVIGATION_POLICY_DECISION(object); }
 static inline WebKitAutomationSession *sesame_automation_session(gpointer object) { return WEBKIT_AUTOMATION_SESSION(object); }
 

@@ -46,6 +46,12 @@ final class SignInPolicyTests: GUITestCase {
                 return Response(
                     status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(string: "<p>loaded</p>")))
             }
+            router.get("/download") { _, _ -> Response in
+                Response(
+                    status: .ok,
+                    headers: [.contentType: "application/octet-stream", .contentDisposition: "attachment; filename=\"x.bin\""],
+                    body: .init(byteBuffer: ByteBuffer(string: "not for your disk")))
+            }
             router.get("/page") { _, _ -> Response in
                 Response(status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(string: "<p>a page</p>")))
             }
@@ -217,6 +223,55 @@ final class SignInPolicyTests: GUITestCase {
                 XCTAssertNil(intercepted, "\(lookAlike) was intercepted")
                 XCTAssertFalse(trace.events.contains { $0.name == "redirect-intercepted" }, lookAlike)
             }
+        }
+    }
+
+    func testTheViewLoadsOnlyWhatSignInNeeds() throws {
+        try MainActor.assumeIsolated {
+            let redirect = URL(string: "https://login.microsoftonline.com/common/oauth2/nativeclient")!
+            func refused(_ name: String) -> @MainActor (FlowTrace, WebView) -> Bool {
+                { trace, _ in trace.events.contains { $0.name == name } }
+            }
+            // Other schemes, from a script or a server redirect: never loaded. WebKit itself stops
+            // file: and a redirect to another scheme, and runs javascript: in the page; what reaches
+            // the policy (data:, ftp:) is refused there.
+            for (path, target, refusedHere) in [
+                ("/script", "data:text/html,<p>planted</p>", true), ("/script", "ftp://example.invalid/x", true),
+                ("/script", "file:///etc/passwd", false), ("/redirect", "file:///etc/passwd", false),
+                ("/redirect", "ftp://example.invalid/x", false), ("/script", "javascript:void(0)//", false),
+            ] {
+                final class Quiet { var since: Date? }
+                let quiet = Quiet()
+                // Settled: refused here, or the start page's script had a second to navigate.
+                let (intercepted, _, trace) = try Self.run(start: Self.url(path, to: target), redirect: redirect) { trace, view in
+                    if trace.events.contains(where: { $0.name == "navigation-refused" }) { return true }
+                    guard view.uri?.hasPrefix(Self.site.base.absoluteString) == true || view.uri?.isEmpty != false else { return false }
+                    quiet.since = quiet.since ?? Date()
+                    return Date().timeIntervalSince(quiet.since!) > 1.5
+                }
+                XCTAssertNil(intercepted)
+                let scheme = String(target.prefix { $0 != ":" }) + ":"
+                XCTAssertFalse(
+                    trace.events.contains { $0.name == "page-loaded" && $0.fields.contains { $0.0 == "url" && $0.1.hasPrefix(scheme) } },
+                    target)
+                if refusedHere {
+                    let refusal = trace.events.first { $0.name == "navigation-refused" }
+                    XCTAssertTrue(refusal?.fields.contains { $0 == ("reason", "scheme") } == true, "\(path) → \(target) was not refused")
+                }
+            }
+            // Unencrypted pages off this computer: refused with a page that says why.
+            let (_, _, plain) = try Self.run(
+                start: Self.url("/redirect", to: "http://login.example.invalid/authorize"), redirect: redirect,
+                settled: { trace, view in
+                    trace.events.contains { $0.name == "navigation-refused" } && view.title == L("This page is not encrypted")
+                })
+            XCTAssertTrue(
+                plain.events.contains { $0.name == "navigation-refused" && $0.fields.contains { $0 == ("reason", "unencrypted") } })
+            XCTAssertEqual(Self.lastTitle, L("This page is not encrypted"))
+            // A download: not saved, not shown.
+            let (_, _, download) = try Self.run(
+                start: Self.site.base.appending(path: "download"), redirect: redirect, settled: refused("download-refused"))
+            XCTAssertTrue(download.events.contains { $0.name == "download-refused" })
         }
     }
 

@@ -71,6 +71,11 @@ public struct PolicyDecision {
     public let requestURI: String?
     /// The request's HTTP method (`GET`, or `POST` for a form).
     public let method: String
+    /// For a response: its address.
+    public let responseURI: String?
+    /// For a response: it would be saved rather than shown (`Content-Disposition: attachment`,
+    /// or a type the view cannot display).
+    public let isDownload: Bool
     private let decision: UnsafeMutablePointer<WebKitPolicyDecision>
     private let request: UnsafeMutablePointer<WebKitURIRequest>?
 
@@ -84,7 +89,17 @@ public struct PolicyDecision {
         }
         if kind == .response {
             request = nil
+            let response = sesame_response_decision(pointer).flatMap { webkit_response_policy_decision_get_response($0) }
+            responseURI = response.flatMap { webkit_uri_response_get_uri($0) }.map { String(cString: $0) }
+            let disposition = response.flatMap { webkit_uri_response_get_http_headers($0) }.flatMap {
+                soup_message_headers_get_one($0, "Content-Disposition")
+            }.map { String(cString: $0) }
+            let displayable =
+                sesame_response_decision(pointer).map { webkit_response_policy_decision_is_mime_type_supported($0) != 0 } ?? true
+            isDownload = !displayable || disposition?.lowercased().hasPrefix("attachment") == true
         } else {
+            responseURI = nil
+            isDownload = false
             let action = webkit_navigation_policy_decision_get_navigation_action(sesame_navigation_decision(pointer))
             request = action.flatMap { webkit_navigation_action_get_request($0) }
         }
@@ -94,12 +109,6 @@ public struct PolicyDecision {
 
     /// Refuses: the view does not go there.
     public func ignore() { webkit_policy_decision_ignore(decision) }
-
-    /// Refuses here and loads the same request in `view` instead (a pop-up kept in the view).
-    public func ignoreAndLoad(in view: WebView) {
-        webkit_policy_decision_ignore(decision)
-        if let request { webkit_web_view_load_request(view.webView, request) }
-    }
 }
 
 /// The stages of a page load (`load-changed`).

@@ -73,9 +73,18 @@ final class SignInView {
     // MARK: Navigation policy
 
     private func decide(_ decision: PolicyDecision) -> Bool {
-        guard decision.kind == .navigation || decision.kind == .newWindow,
-            let uri = decision.requestURI, let url = URL(string: uri)
-        else { return false }
+        if decision.kind == .response {
+            // Nothing is saved to the user's disk from a sign-in page.
+            guard decision.isDownload else { return false }
+            decision.ignore()
+            trace.record("download-refused", [("url", decision.responseURI.flatMap(URL.init(string:)).map(FlowTrace.redacted) ?? "")])
+            return true
+        }
+        guard let uri = decision.requestURI, let url = URL(string: uri), url.scheme != nil else {
+            decision.ignore()
+            trace.record("navigation-refused", [("reason", "unparseable address")])
+            return true
+        }
         let kind = session?.classifier.classify(url) ?? .other
         if let session, session.resume(with: url) {
             decision.ignore()
@@ -86,14 +95,40 @@ final class SignInView {
             onRedirect?()
             return true
         }
+        if let refusal = Self.refusal(of: url) {
+            decision.ignore()
+            trace.record("navigation-refused", [("url", FlowTrace.redacted(url)), ("reason", refusal)])
+            if refusal == "unencrypted", decision.kind == .navigation {
+                showPage(
+                    title: L("This page is not encrypted"),
+                    message: String(format: L("Sesame did not open %@: sign-in pages are only loaded over HTTPS."), url.host ?? uri),
+                    for: uri)
+            }
+            return true
+        }
         if decision.kind == .newWindow {
-            // Pop-ups stay inside the app: the same view follows them.
-            decision.ignoreAndLoad(in: webView)
+            // A pop-up would replace the sign-in page under the user's hand: refused.
+            decision.ignore()
+            trace.record("popup-refused", [("url", FlowTrace.redacted(url))])
             return true
         }
         trace.record(
             "navigation", [("method", decision.method), ("url", FlowTrace.redacted(url)), ("kind", kind.rawValue), ("action", "show")])
         return false
+    }
+
+    /// Why the view does not go to `url`, if it does not: only `https:` pages load, `http:` only
+    /// on this computer (the local emulator), and `about:blank`; never `file:`, `data:`,
+    /// `javascript:` or another scheme (the redirect to the app was caught before this).
+    static func refusal(of url: URL) -> String? {
+        switch url.scheme?.lowercased() {
+        case "https": return nil
+        case "http":
+            let host = (url.host ?? "").lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            return ["127.0.0.1", "localhost", "::1"].contains(host) ? nil : "unencrypted"
+        case "about": return url.absoluteString == "about:blank" ? nil : "scheme"
+        default: return "scheme"
+        }
     }
 
     private func loadChanged(_ event: LoadEvent) {
