@@ -35,6 +35,44 @@ public struct SecretServiceTokenStorage: TokenStorage {
         isAvailable() ? SecretServiceTokenStorage(environment: environment) : FileTokenStorage(environment: environment)
     }
 
+    /// Where this user's sign-ins live, chosen once and then kept, so that the window and the
+    /// command line always use the same store: the first run picks the Secret Service when one
+    /// answers, else files, and records the choice in `$XDG_DATA_HOME/sesame/storage`.
+    /// - Returns: the storage, and a notice when it is files (the user should know their tokens
+    ///   are not in a keyring).
+    /// - Throws: ``TokenStorageError`` when the recorded choice is the Secret Service and none
+    ///   answers here (over SSH without the desktop's session bus, say): falling back to files
+    ///   would show no one signed in and start a second store.
+    public static func chosen(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> (
+        storage: any TokenStorage, notice: String?
+    ) {
+        let directory = FileTokenStorage.defaultDirectory(environment: environment)
+        let marker = directory.appending(path: "storage")
+        let recorded = (try? String(contentsOf: marker, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let files = FileTokenStorage(environment: environment)
+        let notice = "no keyring (Secret Service) is in use: sign-ins are kept in files under \(directory.path), readable by you only"
+        switch recorded {
+        case "secret-service":
+            guard isAvailable() else {
+                throw TokenStorageError(
+                    location: "Secret Service",
+                    reason: "your sign-ins are in the desktop keyring, which does not answer here (no session bus or keyring daemon); "
+                        + "run sesame in your desktop session, or unlock the keyring")
+            }
+            return (SecretServiceTokenStorage(environment: environment), nil)
+        case "files":
+            return (files, notice)
+        default:
+            let available = isAvailable()
+            try? FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try? Data((available ? "secret-service\n" : "files\n").utf8).write(to: marker, options: .atomic)
+            return available ? (SecretServiceTokenStorage(environment: environment), nil) : (files, notice)
+        }
+    }
+
     public func whileRefreshing<T: Sendable>(
         group: String, isolation: isolated (any Actor)?, _ body: () async throws -> T
     ) async throws -> T {

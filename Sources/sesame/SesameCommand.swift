@@ -78,7 +78,9 @@ struct CommonOptions: ParsableArguments {
     func store() async throws -> (AccountStore, [SampleSettings]) {
         bootstrapLogging()
         let profiles = try profiles()
-        let store = AccountStore(storage: SecretServiceTokenStorage.preferred())
+        let (storage, notice) = try SecretServiceTokenStorage.chosen()
+        if let notice { FileHandle.standardError.write(Data("sesame: note: \(notice)\n".utf8)) }
+        let store = AccountStore(storage: storage)
         for profile in profiles {
             await store.setConfiguration(profile.accountConfiguration, forAccountType: profile.accountType)
         }

@@ -50,6 +50,15 @@ extension SesameCommand {
                     FileHandle.standardError.write(Data(message.utf8))
                     return 1
                 }
+                let storage: any TokenStorage
+                do {
+                    let chosen = try SecretServiceTokenStorage.chosen()
+                    storage = chosen.storage
+                    if let notice = chosen.notice { FileHandle.standardError.write(Data("sesame: note: \(notice)\n".utf8)) }
+                } catch {
+                    FileHandle.standardError.write(Data("sesame: \(error)\n".utf8))
+                    return 1
+                }
                 let trace: FlowTrace
                 do {
                     trace = try FlowTrace(file: traceFile)
@@ -59,12 +68,14 @@ extension SesameCommand {
                 }
                 let webData = FileTokenStorage.defaultDirectory(environment: ProcessInfo.processInfo.environment).appending(
                     path: "web-data")
-                let options = MainWindow.Options(webDataDirectory: webData, automation: automation, initialSample: initial)
+                let options = MainWindow.Options(
+                    webDataDirectory: webData, automation: automation, initialSample: initial,
+                    filesStorage: (storage as? FileTokenStorage)?.directory)
                 return SesameApplication.run(
                     makeModel: {
                         let transport = TracingTransport(trace: trace)
                         return await AppModel(
-                            store: AccountStore(storage: SecretServiceTokenStorage.preferred(), transport: transport), settings: profiles,
+                            store: AccountStore(storage: storage, transport: transport), settings: profiles,
                             trace: trace, transport: transport)
                     }, options: options)
             }

@@ -55,6 +55,29 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("nobody is signed in for myGraphService"), result.stderr)
     }
 
+    /// The window and the command line use one store: the first run records where sign-ins live
+    /// (files, here: no session bus), says so, and a later run where the recorded keyring does not
+    /// answer says what to do instead of starting a second, empty store.
+    func testTheStoreIsChosenOnceAndAKeyringThatDoesNotAnswerIsNotReplacedByFiles() throws {
+        let data = Repository.temporaryDirectory("sesame-choice").appending(path: "data")
+        defer { try? FileManager.default.removeItem(at: data.deletingLastPathComponent()) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = data.path
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
+        let sesame = try Repository.product("sesame")
+
+        let first = try ProcessRunner.run(sesame, ["accounts"], environment: environment)
+        XCTAssertEqual(first.status, 0, first.stderr)
+        XCTAssertTrue(first.stderr.contains("sign-ins are kept in files under \(data.appending(path: "sesame").path)"), first.stderr)
+        XCTAssertEqual(try String(contentsOf: data.appending(path: "sesame/storage"), encoding: .utf8), "files\n")
+
+        try Data("secret-service\n".utf8).write(to: data.appending(path: "sesame/storage"))
+        let elsewhere = try ProcessRunner.run(sesame, ["token", "--account-type", "myGraphService"], environment: environment)
+        XCTAssertNotEqual(elsewhere.status, 0)
+        XCTAssertNotEqual(elsewhere.status, 2, "it looked in an empty second store: \(elsewhere.stderr)")
+        XCTAssertTrue(elsewhere.stderr.contains("your sign-ins are in the desktop keyring, which does not answer here"), elsewhere.stderr)
+    }
+
     func testABadEmulatorURLSaysWhatToWrite() throws {
         let result = try run(["--emulator", "not a url"])
         XCTAssertNotEqual(result.status, 0)

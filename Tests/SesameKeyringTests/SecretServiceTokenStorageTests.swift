@@ -20,6 +20,18 @@ struct SecretServiceTokenStorageTests {
         #expect(SecretServiceTokenStorage.preferred() is SecretServiceTokenStorage)
     }
 
+    @Test("the first run records the keyring as this user's store, with no notice; later runs keep it")
+    func chosenOnce() throws {
+        let data = FileManager.default.temporaryDirectory.appending(path: "sesame-choice-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let environment = ["XDG_DATA_HOME": data.path, "HOME": data.path]
+        let first = try SecretServiceTokenStorage.chosen(environment: environment)
+        #expect(first.storage is SecretServiceTokenStorage)
+        #expect(first.notice == nil)
+        #expect(try String(contentsOf: data.appending(path: "sesame/storage"), encoding: .utf8) == "secret-service\n")
+        #expect(try SecretServiceTokenStorage.chosen(environment: environment).storage is SecretServiceTokenStorage)
+    }
+
     @Test("bytes written to a group are read back, and groups are separate")
     func roundTrip() throws {
         let storage = SecretServiceTokenStorage()

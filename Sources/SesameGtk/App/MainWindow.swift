@@ -38,11 +38,15 @@ public final class MainWindow: SignInFailurePresenter {
         public var automation: Bool
         /// The sample to show first.
         public var initialSample: Sample.Kind?
+        /// Where sign-ins are kept, when the user should know (files, not a keyring): the
+        /// folder, shown in the account menu.
+        public var filesStorage: URL?
 
-        public init(webDataDirectory: URL?, automation: Bool = false, initialSample: Sample.Kind? = nil) {
+        public init(webDataDirectory: URL?, automation: Bool = false, initialSample: Sample.Kind? = nil, filesStorage: URL? = nil) {
             self.webDataDirectory = webDataDirectory
             self.automation = automation
             self.initialSample = initialSample
+            self.filesStorage = filesStorage
         }
     }
 
@@ -100,6 +104,15 @@ public final class MainWindow: SignInFailurePresenter {
         }
         let forget = Button(L("Forget sign-in data"))
         account.content.pack(forget)
+        if let folder = options.filesStorage {
+            let storage = Label(
+                String(format: L("No keyring is in use: sign-ins are kept in files under %@, readable by you only."), folder.path),
+                wrap: true,
+                xalign: 0)
+            storage.accessibleName = L("Where sign-ins are kept")
+            storage.addStyleClass("dim-label")
+            account.content.pack(storage)
+        }
         account.content.showAll()
         header.packEnd(account)
         signInButton.onClick { [weak self] in
