@@ -132,6 +132,19 @@ struct SettingsTests {
                 "<key>clientId</key><string>&lt;client ID&gt;</string><key>redirectUri</key><string>urn:ietf:wg:oauth:2.0:oob</string>",
                 "clientId", "placeholder"
             ),
+            (
+                "<key>clientId</key><string>abc</string><key>redirectUri</key><string>file://host/etc/passwd</string>", "redirectUri",
+                "not a file: URL"
+            ),
+            (
+                "<key>clientId</key><string>abc</string><key>redirectUri</key><string>javascript://x/%0Aalert(1)</string>", "redirectUri",
+                "not a javascript: URL"
+            ),
+            (
+                "<key>clientId</key><string>abc</string><key>redirectUri</key><string>urn:ietf:wg:oauth:2.0:oob</string>"
+                    + "<key>authority</key><string>http://login.example.com/common</string>", "authority",
+                "http is accepted only for this computer"
+            ),
         ])
     func malformedValue(body: String, key: String, expected: String) {
         do {
@@ -141,6 +154,24 @@ struct SettingsTests {
             #expect(error.key == key)
             #expect(error.description.contains(expected))
         }
+    }
+
+    @Test("a huge file, a device or a folder is refused with a sentence, quickly and without reading it whole")
+    func hostileFiles() throws {
+        for path in ["/dev/zero", "/dev/urandom", "/tmp"] {
+            do {
+                _ = try SampleSettings.load(contentsOf: URL(fileURLWithPath: path))
+                Issue.record("loaded \(path)")
+            } catch {
+                #expect(error.file == path)
+                #expect(error.description.contains("not a regular file"), "\(error)")
+            }
+        }
+        let big = FileManager.default.temporaryDirectory.appending(path: "sesame-big-\(UUID().uuidString).plist")
+        defer { try? FileManager.default.removeItem(at: big) }
+        try Data(count: 3 * 1024 * 1024).write(to: big)
+        #expect(throws: SettingsError.self) { try SampleSettings.load(contentsOf: big) }
+        do { _ = try SampleSettings.load(contentsOf: big) } catch { #expect(error.description.contains("larger than 1 MiB")) }
     }
 
     @Test("a file that is not a property list, or not there, is named")

@@ -6,12 +6,28 @@ struct SettingsReader {
     let file: String
     let values: [String: Any]
 
+    /// The largest settings file read: the seeds' are under 2 KiB.
+    static let maximumSize = 1024 * 1024
+
     init(contentsOf url: URL) throws(SettingsError) {
         let data: Data
         do {
-            data = try Data(contentsOf: url)
+            // A plain file, read up to the limit: never a device (/dev/zero) or a pipe that never ends.
+            let type = try FileManager.default.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType
+            guard type == .typeRegular else {
+                throw SettingsError(file: url.path, key: nil, problem: .unreadable(reason: "it is not a regular file"))
+            }
+            let handle = try FileHandle(forReadingFrom: url)
+            defer { try? handle.close() }
+            data = try handle.read(upToCount: Self.maximumSize + 1) ?? Data()
+        } catch let error as SettingsError {
+            throw error
         } catch {
             throw SettingsError(file: url.path, key: nil, problem: .unreadable(reason: Self.reason(error)))
+        }
+        guard data.count <= Self.maximumSize else {
+            throw SettingsError(
+                file: url.path, key: nil, problem: .unreadable(reason: "it is larger than 1 MiB; a settings file is a few kilobytes"))
         }
         try self.init(data: data, file: url.path)
     }
@@ -103,15 +119,26 @@ struct SettingsReader {
     }
 
     private func url(_ text: String, key: String) throws(SettingsError) -> URL {
-        guard let url = URL(string: text), let scheme = url.scheme, !scheme.isEmpty,
-            scheme.lowercased() == "urn" || (url.host?.isEmpty == false)
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), !scheme.isEmpty,
+            scheme == "urn" || (url.host?.isEmpty == false)
         else {
             throw SettingsError(
                 file: file, key: key, problem: .malformedValue(expected: "an absolute URL such as https://login.microsoftonline.com/common")
             )
         }
+        // Never a local file or script; plain http only on this computer (tokens and codes travel there).
+        if Self.refusedSchemes.contains(scheme) {
+            throw SettingsError(file: file, key: key, problem: .malformedValue(expected: "an https URL, not a \(scheme): URL"))
+        }
+        if scheme == "http", !["127.0.0.1", "localhost", "::1", "[::1]"].contains(url.host?.lowercased() ?? "") {
+            throw SettingsError(
+                file: file, key: key,
+                problem: .malformedValue(expected: "an https URL (http is accepted only for this computer: 127.0.0.1)"))
+        }
         return url
     }
+
+    static let refusedSchemes: Set<String> = ["file", "javascript", "data", "about", "blob", "ftp", "ws", "wss", "jar", "view-source"]
 
     private static func reason(_ error: any Error) -> String {
         let nsError = error as NSError
