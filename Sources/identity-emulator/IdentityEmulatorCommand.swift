@@ -74,7 +74,18 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
             valueName: "SECONDS"))
     var accessTokenLifetime: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "Faults to inject, as FAMILY:KIND[=VALUE][@RATE],…: families signin, token, discovery, graph, tasks, all; kinds "
+                + "status=CODE[/RETRY-AFTER], latency=MS, drop, truncate, non-json, html, trickle, oversized, revoke-refresh; "
+                + "skew=SECONDS. Drawn from --seed. Change them while running with POST /.emulator/faults.",
+            valueName: "SPEC"))
+    var faults: String?
+
     func validate() throws {
+        if let faults {
+            do { _ = try FaultPlan.parse(faults) } catch { throw ValidationError("--faults: \(error)") }
+        }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
         guard users >= 0 else { throw ValidationError("--users must be 0 or more.") }
         if let accessTokenLifetime, accessTokenLifetime <= 0 {
@@ -106,6 +117,7 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         configuration.keyRolloverInterval = keyRollover.map(TimeInterval.init)
         configuration.demoMode = demo
         configuration.accessTokenLifetime = accessTokenLifetime
+        if let faults { configuration.faults = try FaultPlan.parse(faults) }
         configuration.announce = { line in Self.say(line) }
 
         let emulator: IdentityEmulator

@@ -38,6 +38,8 @@ public struct EmulatorConfiguration: Sendable {
     public var accessTokenLifetime: Int?
     /// The time source; tests move it forward.
     public var clock: EmulatorClock = EmulatorClock()
+    /// Faults to inject from the start (`--faults`); ``FaultPlan`` describes them.
+    public var faults = FaultPlan()
     /// Receives the lines the emulator prints for people and tools (`mfa-code <user> <code>`).
     public var announce: @Sendable (String) -> Void = { print($0) }
 

@@ -18,6 +18,8 @@ final class EmulatorServices: Sendable {
     let keys: SigningKeys
     let clients: [ClientRegistration]
     let logger: Logger
+    /// The faults in force.
+    let faults: FaultInjector
     private let baseURL: Mutex<URL>
 
     init(
@@ -33,6 +35,7 @@ final class EmulatorServices: Sendable {
         clients = configuration.clients
         baseURL = Mutex(base)
         self.logger = logger
+        faults = FaultInjector(plan: configuration.faults, seed: configuration.seed, clock: configuration.clock)
     }
 
     /// The URL clients reach the emulator at (known once it listens).

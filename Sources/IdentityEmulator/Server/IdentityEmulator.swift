@@ -73,6 +73,7 @@ public final class IdentityEmulator: Sendable {
 
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ServiceHeadersMiddleware())
+        router.add(middleware: FaultMiddleware(injector: services.faults))
 
         // Authorization, sign-in pages, token, logout, discovery and keys, in every path form:
         // /{tenant}/…, /{tenant}/{policy}/… and /tfp/{tenant}/{policy}/… (policy also as ?p=).
@@ -127,6 +128,15 @@ public final class IdentityEmulator: Sendable {
         }
         router.post("/.emulator/throttle") { request, _ in await graph.controlThrottle(request) }
         router.post("/.emulator/keys/rotate") { _, _ in try await discovery.controlRotateKeys() }
+        router.post("/.emulator/faults") { [services] request, _ in
+            let spec = try await request.bodyText(limit: 64 * 1024)
+            do throws(FaultPlan.ParseError) {
+                services.faults.replace(with: try FaultPlan.parse(spec))
+                return Response.json(.object([("faults", .string(spec))]))
+            } catch {
+                return Response.json(.object([("error", .string(error.description))]), status: .badRequest)
+            }
+        }
         router.get("/") { _, _ in Self.homePage() }
         return router
     }

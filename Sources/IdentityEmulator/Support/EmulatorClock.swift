@@ -5,11 +5,15 @@ import Foundation
 public final class EmulatorClock: @unchecked Sendable {
     private let lock = NSLock()
     private var offset: TimeInterval = 0
+    private var skew: TimeInterval = 0
 
     public init() {}
 
-    /// The current time, shifted by every ``advance(by:)`` so far.
-    public var now: Date { lock.withLock { Date().addingTimeInterval(offset) } }
+    /// The current time, shifted by every ``advance(by:)`` so far and the injected skew.
+    public var now: Date { lock.withLock { Date().addingTimeInterval(offset + skew) } }
+
+    /// Runs the clock `seconds` ahead of the real time (negative: behind), as a fault.
+    func setSkew(_ seconds: TimeInterval) { lock.withLock { skew = seconds } }
 
     /// Moves the clock forward (e.g. 11 minutes to expire an authorization code).
     public func advance(by interval: TimeInterval) { lock.withLock { offset += interval } }

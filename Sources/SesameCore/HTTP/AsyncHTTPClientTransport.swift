@@ -64,6 +64,8 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             throw HTTPTransportError(url: request.url, reason: Self.describe(error))
         } catch is CancellationError {
             throw CancellationError()
+        } catch is HTTPParserError {
+            throw HTTPTransportError(url: request.url, reason: "the answer was cut off or malformed (the connection broke mid-answer)")
         } catch {
             throw HTTPTransportError(url: request.url, reason: "the exchange failed (\(type(of: error)))")
         }

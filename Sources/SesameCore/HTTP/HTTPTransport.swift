@@ -158,5 +158,5 @@ public struct HTTPTransportError: Error, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
-    public var description: String { "could not reach \(host): \(reason)" }
+    public var description: String { "the exchange with \(host) failed: \(reason)" }
 }

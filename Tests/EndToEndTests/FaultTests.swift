@@ -1,0 +1,145 @@
+import Foundation
+import IdentityEmulator
+import SesameCore
+import SesameTestSupport
+import Testing
+
+/// SesameCore against the emulator's injected faults, over real sockets: each fault ends in a
+/// typed error with a sentence (never a trap, never a wait without end), retries happen only
+/// where they are safe and as long as Retry-After says, and everything works again once the
+/// fault is gone.
+@Suite("The client under injected faults")
+struct FaultTests {
+    /// alex, signed in to the Directory sample on a fault-free emulator, and his Graph directory.
+    struct Signed {
+        let emulator: RunningEmulator
+        let store: AccountStore
+        let alex: Account
+        let directory: GraphUserDirectory
+
+        init(transportTimeout: Duration = .seconds(60)) async throws {
+            emulator = try await RunningEmulator(users: 20)
+            let settings = try SampleSettings.load(contentsOf: Repository.settings("directory.plist")).pointed(at: emulator.base)
+            guard case .graph(let graph) = settings else { throw Failure(description: "not the Directory sample") }
+            let transport = AsyncHTTPClientTransport(timeout: transportTimeout)
+            store = AccountStore(storage: FileTokenStorage(directory: Repository.temporaryDirectory("sesame-faults")), transport: transport)
+            await store.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
+            alex = try await store.signIn(
+                accountType: settings.accountType, using: HeadlessUserAgent.entra("alex@contoso.onmicrosoft.com", emulator: emulator))
+            directory = GraphUserDirectory(
+                client: AuthorizedHTTPClient(store: store, transport: transport), account: alex, baseURL: graph.graphBaseURL)
+        }
+
+        /// `POST /.emulator/faults`: what a test harness (or a person) does while the emulator runs.
+        func faults(_ spec: String) async throws {
+            let response = try await AsyncHTTPClientTransport().send(
+                HTTPRequest(method: "POST", url: emulator.base.appending(path: ".emulator/faults"), body: Data(spec.utf8)), progress: nil)
+            #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+        }
+    }
+
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    @Test(
+        "a Graph fault is a typed error naming what happened, and the next search works once it is gone",
+        arguments: [
+            ("graph:status=500", "500"), ("graph:drop", "cut off"), ("graph:truncate", "could not be read"),
+            ("graph:non-json", "could not be read"), ("graph:html", "502"), ("graph:oversized", "larger than"),
+        ])
+    func graphFaults(spec: String, evidence: String) async throws {
+        let signed = try await Signed()
+        defer { signed.emulator.stop() }
+        try await signed.faults(spec)
+        do {
+            _ = try await signed.directory.search("meg")
+            Issue.record("\(spec): the search succeeded")
+        } catch let error as GraphError {
+            #expect("\(error.status) \(error.code) \(error.message)".contains(evidence), "\(spec): \(error)")
+        } catch let error as HTTPTransportError {
+            #expect(error.description.contains(evidence), "\(spec): \(error)")
+        }
+        try await signed.faults("")
+        #expect(try await !signed.directory.search("meg").users.isEmpty, "\(spec): no recovery after the fault went away")
+    }
+
+    @Test("added latency slows the answer and nothing else")
+    func latency() async throws {
+        let signed = try await Signed()
+        defer { signed.emulator.stop() }
+        try await signed.faults("graph:latency=300ms")
+        let started = ContinuousClock.now
+        #expect(try await !signed.directory.search("meg").users.isEmpty)
+        #expect(started.duration(to: .now) >= .milliseconds(300))
+    }
+
+    @Test("a body that trickles ends at the transport's deadline with a sentence")
+    func trickle() async throws {
+        let signed = try await Signed(transportTimeout: .seconds(2))
+        defer { signed.emulator.stop() }
+        try await signed.faults("graph:trickle")
+        let started = ContinuousClock.now
+        await #expect(throws: HTTPTransportError.self) { _ = try await signed.directory.search("meg") }
+        #expect(started.duration(to: .now) < .seconds(10))
+    }
+
+    @Test("503 with Retry-After is waited out as told, three times, then handed back")
+    func retryAfter() async throws {
+        let signed = try await Signed()
+        defer { signed.emulator.stop() }
+        try await signed.faults("graph:status=503/1")
+        let started = ContinuousClock.now
+        await #expect(throws: GraphError.self) { _ = try await signed.directory.search("meg") }
+        let waited = started.duration(to: .now)
+        #expect(waited >= .seconds(3) && waited < .seconds(10), "\(waited)")
+    }
+
+    @Test("a revoked refresh token means 'sign in again' with the service's code; the account is kept")
+    func revokedRefreshToken() async throws {
+        let signed = try await Signed()
+        defer { signed.emulator.stop() }
+        try await signed.faults("token:revoke-refresh")
+        do {
+            _ = try await signed.store.accessToken(for: signed.alex, forceRefresh: true)
+            Issue.record("the refresh succeeded")
+        } catch let error as AccountStoreError {
+            #expect(error.code == .interactionRequired)
+            #expect(error.serviceCode == "AADSTS50173")
+        }
+        #expect(try await signed.store.accounts(ofType: signed.alex.accountType).count == 1)
+        try await signed.faults("")
+    }
+
+    @Test("a clock ten minutes ahead makes a refresh's id_token fail validation (typed); two minutes is tolerated")
+    func clockSkew() async throws {
+        let signed = try await Signed()
+        defer { signed.emulator.stop() }
+        try await signed.faults("skew=120")
+        _ = try await signed.store.accessToken(for: signed.alex, forceRefresh: true)
+        try await signed.faults("skew=600")
+        await #expect(throws: AccountStoreError.self) { _ = try await signed.store.accessToken(for: signed.alex, forceRefresh: true) }
+        try await signed.faults("")
+        _ = try await signed.store.accessToken(for: signed.alex, forceRefresh: true)
+    }
+
+    @Test("faults drawn at a rate repeat with the same seed")
+    func seeded() async throws {
+        func pattern() async throws -> [Bool] {
+            let signed = try await Signed()
+            defer { signed.emulator.stop() }
+            try await signed.faults("graph:status=500@0.5")
+            var outcomes: [Bool] = []
+            for _ in 0..<12 {
+                do {
+                    _ = try await signed.directory.search("a")
+                    outcomes.append(true)
+                } catch {
+                    outcomes.append(false)
+                }
+            }
+            return outcomes
+        }
+        let first = try await pattern()
+        #expect(first.contains(true) && first.contains(false), "\(first)")
+        #expect(try await pattern() == first)
+    }
+}
