@@ -82,7 +82,17 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
             valueName: "SPEC"))
     var faults: String?
 
+    @Option(
+        name: .customLong("refresh-token-reuse"),
+        help: ArgumentHelp(
+            "What a refresh token redeemed twice does: allowed (Entra keeps it valid), or revoke-family (strict servers' reuse detection).",
+            valueName: "POLICY"))
+    var refreshTokenReuse = "allowed"
+
     func validate() throws {
+        guard RefreshTokenReuse(rawValue: refreshTokenReuse) != nil else {
+            throw ValidationError("--refresh-token-reuse must be allowed or revoke-family, not '\(refreshTokenReuse)'.")
+        }
         if let faults {
             do { _ = try FaultPlan.parse(faults) } catch { throw ValidationError("--faults: \(error)") }
         }
@@ -118,6 +128,7 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         configuration.demoMode = demo
         configuration.accessTokenLifetime = accessTokenLifetime
         if let faults { configuration.faults = try FaultPlan.parse(faults) }
+        configuration.refreshTokenReuse = RefreshTokenReuse(rawValue: refreshTokenReuse) ?? .allowed
         configuration.announce = { line in Self.say(line) }
 
         let emulator: IdentityEmulator

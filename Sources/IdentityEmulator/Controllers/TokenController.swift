@@ -39,6 +39,7 @@ struct TokenController: EmulatorController {
 
         let grant: Grant
         var nonce: String?
+        var family: String?
         switch grantType {
         case "authorization_code":
             guard let code = form.nonEmpty("code") else { return fail(.missingParameter("code")) }
@@ -72,7 +73,7 @@ struct TokenController: EmulatorController {
 
         case "refresh_token":
             guard let refreshToken = form.nonEmpty("refresh_token") else { return fail(.missingParameter("refresh_token")) }
-            switch await state.useRefreshToken(refreshToken, now: now) {
+            switch await state.useRefreshToken(refreshToken, now: now, strict: configuration.refreshTokenReuse == .revokeFamily) {
             case .unknown: return fail(b2c ? .b2cMalformedGrant : .malformedGrant)
             case .inactive(let record):
                 return fail(
@@ -81,7 +82,10 @@ struct TokenController: EmulatorController {
                         : .refreshTokenInactive(issued: record.issuedAt))
             case .revoked(let record, let validFrom):
                 return fail(b2c ? .b2cGrantRevoked : .refreshTokenRevoked(issued: record.issuedAt, validFrom: validFrom))
+            case .reused:
+                return fail(b2c ? .b2cGrantRevoked : .refreshTokenReused)
             case .valid(let record):
+                family = record.family
                 guard record.grant.clientID == clientID, record.grant.tenantID == endpoint.tenant.id else {
                     return fail(.grantForAnotherClient)
                 }
@@ -127,7 +131,7 @@ struct TokenController: EmulatorController {
         // A rotated refresh token carries the grant's scopes, not the narrower ones of this request.
         let refreshToken =
             scopes.wantsRefreshToken || ScopeRequest.wantsRefresh(grant.scope)
-            ? await state.issueRefreshToken(for: grant, now: now) : nil
+            ? await state.issueRefreshToken(for: grant, now: now, family: family) : nil
         let body = try issuer.response(
             for: grant, user: user, tenant: endpoint.tenant, scopes: scopes, requestedScope: requestedScope,
             nonce: grantType == "authorization_code" ? nonce : nil, clientInfo: form["client_info"] == "1",

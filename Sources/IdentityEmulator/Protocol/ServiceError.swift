@@ -214,6 +214,12 @@ extension ServiceError {
         )
     }
 
+    /// Strict rotation: a refresh token redeemed twice revokes its family (reuse detection).
+    static let refreshTokenReused = entra(
+        "invalid_grant", 50173,
+        "The provided grant has expired due to it being revoked, a fresh auth token is needed. The refresh token was already "
+            + "used; every token of its sign-in is revoked (refresh token reuse detected).")
+
     static func refreshTokenRevoked(issued: Date, validFrom: Date) -> ServiceError {
         entra(
             "invalid_grant", 50173,

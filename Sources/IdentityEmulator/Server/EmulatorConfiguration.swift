@@ -38,6 +38,9 @@ public struct EmulatorConfiguration: Sendable {
     public var accessTokenLifetime: Int?
     /// The time source; tests move it forward.
     public var clock: EmulatorClock = EmulatorClock()
+    /// What a refresh token redeemed twice does: nothing (Entra keeps the old one valid), or
+    /// revoke its whole family (`--refresh-token-reuse revoke-family`, as strict servers do).
+    public var refreshTokenReuse: RefreshTokenReuse = .allowed
     /// Faults to inject from the start (`--faults`); ``FaultPlan`` describes them.
     public var faults = FaultPlan()
     /// Receives the lines the emulator prints for people and tools (`mfa-code <user> <code>`).
@@ -73,4 +76,12 @@ public enum UserConsentPolicy: String, Sendable, CaseIterable {
     case allowed
     /// "Do not allow user consent": every app needs an administrator's approval first.
     case adminOnly = "admin-only"
+}
+
+/// How the token endpoint treats a refresh token redeemed a second time.
+public enum RefreshTokenReuse: String, Sendable {
+    /// Entra: the old token stays valid after rotation.
+    case allowed
+    /// Reuse detection: the whole rotation family is revoked.
+    case revokeFamily = "revoke-family"
 }

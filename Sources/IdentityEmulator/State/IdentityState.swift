@@ -21,6 +21,10 @@ actor IdentityState {
         var grant: Grant
         var issuedAt: Date
         var lastUsed: Date
+        /// The chain of rotations it belongs to (one per sign-in).
+        var family: String?
+        /// Whether it was redeemed (strict rotation refuses it after that).
+        var used: Bool?
     }
 
     enum CodeOutcome: Sendable {
@@ -35,6 +39,8 @@ actor IdentityState {
         case unknown
         case inactive(RefreshRecord)
         case revoked(RefreshRecord, validFrom: Date)
+        /// Strict rotation: redeemed before, so its whole family is revoked now.
+        case reused(RefreshRecord)
     }
 
     /// Codes live about ten minutes.
@@ -52,6 +58,8 @@ actor IdentityState {
         /// userID → tokens issued before this are revoked (Graph's revokeSignInSessions).
         var tokensValidFrom: [String: Date] = [:]
         var signedUpUsers: [DirectoryUser] = []
+        /// Rotation families revoked because one of their tokens was redeemed twice.
+        var revokedFamilies: Set<String>?
     }
 
     private let file: URL?
@@ -123,26 +131,37 @@ actor IdentityState {
 
     // MARK: Refresh tokens
 
-    func issueRefreshToken(for grant: Grant, now: Date) -> String {
+    /// A new refresh token for `grant`, in `family` (a rotation's) or a new one (a sign-in's).
+    func issueRefreshToken(for grant: Grant, now: Date, family: String? = nil) -> String {
         let token =
             (grant.policy == nil ? "1.A" : "eyJraWQiOiJjcGltY29yZV8wOTI1MjAxNSIsInZlciI6IjEuMCIsInppcCI6IkRlZmxhdGUiLCJzZXIiOiIxLjAifQ.")
             + Identifiers.opaque(bytes: 64)
-        persisted.refreshTokens[Identifiers.digest(token)] = RefreshRecord(grant: grant, issuedAt: now, lastUsed: now)
+        persisted.refreshTokens[Identifiers.digest(token)] = RefreshRecord(
+            grant: grant, issuedAt: now, lastUsed: now, family: family ?? Identifiers.opaque(bytes: 12), used: false)
         save()
         return token
     }
 
-    /// Looks a refresh token up and marks it used. The old token stays valid after rotation, as on Entra.
-    func useRefreshToken(_ token: String, now: Date) -> RefreshOutcome {
+    /// Looks a refresh token up and marks it used. The old token stays valid after rotation, as on
+    /// Entra; with `strict` rotation (`--refresh-token-reuse revoke-family`) a token works once,
+    /// and redeeming it again revokes its whole family, as servers with reuse detection do.
+    func useRefreshToken(_ token: String, now: Date, strict: Bool = false) -> RefreshOutcome {
         let digest = Identifiers.digest(token)
         guard var record = persisted.refreshTokens[digest] else { return .unknown }
         if let validFrom = persisted.tokensValidFrom[record.grant.userID], record.issuedAt < validFrom {
             return .revoked(record, validFrom: validFrom)
         }
+        if let family = record.family, persisted.revokedFamilies?.contains(family) == true { return .reused(record) }
+        if strict, record.used == true {
+            if let family = record.family { persisted.revokedFamilies = (persisted.revokedFamilies ?? []).union([family]) }
+            save()
+            return .reused(record)
+        }
         let limit = record.grant.policy == nil ? Self.refreshInactivity : Self.b2cRefreshLifetime
         let reference = record.grant.policy == nil ? record.lastUsed : record.issuedAt
         if now.timeIntervalSince(reference) > limit { return .inactive(record) }
         record.lastUsed = now
+        record.used = true
         persisted.refreshTokens[digest] = record
         save()
         return .valid(record)
