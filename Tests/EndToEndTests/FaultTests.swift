@@ -143,3 +143,24 @@ struct FaultTests {
         #expect(try await pattern() == first)
     }
 }
+
+@Suite("Hostile search text")
+struct HostileSearchTests {
+    @Test("quotes, scripts, control characters and 10,000 characters: answers or typed errors, never a trap")
+    func searches() async throws {
+        let signed = try await FaultTests.Signed()
+        defer { signed.emulator.stop() }
+        #expect(
+            try await signed.directory.search("O'Brien", mode: .peoplePicker).users.contains { ($0.displayName ?? "").contains("O'Brien") })
+        #expect(try await !signed.directory.search("王", mode: .peoplePicker).users.isEmpty)
+        for text in ["'", "''", "a') or (1 eq 1", "%00", "\u{0}", "Ωμέγα", "🙂", "a&$top=999", String(repeating: "a", count: 10_000)] {
+            do {
+                // Nobody's name starts with these: a filter that leaked the text into the query would list people.
+                let page = try await signed.directory.search(text, mode: .peoplePicker)
+                #expect(page.users.isEmpty || text == "Ωμέγα", "\(text.prefix(20)): \(page.users.count) people")
+            } catch let error as GraphError {
+                #expect(error.status >= 400, "\(text.prefix(20)): \(error)")
+            }
+        }
+    }
+}
