@@ -25,6 +25,20 @@ struct StorePartsTests {
         #expect("\(refresh)".contains("grant_type=refresh_token"))
     }
 
+    @Test("a sign-in, a silent token and a forced refresh send only authorization_code and refresh_token grants")
+    func onlyTwoGrants() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        let account = try await fixture.signIn()
+        _ = try await fixture.store.accessToken(for: account)
+        _ = try await fixture.store.accessToken(for: account, forceRefresh: true)
+        let grants = fixture.provider.transport.requests.filter { $0.url.path.hasSuffix("/token") }.compactMap { request in
+            String(decoding: request.body ?? Data(), as: UTF8.self).split(separator: "&").first { $0.hasPrefix("grant_type=") }
+                .map { String($0.dropFirst("grant_type=".count)) }
+        }
+        #expect(grants == ["authorization_code", "refresh_token"])
+    }
+
     @Test("the token endpoint client reads a token, types a refusal, and says when the answer is no token response")
     func tokenEndpointClient() async throws {
         let configuration = FakeIdentityProvider().configuration
