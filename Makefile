@@ -20,7 +20,7 @@ SELENIUM_VERSION := 4.51.0
 TEST_VENV := .build/test-venv
 TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-selenium-$(SELENIUM_VERSION)
 
-.PHONY: deps build run test test-e2e lint format bench demo emulator install translations clean
+.PHONY: deps build run test test-e2e fuzz lint format bench demo emulator install translations clean
 
 ## deps: install the Debian packages that are missing (apt-get update once, then non-interactive installs)
 deps:
@@ -60,6 +60,15 @@ REPEAT ?= 1
 test-e2e: deps translations $(TEST_VENV_STAMP)
 	swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS)
 	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/test-session.sh scripts/repeat-e2e.sh $(REPEAT)
+
+## fuzz: the seeded structured fuzzer over every parser of outside input, FUZZ_SECONDS per
+## target (default 600; `make test` gives each 2), from FUZZ_SEED; a crashing input is left in
+## .build/fuzz/<target>.current
+FUZZ_SECONDS ?= 600
+FUZZ_SEED ?= 1
+fuzz: deps
+	swift build --build-tests $(SWIFT_BUILD_FLAGS)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_SEED=$(FUZZ_SEED) swift test --skip-build $(SWIFT_BUILD_FLAGS) --filter StructuredFuzzTests
 
 ## lint: the toolchain's swift-format with .swift-format (4 spaces, 140 columns), strict
 lint:

@@ -183,6 +183,12 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
+        // The seeded structured fuzzer over every parser of outside input (`make fuzz`).
+        .testTarget(
+            name: "FuzzTests",
+            dependencies: ["SesameCore", "IdentityEmulator"],
+            exclude: ["Corpus"]
+        ),
         .testTarget(
             name: "IdentityEmulatorTests",
             dependencies: [
