@@ -129,12 +129,13 @@ final class GUIHarness {
 
     /// Posts to the emulator's control endpoint `/.emulator/PATH` (what an administrator does in
     /// the Entra admin center) and waits for the answer.
-    func emulatorControl(_ path: String) throws {
+    func emulatorControl(_ path: String, body: String? = nil) throws {
         final class Outcome: @unchecked Sendable { var status = 0 }
         let outcome = Outcome()
         let done = DispatchSemaphore(value: 0)
         var request = URLRequest(url: base.appending(path: ".emulator/\(path)"))
         request.httpMethod = "POST"
+        request.httpBody = body.map { Data($0.utf8) }
         URLSession.shared.dataTask(with: request) { _, response, _ in
             outcome.status = (response as? HTTPURLResponse)?.statusCode ?? 0
             done.signal()

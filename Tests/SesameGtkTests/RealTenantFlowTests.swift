@@ -76,4 +76,29 @@ final class RealTenantFlowTests: GUITestCase {
             XCTAssertTrue(log.text.contains("multi-factor authentication"), log.text)
         }
     }
+    /// A fault the user runs into: Graph answers a proxy's HTML error page. The page says so in a
+    /// sentence with the status and offers Retry; once the fault is gone, Retry shows the people.
+    func testAGraphOutageIsASentenceWithRetryAndRetryRecovers() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory)
+            defer { gui.close() }
+            gui.waitForSignInPage("sign-in")
+            gui.signInAsAlexUpToConsent()
+            gui.clickInPage(SignInPageIDs.primaryButton)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 }, "the directory never filled")
+
+            try gui.emulatorControl("faults", body: "graph:html")
+            gui.search("meg")
+            let status = try XCTUnwrap(gui.window.window.find(Label.self, named: L("Search status")))
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 15) { status.text.contains("(HTTP 502") }, "the outage was not told: \(status.text)")
+            XCTAssertTrue(status.text.hasPrefix(L("Microsoft Graph is not available right now; try again later.")), status.text)
+
+            try gui.emulatorControl("faults", body: "")
+            gui.click(button: "Retry")
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 15) { gui.people?.text(row: 0, column: 0)?.hasPrefix("Meg") == true },
+                "Retry did not search again: \(status.text)")
+        }
+    }
 }

@@ -26,6 +26,7 @@ final class DirectoryPage: SamplePage {
         table = TextTable(columns: [L("Name"), L("Mail"), L("User name")])
         table.accessibleName = L("People")
         spinner.accessibleName = L("Loading")
+        status.accessibleName = L("Search status")
         actionButton = Button(L("Sign in"))
         details.setMargin(12)
 
