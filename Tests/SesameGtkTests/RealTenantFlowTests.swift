@@ -101,4 +101,26 @@ final class RealTenantFlowTests: GUITestCase {
                 "Retry did not search again: \(status.text)")
         }
     }
+    /// The token endpoint down (an injected 503) when the code is redeemed: the error bar says so
+    /// with the service's code and offers Retry; with the fault gone, Retry ends signed in.
+    func testATokenEndpointOutageAtSignInIsAnErrorWithRetryAndRetryRecovers() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory)
+            defer { gui.close() }
+            gui.waitForSignInPage("sign-in")
+            gui.signInAsAlexUpToConsent()
+            try gui.emulatorControl("faults", body: "token:status=503")
+            gui.clickInPage(SignInPageIDs.primaryButton)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.signInError != nil }, "no error shown")
+            let text = try XCTUnwrap(gui.signInError)
+            XCTAssertTrue(text.contains("(AADSTS90033)"), text)
+            XCTAssertEqual(gui.peopleRows, 0)
+
+            try gui.emulatorControl("faults", body: "")
+            gui.click(button: "Retry sign-in")
+            // alex has a session and has consented: the retry signs in without a page.
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 }, "Retry did not end signed in")
+            XCTAssertNil(gui.signInError)
+        }
+    }
 }
