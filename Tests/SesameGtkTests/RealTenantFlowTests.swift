@@ -123,4 +123,37 @@ final class RealTenantFlowTests: GUITestCase {
             XCTAssertNil(gui.signInError)
         }
     }
+    /// The task API down (an injected 503) when sam adds a task: the Tasks page says so, keeps
+    /// the text, and Add again once the API is back adds the task exactly once.
+    func testATaskAPIOutageKeepsTheTextAndAddAgainAddsItOnce() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "tasks.plist", sample: .tasks)
+            defer { gui.close() }
+            gui.waitForSignInPage("B2C sign-in")
+            gui.signInPage?.evaluateJavaScript(
+                "document.getElementById('\(SignInPageIDs.b2cSignInName)').value='sam@example.com';"
+                    + "document.getElementById('\(SignInPageIDs.b2cPassword)').value='\(SignInPageIDs.demoPassword)';"
+                    + "document.getElementById('\(SignInPageIDs.b2cNext)').click();")
+            @MainActor func renderedRows() -> Int? {
+                gui.trace.events.last { $0.name == "list-rendered" && $0.fields.contains { $0 == ("view", "tasks") } }
+                    .flatMap { event in event.fields.first { $0.0 == "rows" }.flatMap { Int($0.1) } }
+            }
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 15) { gui.has("token-acquired") && renderedRows() == 0 }, "sam's empty list never showed")
+            let entry = try XCTUnwrap(gui.window.window.find(Entry.self, named: L("New task")))
+            let status = try XCTUnwrap(gui.window.window.find(Label.self, named: L("Tasks status")))
+
+            try gui.emulatorControl("faults", body: "tasks:status=503")
+            entry.text = "Water the plants"
+            gui.click(button: "Add the task")
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 15) { status.text.contains("(HTTP 503)") }, "the outage was not told: \(status.text)")
+            XCTAssertEqual(entry.text, "Water the plants", "the text was lost")
+
+            try gui.emulatorControl("faults", body: "")
+            gui.click(button: "Add the task")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { renderedRows() == 1 }, "the task did not appear: \(status.text)")
+            XCTAssertEqual(entry.text, "", "the added task's text stayed in the field")
+        }
+    }
 }

@@ -23,6 +23,7 @@ final class TasksPage: SamplePage {
         list.accessibleName = L("Tasks")
         entry = Entry(placeholder: L("A new task"))
         entry.accessibleName = L("New task")
+        status.accessibleName = L("Tasks status")
         let page = Box(vertical: true, spacing: 8)
         page.setMargin(12)
         add = Button(L("Add"), accessibleName: L("Add the task"))
