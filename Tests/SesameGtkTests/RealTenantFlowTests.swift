@@ -156,4 +156,28 @@ final class RealTenantFlowTests: GUITestCase {
             XCTAssertEqual(entry.text, "", "the added task's text stayed in the field")
         }
     }
+    /// The sign-in pages down (an injected 503): the view shows the service's own error page;
+    /// the user cancels, and once the service is back "Sign in" works.
+    func testSignInPagesDownShowTheServicesPageAndSignInWorksOnceTheyAreBack() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(
+                settingsFile: "directory.plist", sample: .directory, configure: { $0.faults = try! FaultPlan.parse("signin:status=503") })
+            defer { gui.close() }
+            gui.waitForSignInPage("the failing authorize page")
+            let shown = MainLoopBridge.spin(timeout: 10) {
+                gui.signInPage?.title == "Sign in to your account" && gui.has("page-loaded")
+            }
+            XCTAssertTrue(shown, "the service's error page did not show")
+            XCTAssertNil(gui.signInError, "a page the service sent is not Sesame's error")
+            gui.click(button: "Cancel sign-in")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { !gui.signInShown && gui.has("sign-in-cancelled") })
+
+            try gui.emulatorControl("faults", body: "")
+            gui.click(button: "Sign in")
+            gui.waitForSignInPage("sign-in after the outage")
+            gui.signInAsAlexUpToConsent()
+            gui.clickInPage(SignInPageIDs.primaryButton)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 }, "sign-in did not work once the pages were back")
+        }
+    }
 }

@@ -245,6 +245,13 @@ struct FaultMiddleware: RouterMiddleware {
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         let body: String
         switch family {
+        case .signin:
+            // The identity pages fail as Microsoft's do: an HTML page the user reads.
+            headers[.contentType] = "text/html; charset=utf-8"
+            body =
+                "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Sign in to your account</title></head><body>"
+                + "<h1 id=\"errorTitle\">Sorry, but we’re having trouble signing you in.</h1>"
+                + "<p id=\"errorDescription\">AADSTS90033: A transient error has occurred. Please try again.</p></body></html>"
         case .graph:
             body =
                 #"{"error":{"code":"ServiceUnavailable","message":"Injected fault: HTTP \#(code).","innerError":{"request-id":"\#(Identifiers.guid())"}}}"#
