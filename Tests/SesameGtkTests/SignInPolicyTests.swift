@@ -275,6 +275,23 @@ final class SignInPolicyTests: GUITestCase {
         }
     }
 
+    func testALoadNobodyCancelledIsTriedOnceMoreBeforeTheUserSeesAFailure() {
+        // WebKit sometimes ends a refused TLS handshake with GIO's "Operation was cancelled"
+        // instead of its TLS signal (it failed CI once): the view loads the page once more, and
+        // shows a failure only if that happens twice.
+        let cancelled = GLibError(domain: "g-io-error-quark", code: GLibError.ioCancelled, message: "Operation was cancelled")
+        XCTAssertEqual(SignInView.handling(of: cancelled, alreadyRetried: false), .retry)
+        XCTAssertEqual(SignInView.handling(of: cancelled, alreadyRetried: true), .show)
+        // Our own ignore of the redirect, and a page replaced by a newer one, are no failures.
+        XCTAssertEqual(
+            SignInView.handling(of: GLibError(domain: "WebKitPolicyError", code: 102, message: ""), alreadyRetried: false), .ignore)
+        XCTAssertEqual(
+            SignInView.handling(of: GLibError(domain: "WebKitNetworkError", code: 302, message: ""), alreadyRetried: false), .ignore)
+        // A refused connection is shown at once.
+        let refused = GLibError(domain: "g-io-error-quark", code: 39, message: "Could not connect: Connection refused")
+        XCTAssertEqual(SignInView.handling(of: refused, alreadyRetried: false), .show)
+    }
+
     func testAnUntrustedCertificateStopsSignInWithAReadablePageAndIsNeverBypassed() throws {
         // An emulator serving HTTPS with its own local CA, which this web view does not trust.
         let state = Repository.temporaryDirectory("sesame-tls")

@@ -177,4 +177,14 @@ public struct GLibError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String { message }
+
+    /// `G_IO_ERROR_CANCELLED`, in the `g-io-error-quark` domain.
+    public static let ioCancelled = Int(G_IO_ERROR_CANCELLED.rawValue)
+
+    /// An error as GLib would report it (for deciding what to do with one in tests).
+    public init(domain: String, code: Int, message: String) {
+        self.domain = domain
+        self.code = code
+        self.message = message
+    }
 }

@@ -18,6 +18,8 @@ final class SignInView {
     private var session: SignInSession?
     /// Whether the load in progress failed or was interrupted (its FINISHED is no page load).
     private var currentLoadFailed = false
+    /// Whether this sign-in already loaded a page again after a cancellation nobody asked for.
+    private var retriedAfterCancellation = false
     /// Called when the view caught its session's redirect (it has hidden itself).
     var onRedirect: (() -> Void)?
 
@@ -54,6 +56,7 @@ final class SignInView {
     /// Shows the view and loads the session's authorization page.
     func begin(_ session: SignInSession) {
         self.session = session
+        retriedAfterCancellation = false
         root.show()
         webView.load(session.authorizationURL)
     }
@@ -157,10 +160,41 @@ final class SignInView {
         hostBar.text = webView.isSecure ? "🔒 \(host)\(port) — " + L("secure connection") : "\(host)\(port) — " + L("not encrypted")
     }
 
+    /// What the view does with a failed load.
+    enum LoadFailureHandling: Equatable {
+        /// Not a failure the user should see: our own `ignore` of the redirect, or a page replaced
+        /// by a newer navigation.
+        case ignore
+        /// Load the page again, once: WebKit's network process sometimes ends a load that nobody
+        /// cancelled with GIO's "Operation was cancelled" (seen on a refused TLS handshake, where
+        /// it arrives in place of `load-failed-with-tls-errors`); the second load reports the
+        /// real reason.
+        case retry
+        /// Show the user a page that says why.
+        case show
+    }
+
+    nonisolated static func handling(of error: GLibError, alreadyRetried: Bool) -> LoadFailureHandling {
+        if error.domain == "WebKitPolicyError" || (error.domain == "WebKitNetworkError" && error.code == 302) { return .ignore }
+        if error.domain == "g-io-error-quark" && error.code == GLibError.ioCancelled { return alreadyRetried ? .show : .retry }
+        return .show
+    }
+
     private func loadFailed(_ uri: String, _ error: GLibError) -> Bool {
         currentLoadFailed = true
-        // Our own `ignore` of the redirect, or a page replaced by a newer navigation: not failures.
-        if error.domain == "WebKitPolicyError" || (error.domain == "WebKitNetworkError" && error.code == 302) { return true }
+        switch Self.handling(of: error, alreadyRetried: retriedAfterCancellation) {
+        case .ignore:
+            return true
+        case .retry:
+            retriedAfterCancellation = true
+            if let url = URL(string: uri) {
+                trace.record("load-retried", [("url", FlowTrace.redacted(url)), ("error", error.message)])
+                webView.load(url)
+                return true
+            }
+        case .show:
+            break
+        }
         let host = URL(string: uri)?.host ?? uri
         trace.record("sign-in-failed", [("error", "load failed: \(error.message)")])
         showPage(title: String(format: L("Can’t reach %@"), host), message: error.message, for: uri)
