@@ -105,6 +105,10 @@ public enum UserMessage {
     static func text(for error: GraphError) -> String {
         let sentence =
             switch error.status {
+            // Refused before sending: a next page that is not on Graph.
+            case 0: L("Microsoft Graph pointed to a next page elsewhere; Sesame did not send the sign-in there.")
+            // A success status whose body could not be read.
+            case 200..<300: L("Microsoft Graph sent an answer Sesame could not read; try again later.")
             case 401: L("Microsoft Graph did not accept the sign-in.")
             case 403: L("Microsoft Graph says this account may not do that.")
             case 404: L("Microsoft Graph did not find what was asked for.")
@@ -138,7 +142,12 @@ public enum UserMessage {
         guard !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || ".-:[]".contains($0) }) else {
             return L("Could not reach the server. Check the network connection and try again.")
         }
-        return String(format: L("Could not reach %@. Check the network connection and try again."), host)
+        switch error.kind {
+        case .unreachable: return String(format: L("Could not reach %@. Check the network connection and try again."), host)
+        case .timedOut: return String(format: L("%@ did not answer in time. Try again later."), host)
+        case .tooLarge: return String(format: L("%@ sent an answer too large to read. Try again later."), host)
+        case .brokenAnswer: return String(format: L("The connection to %@ broke before its answer was complete. Try again."), host)
+        }
     }
 
     /// A settings file that cannot be used: the file, and the key to fix.

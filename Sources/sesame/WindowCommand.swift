@@ -70,7 +70,7 @@ extension SesameCommand {
                     path: "web-data")
                 let options = MainWindow.Options(
                     webDataDirectory: webData, automation: automation, initialSample: initial,
-                    filesStorage: (storage as? FileTokenStorage)?.directory)
+                    filesStorage: (storage as? FileTokenStorage)?.directory, reportStalls: traceFile != nil)
                 return SesameApplication.run(
                     makeModel: {
                         let transport = TracingTransport(trace: trace)

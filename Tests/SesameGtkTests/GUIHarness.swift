@@ -59,13 +59,13 @@ final class GUIHarness {
     init(
         settingsFile: String, sample: Sample.Kind, screenshotPrefix: String? = nil,
         configure: @escaping @Sendable (inout EmulatorConfiguration) -> Void = { _ in },
-        adjust: (SampleSettings) -> SampleSettings = { $0 }
+        adjust: (SampleSettings) -> SampleSettings = { $0 }, transportTimeout: Duration = .seconds(60)
     ) throws {
         self.screenshotPrefix = screenshotPrefix
         emulator = try RunningEmulator.startBlocking(configure: configure)
         let settings = adjust(try SampleSettings.load(contentsOf: Repository.settings(settingsFile)).pointed(at: emulator.base))
         trace = try FlowTrace(file: nil)
-        let transport = TracingTransport(trace: trace)
+        let transport = TracingTransport(base: AsyncHTTPClientTransport(timeout: transportTimeout), trace: trace)
         let storage = FileTokenStorage(directory: Repository.temporaryDirectory("sesame-gui"))
         var model: AppModel?
         let trace = trace

@@ -101,6 +101,105 @@ final class RealTenantFlowTests: GUITestCase {
                 "Retry did not search again: \(status.text)")
         }
     }
+    /// The token endpoint's faults on a refresh, through the Me console (access tokens live two
+    /// minutes, so every call refreshes): a clock ten minutes ahead is a sentence and the next
+    /// call after it is fixed works (the rotated refresh token was kept); a revoked refresh token
+    /// says so with the service's code, and once refresh tokens are taken again the call works.
+    func testARefreshUnderAClockSkewOrARevokedTokenIsToldAndRecovers() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "me.plist", sample: .me, configure: { $0.accessTokenLifetime = 120 })
+            defer { gui.close() }
+            gui.click(button: "Call Microsoft Graph")
+            gui.waitForSignInPage("first call")
+            gui.signInAsAlexUpToConsent()
+            gui.clickInPage(IDs.primaryButton)
+            let log = try XCTUnwrap(gui.window.window.find(TextLog.self, named: L("Log")))
+            @MainActor func answers() -> Int { log.text.components(separatedBy: "→ 200").count - 1 }
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { answers() == 1 }, log.text)
+
+            try gui.emulatorControl("faults", body: "skew=600")
+            gui.click(button: "Call Microsoft Graph")
+            let unverifiable = L("The identity service's answer about who signed in could not be verified, so Sesame refused the sign-in.")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { log.text.contains(unverifiable) }, log.text)
+            XCTAssertEqual(answers(), 1)
+            try gui.emulatorControl("faults", body: "")
+            gui.click(button: "Call Microsoft Graph")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { answers() == 2 }, "no recovery after the clock was right: \(log.text)")
+            XCTAssertFalse(gui.signInShown, "the skew cost the user their sign-in")
+
+            // Every refresh refused as revoked: the console says so with the service's code, and
+            // the interactive sign-in it starts (single sign-on: no page) cannot help while the
+            // service refuses; the call fails with the same sentence, and nothing crashes.
+            try gui.emulatorControl("faults", body: "token:revoke-refresh")
+            gui.click(button: "Call Microsoft Graph")
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 15) {
+                    log.text.contains("error: " + L("Your sign-in has expired or was revoked; sign in again."))
+                },
+                log.text)
+            XCTAssertTrue(log.text.contains("(AADSTS50173)"), log.text)
+            XCTAssertEqual(answers(), 2)
+            // The service takes refresh tokens again: the next call works.
+            try gui.emulatorControl("faults", body: "")
+            gui.click(button: "Call Microsoft Graph")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { answers() == 3 }, "no recovery after the fault went away: \(log.text)")
+            try gui.emulatorControl("faults", body: "")
+        }
+    }
+    /// Every way Graph can fail on the wire, one after the other in one signed-in window: each is
+    /// a sentence made for the user (never a Swift value), with Retry; once the fault is gone,
+    /// Retry shows the people. The longest main-loop stall under each is printed (its goal lives
+    /// in `make bench`).
+    func testEveryGraphFaultIsASentenceWithRetryAndRetryRecovers() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, transportTimeout: .seconds(3))
+            defer { gui.close() }
+            gui.waitForSignInPage("sign-in")
+            gui.signInAsAlexUpToConsent()
+            gui.clickInPage(SignInPageIDs.primaryButton)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 }, "the directory never filled")
+            let status = try XCTUnwrap(gui.window.window.find(Label.self, named: L("Search status")))
+            let host = "127.0.0.1:\(gui.base.port!)"
+            let sentences: [(spec: String, sentence: String)] = [
+                ("graph:drop", String(format: L("The connection to %@ broke before its answer was complete. Try again."), host)),
+                ("graph:truncate", L("Microsoft Graph sent an answer Sesame could not read; try again later.")),
+                ("graph:non-json", L("Microsoft Graph sent an answer Sesame could not read; try again later.")),
+                ("graph:trickle", String(format: L("%@ did not answer in time. Try again later."), host)),
+                ("graph:oversized", String(format: L("%@ sent an answer too large to read. Try again later."), host)),
+                ("graph:status=500", L("Microsoft Graph is not available right now; try again later.")),
+                // Waited out three times as told, then handed back.
+                ("graph:status=429/1", L("Microsoft Graph asks Sesame to slow down; try again in a minute.")),
+            ]
+            let watch = MainLoopWatch()
+            defer { watch.stop() }
+            var stalls: [String] = []
+            for (index, (spec, sentence)) in sentences.enumerated() {
+                try gui.emulatorControl("faults", body: spec)
+                watch.reset()
+                // A different name each time, so that every search is a new request.
+                let name = ["meg", "ale", "adel", "dieg", "isai", "joni", "lidi"][index]
+                gui.search(name)
+                XCTAssertTrue(
+                    MainLoopBridge.spin(timeout: 20) { status.text.hasPrefix(sentence) }, "\(spec): the page said '\(status.text)'")
+                XCTAssertFalse(status.text.contains("Error("), "\(spec): a Swift value reached the user: \(status.text)")
+                stalls.append("\(spec): \(watch.longestStall)")
+
+                try gui.emulatorControl("faults", body: "")
+                gui.click(button: "Retry")
+                XCTAssertTrue(
+                    MainLoopBridge.spin(timeout: 15) { gui.people?.text(row: 0, column: 0)?.lowercased().hasPrefix(name) == true },
+                    "\(spec): Retry did not search again: \(status.text)")
+            }
+            // Added latency: the people arrive, later, and nothing is said to be wrong.
+            try gui.emulatorControl("faults", body: "graph:latency=300ms")
+            watch.reset()
+            gui.search("meg")
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 15) { gui.people?.text(row: 0, column: 0)?.hasPrefix("Meg") == true }, status.text)
+            stalls.append("graph:latency=300ms: \(watch.longestStall)")
+            print("longest main-loop stall under each fault: " + stalls.joined(separator: "; "))
+        }
+    }
     /// The token endpoint down (an injected 503) when the code is redeemed: the error bar says so
     /// with the service's code and offers Retry; with the fault gone, Retry ends signed in.
     func testATokenEndpointOutageAtSignInIsAnErrorWithRetryAndRetryRecovers() throws {
@@ -119,6 +218,30 @@ final class RealTenantFlowTests: GUITestCase {
             try gui.emulatorControl("faults", body: "")
             gui.click(button: "Retry sign-in")
             // alex has a session and has consented: the retry signs in without a page.
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 }, "Retry did not end signed in")
+            XCTAssertNil(gui.signInError)
+        }
+    }
+    /// The keys and metadata cut off mid-answer when the id_token is checked: the error bar says
+    /// the signing keys could not be fetched (nobody is signed in unverified); Retry, once they
+    /// are back, ends signed in.
+    func testDiscoveryCutOffAtSignInIsAnErrorWithRetryAndRetryRecovers() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory)
+            defer { gui.close() }
+            gui.waitForSignInPage("sign-in")
+            gui.signInAsAlexUpToConsent()
+            try gui.emulatorControl("faults", body: "discovery:drop")
+            gui.clickInPage(SignInPageIDs.primaryButton)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.signInError != nil }, "no error shown")
+            let text = try XCTUnwrap(gui.signInError)
+            XCTAssertTrue(
+                text.hasPrefix(L("The identity service's signing keys could not be fetched. Check the network connection and try again.")),
+                text)
+            XCTAssertEqual(gui.peopleRows, 0)
+
+            try gui.emulatorControl("faults", body: "")
+            gui.click(button: "Retry sign-in")
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 }, "Retry did not end signed in")
             XCTAssertNil(gui.signInError)
         }

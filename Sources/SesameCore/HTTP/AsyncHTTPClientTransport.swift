@@ -54,18 +54,20 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
                 }
                 defer { group.cancelAll() }
                 guard let first = try await group.next(), let response = first else {
-                    throw HTTPTransportError(url: request.url, reason: "the server did not answer in time")
+                    throw HTTPTransportError(url: request.url, reason: "the server did not answer in time", kind: .timedOut)
                 }
                 return response
             }
         } catch let error as HTTPTransportError {
             throw error
         } catch let error as HTTPClientError {
-            throw HTTPTransportError(url: request.url, reason: Self.describe(error))
+            let (reason, kind) = Self.describe(error)
+            throw HTTPTransportError(url: request.url, reason: reason, kind: kind)
         } catch is CancellationError {
             throw CancellationError()
         } catch is HTTPParserError {
-            throw HTTPTransportError(url: request.url, reason: "the answer was cut off or malformed (the connection broke mid-answer)")
+            throw HTTPTransportError(
+                url: request.url, reason: "the answer was cut off or malformed (the connection broke mid-answer)", kind: .brokenAnswer)
         } catch {
             throw HTTPTransportError(url: request.url, reason: "the exchange failed (\(type(of: error)))")
         }
@@ -86,7 +88,8 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         let response = try await client.execute(outgoing, timeout: .seconds(Int64(timeout.components.seconds) + 1))
         let total = response.headers.first(name: "content-length").flatMap(Int64.init)
         let tooLarge = HTTPTransportError(
-            url: request.url, reason: "the answer is larger than \(maximumBodySize / 1024 / 1024) MiB, more than Sesame reads")
+            url: request.url, reason: "the answer is larger than \(maximumBodySize / 1024 / 1024) MiB, more than Sesame reads",
+            kind: .tooLarge)
         if let total, total > maximumBodySize { throw tooLarge }
         var collected = Data()
         if let total, total > 0 { collected.reserveCapacity(Int(total)) }
@@ -101,12 +104,13 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             status: Int(response.status.code), headers: headers, body: collected, reasonPhrase: response.status.reasonPhrase)
     }
 
-    private static func describe(_ error: HTTPClientError) -> String {
+    private static func describe(_ error: HTTPClientError) -> (String, HTTPTransportError.Kind) {
         switch error {
-        case .deadlineExceeded, .readTimeout, .connectTimeout: "the server did not answer in time"
-        case .remoteConnectionClosed: "the server closed the connection"
-        case .cancelled: "the request was cancelled"
-        default: "\(error)"
+        case .deadlineExceeded, .readTimeout: ("the server did not answer in time", .timedOut)
+        case .connectTimeout: ("the server could not be reached in time", .unreachable)
+        case .remoteConnectionClosed: ("the server closed the connection", .brokenAnswer)
+        case .cancelled: ("the request was cancelled", .unreachable)
+        default: ("\(error)", .unreachable)
         }
     }
 

@@ -151,11 +151,26 @@ public struct HTTPTransportError: Error, Sendable, CustomStringConvertible {
     public let host: String
     /// What went wrong, in words.
     public let reason: String
+    /// What went wrong, for the sentence a user reads.
+    public let kind: Kind
+
+    /// The ways an exchange fails without an HTTP answer.
+    public enum Kind: Sendable, Equatable {
+        /// No connection: the host is unknown, refuses, or the network is down.
+        case unreachable
+        /// The server did not finish its answer by the exchange's deadline.
+        case timedOut
+        /// The answer is larger than the client reads.
+        case tooLarge
+        /// The connection broke mid-answer, or the answer was not HTTP.
+        case brokenAnswer
+    }
 
     /// An error for a request to `url`.
-    public init(url: URL, reason: String) {
+    public init(url: URL, reason: String, kind: Kind = .unreachable) {
         self.host = url.host.map { h in url.port.map { "\(h):\($0)" } ?? h } ?? url.absoluteString
         self.reason = reason
+        self.kind = kind
     }
 
     public var description: String { "the exchange with \(host) failed: \(reason)" }

@@ -29,6 +29,8 @@ public final class MainWindow: SignInFailurePresenter {
     private(set) var pages: [Sample.Kind: any SamplePage] = [:]
     private var appearing: Task<Void, Never>?
     private var isClosed = false
+    /// Watches the main loop for stalls (`Options.reportStalls`).
+    private var stallWatch: MainLoopWatch?
 
     /// Options of the window that are not the samples'.
     public struct Options: Sendable {
@@ -41,17 +43,29 @@ public final class MainWindow: SignInFailurePresenter {
         /// Where sign-ins are kept, when the user should know (files, not a keyring): the
         /// folder, shown in the account menu.
         public var filesStorage: URL?
+        /// Record every main-loop stall longer than a frame (16 ms) in the trace as
+        /// `main-loop-stall` (with `--trace-events`: a window that froze shows in the file).
+        public var reportStalls: Bool
 
-        public init(webDataDirectory: URL?, automation: Bool = false, initialSample: Sample.Kind? = nil, filesStorage: URL? = nil) {
+        public init(
+            webDataDirectory: URL?, automation: Bool = false, initialSample: Sample.Kind? = nil, filesStorage: URL? = nil,
+            reportStalls: Bool = false
+        ) {
             self.webDataDirectory = webDataDirectory
             self.automation = automation
             self.initialSample = initialSample
             self.filesStorage = filesStorage
+            self.reportStalls = reportStalls
         }
     }
 
     public init(application: Application?, model: AppModel, options: Options) {
         self.model = model
+        if options.reportStalls {
+            stallWatch = MainLoopWatch(reportingStallsOver: .milliseconds(16)) { [trace = model.trace] stall in
+                trace.record("main-loop-stall", [("ms", String(format: "%.1f", stall / .milliseconds(1)))])
+            }
+        }
         switchAccountButton = Button(L("Switch account"), accessibleName: L("Sign in as someone else"))
         signOutButton = Button(L("Sign out"), accessibleName: L("Sign out of this sample"))
         signInButton = Button(L("Sign in"), accessibleName: L("Sign in to this sample"))
@@ -227,6 +241,7 @@ public final class MainWindow: SignInFailurePresenter {
     private func close() {
         guard !isClosed else { return }
         isClosed = true
+        stallWatch?.stop()
         appearing?.cancel()
         signIn.cancel()
         answerError(retry: false)
