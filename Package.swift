@@ -107,6 +107,11 @@ let package = Package(
             ],
             path: "Benchmarks/emulator-bench"
         ),
+        .executableTarget(
+            name: "sesame-bench",
+            dependencies: ["SesameCore", "SesameKeyring", "SesameSamples", "SesameTestSupport"],
+            path: "Benchmarks/sesame-bench"
+        ),
         // Test support: what several test targets share. SesameTestSupport knows the emulator
         // (in process and as a process), the one headless browser, the one-time codes, the page ids
         // and the process runner, and not SesameCore; SesameCoreTestSupport has the Core's fakes.

@@ -82,6 +82,33 @@ public struct SecretServiceTokenStorage: TokenStorage {
         return try await FileLock.whileHolding(path: lockFile, location: location, body)
     }
 
+    /// A stamp file beside the lock, replaced after every write of the group by any Sesame
+    /// process; a copy is used for at most a second even so (a person may delete the item in
+    /// the keyring's manager, which stamps nothing).
+    public func version(group: String) -> StoredVersion? {
+        StoredVersion.ofFile(atPath: stampFile(group: group), maximumAge: .seconds(1))
+    }
+
+    private func stampFile(group: String) -> String {
+        lockDirectory.appending(path: "sesame-\(group.replacingOccurrences(of: "/", with: "_")).stamp").path
+    }
+
+    /// Replaces the stamp file (a new inode), under the group's lock.
+    private func stamp(group: String) {
+        let path = stampFile(group: group)
+        let temporary = path + ".\(getpid()).tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else {
+            unlink(path)
+            return
+        }
+        close(descriptor)
+        if rename(temporary, path) != 0 {
+            unlink(temporary)
+            unlink(path)
+        }
+    }
+
     public func transact(group: String, _ body: (Data?) throws -> TokenStorageAction) throws -> String? {
         let lockFile = lockDirectory.appending(path: "sesame-\(group.replacingOccurrences(of: "/", with: "_")).lock").path
         try? FileManager.default.createDirectory(
@@ -92,9 +119,11 @@ public struct SecretServiceTokenStorage: TokenStorage {
             case .keep:
                 return nil
             case .write(let data):
+                defer { stamp(group: group) }
                 try store(data, group: group, kind: "cache")
                 return nil
             case .setAsideAndWrite(let data):
+                defer { stamp(group: group) }
                 let kind = "unreadable-" + ISO8601DateFormatter().string(from: Date())
                 if let current { try store(current, group: group, kind: kind) }
                 try store(data, group: group, kind: "cache")
@@ -105,6 +134,7 @@ public struct SecretServiceTokenStorage: TokenStorage {
 
     /// Removes a group's cache item (tests and "forget everything").
     public func clear(group: String) throws {
+        defer { stamp(group: group) }
         var result = sesame_secret_clear(group, "cache")
         defer { sesame_secret_result_free(&result) }
         try check(result, doing: "delete the token cache of \(group)")

@@ -149,6 +149,28 @@ struct SilentTokenTests {
         _ = try await other.accessToken(for: account)
     }
 
+    @Test("silent calls do not read unchanged bytes again, and still see at once what another program stored")
+    func unchangedBytesAreNotReadAgain() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        let account = try await fixture.signIn()
+        let counting = CountingStorage(fixture.storage)
+        let clock = fixture.clock
+        let window = AccountStore(storage: counting, transport: fixture.provider.transport, now: { clock.now })
+        await window.setConfiguration(fixture.provider.configuration, forAccountType: fixture.accountType)
+        let first = try await window.accessToken(for: account)
+        let readsBefore = counting.transactions
+        for _ in 0..<200 { #expect(try await window.accessToken(for: account).secret.revealed == first.secret.revealed) }
+        #expect(counting.transactions == readsBefore, "\(counting.transactions - readsBefore) reads of bytes that had not changed")
+
+        // Another program (the command line) signs the account out: the very next call knows.
+        try await fixture.store.remove(account)
+        await #expect(throws: AccountStoreError.self) { _ = try await window.accessToken(for: account) }
+        // …and signs in again: seen at once too.
+        let again = try await fixture.signIn()
+        #expect(try await window.accessToken(for: again).secret.revealed != first.secret.revealed)
+    }
+
     @Test("invalid_grant on refresh is 'interaction required'; the account is kept and marked")
     func interactionRequired() async throws {
         let fixture = StoreFixture()
@@ -230,5 +252,20 @@ struct SilentTokenTests {
         await #expect { try await fixture.store.accessToken(for: account) } throws: { error in
             (error as? AccountStoreError)?.code == .interactionRequired
         }
+    }
+}
+
+/// Storage that counts its transactions (reads and writes under the lock).
+final class CountingStorage: TokenStorage, @unchecked Sendable {
+    private let base: FileTokenStorage
+    private let lock = NSLock()
+    private var count = 0
+    init(_ base: FileTokenStorage) { self.base = base }
+    var transactions: Int { lock.withLock { count } }
+    var location: String { base.location }
+    func version(group: String) -> StoredVersion? { base.version(group: group) }
+    func transact(group: String, _ body: (Data?) throws -> TokenStorageAction) throws -> String? {
+        lock.withLock { count += 1 }
+        return try base.transact(group: group, body)
     }
 }

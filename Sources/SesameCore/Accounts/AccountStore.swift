@@ -450,15 +450,51 @@ public actor AccountStore {
 
     /// Runs `body` on a group's cache in one transaction; announces a cache that had to be set
     /// aside.
+    ///
+    /// Every call sees what any process stored last, yet unchanged bytes are not read again: a
+    /// read keeps its parsed copy under the storage's stamp (``TokenStorage/version(group:)``,
+    /// taken under the lock with the read), and the next read uses the copy while the stamp is
+    /// the same — no lock, no read, no parse.
     private func withCache<T: Sendable>(
         group: String, write: Bool, _ body: (inout TokenCache) throws -> T
     ) throws(AccountStoreError) -> T {
-        let result = try cache.run(group: group, write: write, body)
+        let storage = cache.storage
+        if !write, let copy = readCopies[group], let version = storage.version(group: group), version == copy.version,
+            copy.version.maximumAge.map({ copy.readAt.duration(to: .now) < $0 }) ?? true
+        {
+            var cache = copy.cache
+            do {
+                return try body(&cache)
+            } catch let error as AccountStoreError {
+                throw error
+            } catch {
+                throw AccountStoreError(.invalidResponse, "The token cache could not be used: \(error)")
+            }
+        }
+        readCopies[group] = nil
+        var read: ReadCopy?
+        let result = try cache.run(group: group, write: write) { cache in
+            // Still under the lock: no process can have written since the bytes were read.
+            if !write, let version = storage.version(group: group) { read = ReadCopy(version: version, cache: cache, readAt: .now) }
+            return try body(&cache)
+        }
         if let setAside = result.setAsideAt {
             emit(.cacheRecovered(storageGroup: group, setAsideAt: setAside))
+        } else if let read {
+            readCopies[group] = read
         }
         return result.value
     }
+
+    /// A group's cache as last read, and the storage's stamp when it was.
+    private struct ReadCopy {
+        var version: StoredVersion
+        var cache: TokenCache
+        var readAt: ContinuousClock.Instant
+    }
+
+    /// The last read of each group (see ``withCache(group:write:_:)``).
+    private var readCopies: [String: ReadCopy] = [:]
 
     /// MSAL's `environment`: the authority host.
     static func environment(of configuration: AccountConfiguration) -> String {

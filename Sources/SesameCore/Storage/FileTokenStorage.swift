@@ -51,6 +51,12 @@ public struct FileTokenStorage: TokenStorage {
         return try await FileLock.whileHolding(path: file.path + ".refresh.lock", location: location, body)
     }
 
+    /// The cache file's identity, size and times: every write replaces the file by a rename.
+    public func version(group: String) -> StoredVersion? {
+        guard let file = try? fileURL(group: group) else { return nil }
+        return StoredVersion.ofFile(atPath: file.path)
+    }
+
     public func transact(group: String, _ body: (Data?) throws -> TokenStorageAction) throws -> String? {
         let file = try fileURL(group: group)
         try createDirectory()

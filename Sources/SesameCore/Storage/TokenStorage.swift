@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Where a storage group's token cache bytes live. Two backends ship: the Secret Service
 /// (`SesameKeyring`) and ``FileTokenStorage``.
 ///
@@ -22,9 +26,46 @@ public protocol TokenStorage: Sendable {
     func whileRefreshing<T: Sendable>(
         group: String, isolation: isolated (any Actor)?, _ body: () async throws -> T
     ) async throws -> T
+
+    /// A cheap stamp of a group's stored bytes, read without the lock: it changes whenever any
+    /// process writes the group, so a reader that has parsed the bytes under a stamp may use
+    /// them again while the stamp is the same, without reading or locking. `nil`: the backend
+    /// cannot tell, read every time.
+    func version(group: String) -> StoredVersion?
+}
+
+/// What ``TokenStorage/version(group:)`` answers: an opaque stamp, and how long a copy read under
+/// it may be used before the bytes are read again anyway (for stores other programs may change
+/// without stamping, as a person deleting the item in the keyring's manager).
+public struct StoredVersion: Sendable, Hashable {
+    /// The stamp (a file's identity, size and times).
+    public let stamp: [Int64]
+    /// How long a copy may be used without reading; `nil`: as long as the stamp holds.
+    public let maximumAge: Duration?
+
+    public init(stamp: [Int64], maximumAge: Duration? = nil) {
+        self.stamp = stamp
+        self.maximumAge = maximumAge
+    }
+
+    /// The stamp of a file: device, inode, size, modification and change times in nanoseconds
+    /// (a replacement by rename is a new inode), or `[0]` when there is no file.
+    public static func ofFile(atPath path: String, maximumAge: Duration? = nil) -> StoredVersion? {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return errno == ENOENT ? StoredVersion(stamp: [0], maximumAge: maximumAge) : nil }
+        return StoredVersion(
+            stamp: [
+                Int64(status.st_dev), Int64(status.st_ino), Int64(status.st_size),
+                Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec),
+                Int64(status.st_ctim.tv_sec) * 1_000_000_000 + Int64(status.st_ctim.tv_nsec),
+            ], maximumAge: maximumAge)
+    }
 }
 
 extension TokenStorage {
+    /// The backend cannot tell: every read reads.
+    public func version(group: String) -> StoredVersion? { nil }
+
     /// No other process shares this storage: nothing to wait for.
     public func whileRefreshing<T: Sendable>(
         group: String, isolation: isolated (any Actor)?, _ body: () async throws -> T

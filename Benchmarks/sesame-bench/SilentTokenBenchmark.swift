@@ -1,0 +1,88 @@
+import Foundation
+import SesameCore
+import SesameKeyring
+import SesameSamples
+import SesameTestSupport
+
+/// `sesame-bench silent-token EMULATOR_URL STORAGE CACHE_COPY`: signs alex in to the Directory
+/// sample through the emulator's pages (headless), then asks the store for his token without
+/// interaction, in process, as fast as it answers — five rounds of two seconds — and prints one
+/// JSON line: `{"store": …, "rounds": [acquisitions per second, …]}`. STORAGE is `files` (a
+/// temporary folder) or `keyring` (the session's Secret Service). The cache's JSON is copied to
+/// CACHE_COPY, so that MSAL for Python can be measured on the same content.
+@main
+struct SilentTokenBenchmark {
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        guard arguments.count == 4, arguments[0] == "silent-token", let base = URL(string: arguments[1]) else {
+            FileHandle.standardError.write(Data("usage: sesame-bench silent-token EMULATOR_URL files|keyring CACHE_COPY\n".utf8))
+            exit(64)
+        }
+        do {
+            try await silentToken(base: base, storageKind: arguments[2], cacheCopy: URL(filePath: arguments[3]))
+        } catch {
+            FileHandle.standardError.write(Data("sesame-bench: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func silentToken(base: URL, storageKind: String, cacheCopy: URL) async throws {
+        let storage: any TokenStorage
+        let folder = FileManager.default.temporaryDirectory.appending(path: "sesame-bench-\(UUID().uuidString)")
+        switch storageKind {
+        case "files": storage = FileTokenStorage(directory: folder)
+        case "keyring": storage = SecretServiceTokenStorage()
+        default: throw BenchError("storage is files or keyring, not \(storageKind)")
+        }
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let settings = try SampleSettings.load(contentsOf: Repository.settings("directory.plist")).pointed(at: base)
+        let store = AccountStore(storage: storage)
+        await store.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
+        let alex = try await store.signIn(accountType: settings.accountType, using: HeadlessSignIn(base: base))
+        _ = try await store.accessToken(for: alex)
+
+        // The same content for MSAL: the cache as stored.
+        let group = settings.accountConfiguration.storageGroup
+        _ = try storage.transact(group: group) { data in
+            if let data { try? data.write(to: cacheCopy) }
+            return .keep
+        }
+
+        var rounds: [Double] = []
+        for _ in 0..<5 {
+            let started = ContinuousClock.now
+            var count = 0
+            while started.duration(to: .now) < .seconds(2) {
+                _ = try await store.accessToken(for: alex)
+                count += 1
+            }
+            rounds.append(Double(count) / (started.duration(to: .now) / .seconds(1)))
+        }
+        try? await store.remove(alex)
+        let line = try JSONSerialization.data(withJSONObject: ["store": storageKind, "rounds": rounds])
+        print(String(decoding: line, as: UTF8.self))
+    }
+}
+
+/// The emulator's pages walked over sockets, as the tests' headless browser does; alex has no
+/// SMS step.
+final class HeadlessSignIn: SignInUserAgent {
+    private let browser: HeadlessBrowser
+
+    init(base: URL) { browser = HeadlessBrowser.sockets(base: base, codes: OneTimeCodes()) }
+
+    func present(_ session: SignInSession) async throws {
+        let page = try await browser.signIn("alex@contoso.onmicrosoft.com", authorize: session.authorizationURL.absoluteString)
+        guard let location = page.location, let redirect = URL(string: location), session.resume(with: redirect) else {
+            session.cancel()
+            throw BenchError("the sign-in pages did not redirect to the app (\(page.status))")
+        }
+    }
+
+    func dismiss(_ session: SignInSession) async {}
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
