@@ -99,11 +99,14 @@ demo: build
 emulator: build
 	swift run $(SWIFT_BUILD_FLAGS) identity-emulator --port 8400 --demo
 
-## bench: release builds, then identity-emulator --users 100000: start time and startswith search latency
-bench: deps
+## bench: release builds, then every wait a user feels as a ratio against its baseline, measured
+## side by side (bench/bench.py); prints a table and writes bench/results.json
+bench: deps $(TEST_VENV_STAMP)
 	swift build -c release --product identity-emulator
 	swift build -c release --product emulator-bench
-	.build/release/emulator-bench .build/release/identity-emulator
+	swift build -c release --product sesame-bench
+	swift build -c release --product sesame
+	scripts/test-session.sh $(TEST_VENV)/bin/python bench/bench.py .build/release bench/results.json
 
 ## install: the app, the emulator, their data (settings, translations), desktop entry and icon under PREFIX
 PREFIX ?= /usr/local

@@ -4,9 +4,9 @@ import SesameKeyring
 import SesameSamples
 import SesameTestSupport
 
-/// `sesame-bench silent-token EMULATOR_URL STORAGE CACHE_COPY`: signs alex in to the Directory
-/// sample through the emulator's pages (headless), then asks the store for his token without
-/// interaction, in process, as fast as it answers — five rounds of two seconds — and prints one
+/// `sesame-bench silent-token EMULATOR_URL STORAGE CACHE_COPY [ROUNDS]`: signs alex in to the
+/// Directory sample through the emulator's pages (headless), then asks the store for his token
+/// without interaction, in process, as fast as it answers — ROUNDS (5) of two seconds — and prints one
 /// JSON line: `{"store": …, "rounds": [acquisitions per second, …]}`. STORAGE is `files` (a
 /// temporary folder) or `keyring` (the session's Secret Service). The cache's JSON is copied to
 /// CACHE_COPY, so that MSAL for Python can be measured on the same content.
@@ -14,19 +14,20 @@ import SesameTestSupport
 struct SilentTokenBenchmark {
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        guard arguments.count == 4, arguments[0] == "silent-token", let base = URL(string: arguments[1]) else {
-            FileHandle.standardError.write(Data("usage: sesame-bench silent-token EMULATOR_URL files|keyring CACHE_COPY\n".utf8))
+        guard (4...5).contains(arguments.count), arguments[0] == "silent-token", let base = URL(string: arguments[1]) else {
+            FileHandle.standardError.write(Data("usage: sesame-bench silent-token EMULATOR_URL files|keyring CACHE_COPY [ROUNDS]\n".utf8))
             exit(64)
         }
+        let rounds = arguments.count == 5 ? max(1, Int(arguments[4]) ?? 5) : 5
         do {
-            try await silentToken(base: base, storageKind: arguments[2], cacheCopy: URL(filePath: arguments[3]))
+            try await silentToken(base: base, storageKind: arguments[2], cacheCopy: URL(filePath: arguments[3]), rounds: rounds)
         } catch {
             FileHandle.standardError.write(Data("sesame-bench: \(error)\n".utf8))
             exit(1)
         }
     }
 
-    static func silentToken(base: URL, storageKind: String, cacheCopy: URL) async throws {
+    static func silentToken(base: URL, storageKind: String, cacheCopy: URL, rounds count: Int) async throws {
         let storage: any TokenStorage
         let folder = FileManager.default.temporaryDirectory.appending(path: "sesame-bench-\(UUID().uuidString)")
         switch storageKind {
@@ -49,7 +50,7 @@ struct SilentTokenBenchmark {
         }
 
         var rounds: [Double] = []
-        for _ in 0..<5 {
+        for _ in 0..<count {
             let started = ContinuousClock.now
             var count = 0
             while started.duration(to: .now) < .seconds(2) {

@@ -47,7 +47,12 @@ public final class FakeIdentityProvider: @unchecked Sendable {
     public var now: Date { clock.now }
 
     public init() {
-        transport.setHandler { [unowned self] request in try await self.handle(request) }
+        // A request that arrives after the test let the provider go (a sign-in's early fetch of
+        // the keys, still on its way) finds nobody to answer.
+        transport.setHandler { [weak self] request in
+            guard let self else { throw URLError(.cannotConnectToHost) }
+            return try await self.handle(request)
+        }
     }
 
     public func with<T>(_ body: (FakeIdentityProvider) -> T) -> T { lock.withLock { body(self) } }

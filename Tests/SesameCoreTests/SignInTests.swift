@@ -74,6 +74,33 @@ struct SignInTests {
         #expect(fixture.provider.transport.requests.allSatisfy { $0.form["code"] != "1" })
     }
 
+    @Test("the provider's keys are fetched while the user is at the pages: after the redirect, only the code is redeemed")
+    func keysAreFetchedDuringTheSignIn() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        await fixture.configure()
+        let transport = fixture.provider.transport
+        /// A user who takes a while at the pages: the keys arrive before the redirect.
+        final class SlowUser: SignInUserAgent {
+            let provider: FakeIdentityProvider
+            init(_ provider: FakeIdentityProvider) { self.provider = provider }
+            func present(_ session: SignInSession) async throws {
+                let deadline = ContinuousClock.now + .seconds(5)
+                while !provider.transport.requests.contains(where: { $0.url.path.hasSuffix("/keys") }), ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                _ = session.resume(with: provider.redirect(for: session.authorizationURL))
+            }
+            func dismiss(_ session: SignInSession) async {}
+        }
+        _ = try await fixture.store.signIn(accountType: fixture.accountType, using: SlowUser(fixture.provider))
+        let paths = transport.requests.map(\.url.path)
+        let token = try #require(paths.firstIndex { $0.hasSuffix("/token") })
+        #expect(paths.prefix(token).contains { $0.hasSuffix("/keys") }, "the keys were fetched after the code was redeemed: \(paths)")
+        #expect(paths.filter { $0.hasSuffix("openid-configuration") }.count == 1, "\(paths)")
+        #expect(paths.suffix(from: token) == [paths[token]], "after the redirect, more than the code's redemption: \(paths)")
+    }
+
     @Test("a redirect whose state is not the sign-in's is refused before any token request")
     func stateMismatch() async throws {
         let forgeries: [@Sendable ([URLQueryItem]) -> [URLQueryItem]] = [

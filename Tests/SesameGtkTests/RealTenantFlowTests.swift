@@ -222,16 +222,16 @@ final class RealTenantFlowTests: GUITestCase {
             XCTAssertNil(gui.signInError)
         }
     }
-    /// The keys and metadata cut off mid-answer when the id_token is checked: the error bar says
-    /// the signing keys could not be fetched (nobody is signed in unverified); Retry, once they
-    /// are back, ends signed in.
+    /// The keys and metadata cut off mid-answer (from the start: the sign-in fetches them while
+    /// the user is at the pages): the error bar says the signing keys could not be fetched (nobody
+    /// is signed in unverified); Retry, once they are back, ends signed in.
     func testDiscoveryCutOffAtSignInIsAnErrorWithRetryAndRetryRecovers() throws {
         try MainActor.assumeIsolated {
-            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory)
+            let gui = try GUIHarness(
+                settingsFile: "directory.plist", sample: .directory, configure: { $0.faults = try! FaultPlan.parse("discovery:drop") })
             defer { gui.close() }
             gui.waitForSignInPage("sign-in")
             gui.signInAsAlexUpToConsent()
-            try gui.emulatorControl("faults", body: "discovery:drop")
             gui.clickInPage(SignInPageIDs.primaryButton)
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.signInError != nil }, "no error shown")
             let text = try XCTUnwrap(gui.signInError)

@@ -128,6 +128,15 @@ public final class IdentityEmulator: Sendable {
         }
         router.post("/.emulator/throttle") { request, _ in await graph.controlThrottle(request) }
         router.post("/.emulator/keys/rotate") { _, _ in try await discovery.controlRotateKeys() }
+        // `make bench`: how many RS256 signatures this process makes per second with its signing
+        // key on every core — the bound of what the token endpoint can issue.
+        router.post("/.emulator/benchmark/signatures") { [services] request, _ in
+            let seconds = min(10, max(1, Int(try await request.bodyText(limit: 64)) ?? 2))
+            let rate = try await JSONWebToken.signaturesPerSecond(
+                key: services.keys.current(now: services.configuration.clock.now), for: .seconds(seconds))
+            return Response.json(
+                .object([("signatures_per_second", .int(Int(rate))), ("threads", .int(ProcessInfo.processInfo.activeProcessorCount))]))
+        }
         router.post("/.emulator/faults") { [services] request, _ in
             let spec = try await request.bodyText(limit: 64 * 1024)
             do throws(FaultPlan.ParseError) {

@@ -12,6 +12,29 @@ enum JSONWebToken {
         return input + "." + Base64URL.encode(signature.rawRepresentation)
     }
 
+    /// Signs a token-sized JWT over and over on every core for `duration`: signatures per second.
+    static func signaturesPerSecond(key: SigningKey, for duration: Duration) async throws -> Double {
+        let header = JSON.object([("typ", .string("JWT")), ("alg", .string("RS256")), ("kid", .string(key.keyID))])
+        let claims = JSON.object(
+            (0..<16).map { ("claim\($0)", .string(String(repeating: "x", count: 40))) } + [("iat", .int(Int(Date().timeIntervalSince1970)))]
+        )
+        let started = ContinuousClock.now
+        let count = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<ProcessInfo.processInfo.activeProcessorCount {
+                group.addTask {
+                    var signed = 0
+                    while started.duration(to: .now) < duration {
+                        _ = try sign(header: header, claims: claims, with: key)
+                        signed += 1
+                    }
+                    return signed
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        return Double(count) / (started.duration(to: .now) / .seconds(1))
+    }
+
     /// Why a bearer token is refused.
     enum Failure: Error, Equatable {
         /// Not three base64url parts of JSON.

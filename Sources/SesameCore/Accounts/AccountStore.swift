@@ -173,6 +173,11 @@ public actor AccountStore {
         let request = AuthorizationRequest(configuration: configuration, additionalParameters: parameters)
         let session = SignInSession(accountType: accountType, configuration: configuration, request: request)
         logger.info("sign-in started", metadata: ["accountType": "\(accountType)", "url": "\(session.authorizationURL.redactingQuery)"])
+        // The provider's keys are fetched while the user is at the pages, off the path from the
+        // redirect to the user's data.
+        if configuration.scopes.contains("openid") {
+            Task { [verifier, now] in await verifier.metadata.prefetch(discoveryURL: configuration.resolvedDiscoveryURL, now: now()) }
+        }
         do throws(AccountStoreError) {
             do {
                 try await userAgent.present(session)

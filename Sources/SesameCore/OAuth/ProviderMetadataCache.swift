@@ -30,11 +30,31 @@ actor ProviderMetadataCache {
             }
             return (entry.configuration, entry.keys)
         }
-        let configuration = try await fetch(OpenIDConfiguration.self, from: discoveryURL, what: "OpenID configuration")
-        let keys = try await fetch(JSONWebKeySet.self, from: configuration.jwksURI, what: "signing keys")
-        entries[discoveryURL] = Entry(configuration: configuration, keys: keys, fetchedAt: now)
-        return (configuration, keys)
+        // One fetch per provider at a time: a caller that comes while one is on its way (the
+        // sign-in's early fetch, say) waits for it rather than fetching again.
+        let fetching =
+            inFlight[discoveryURL]
+            ?? Task {
+                let configuration = try await fetch(OpenIDConfiguration.self, from: discoveryURL, what: "OpenID configuration")
+                let keys = try await fetch(JSONWebKeySet.self, from: configuration.jwksURI, what: "signing keys")
+                return Entry(configuration: configuration, keys: keys, fetchedAt: now)
+            }
+        inFlight[discoveryURL] = fetching
+        defer { if inFlight[discoveryURL] == fetching { inFlight[discoveryURL] = nil } }
+        let entry = try await fetching.value
+        entries[discoveryURL] = entry
+        return (entry.configuration, entry.keys)
     }
+
+    /// Fetches the provider's metadata now if it is not kept yet, so that it is ready when the
+    /// id_token arrives: a sign-in calls this when it starts, and the fetch runs while the user
+    /// is at the pages instead of after the code is redeemed. A failure here is not reported
+    /// (the id_token check fetches again and says why).
+    func prefetch(discoveryURL: URL, now: Date) async {
+        _ = try? await metadata(discoveryURL: discoveryURL, now: now)
+    }
+
+    private var inFlight: [URL: Task<Entry, any Error>] = [:]
 
     private func fetch<T: Decodable>(_ type: T.Type, from url: URL, what: String) async throws -> T {
         logger.debug("fetching \(what)", metadata: ["url": "\(url.redactingQuery)"])

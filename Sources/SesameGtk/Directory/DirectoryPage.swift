@@ -45,6 +45,8 @@ final class DirectoryPage: SamplePage {
         model.onChange = { [weak self] change in self?.render(change) }
         search.onSearchChanged { [weak self] in
             guard let self else { return }
+            // When GTK's search delay has passed (the text itself is the user's: only its length).
+            self.trace.record("search-started", [("characters", String(self.search.text.count))])
             self.model.search(self.search.text)
         }
         table.onSelectionChanged { [weak self] in

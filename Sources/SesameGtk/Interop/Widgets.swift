@@ -289,6 +289,13 @@ public final class Stack: Widget {
     /// Shows `child` (one of this stack's).
     public func show(_ child: Widget) { gtk_stack_set_visible_child(stack, child.widget) }
 
+    /// Takes `child` out (its wrapper is let go; the widget goes with the last reference).
+    public func remove(_ child: Widget) {
+        // A child a destroyed window already took out is only forgotten.
+        if gtk_widget_get_parent(child.widget) == widget { gtk_container_remove(sesame_container(object), child.widget) }
+        forget(child)
+    }
+
     /// Runs `action` when another child shows.
     public func onVisibleChildChanged(_ action: @escaping @MainActor () -> Void) { Signals.notify(self, "visible-child", action) }
 }

@@ -74,6 +74,7 @@ final class SignInPane: SignInUserAgent {
         current = nil
         view?.end()
         onHide?()
+        retireViewsWhenIdle()
     }
 
     /// Closes sign-in without a result (Cancel, or the window closing).
@@ -83,15 +84,57 @@ final class SignInPane: SignInUserAgent {
         current.cancel()
     }
 
-    /// "Forget sign-in data": every group's cookies and web data.
+    /// "Forget sign-in data": every group's cookies and web data — through the live views'
+    /// contexts, and on disk for groups whose view was let go.
     func forgetSignInData() {
         for view in viewsByGroup.values { view.forgetSignInData() }
+        for context in memoryContexts.values { context.clearWebsiteData() }
+        guard let webDataDirectory else { return }
+        let groups = (try? FileManager.default.contentsOfDirectory(atPath: webDataDirectory.path)) ?? []
+        for group in groups where viewsByGroup[group] == nil {
+            try? FileManager.default.removeItem(at: webDataDirectory.appending(path: group))
+        }
     }
 
+    /// No browser engine runs while nobody signs in: a few seconds after a sign-in ends (so that
+    /// one that follows at once reuses the view), the views and their WebKit processes are let
+    /// go; the next sign-in starts them again. The cookies stay on disk, so the service's single
+    /// sign-on is kept ("stay signed in"; a session cookie ends with the sign-in, as a browser's
+    /// does when it closes). Views in memory only (tests) keep their cookie jar for the window's
+    /// life; WebDriver's view (`--automation-mode`) stays.
+    private func retireViewsWhenIdle() {
+        guard !automation else { return }
+        retiring?.cancel()
+        retiring = Task { [weak self] in
+            try? await Task.sleep(for: Self.idleBeforeRetiring)
+            guard let self, !Task.isCancelled, self.current == nil else { return }
+            for view in self.viewsByGroup.values {
+                view.onRedirect = nil
+                self.views.remove(view.root)
+            }
+            self.viewsByGroup = [:]
+            self.view = nil
+            self.trace.record("sign-in-view-released")
+        }
+    }
+
+    /// How long the views stay after a sign-in ends.
+    static let idleBeforeRetiring: Duration = .seconds(3)
+    private var retiring: Task<Void, Never>?
+    /// The cookie jars of views without a data directory (tests), kept across views.
+    private var memoryContexts: [String: WebContext] = [:]
+
     private func signInView(forGroup group: String) -> SignInView {
+        retiring?.cancel()
         if automation, let shared = viewsByGroup.values.first { return shared }
         if let existing = viewsByGroup[group] { return existing }
-        let view = SignInView(dataDirectory: webDataDirectory?.appending(path: group), trace: trace, automation: automation)
+        var context: WebContext?
+        if webDataDirectory == nil, !automation {
+            context = memoryContexts[group] ?? WebContext(dataDirectory: nil, automation: false)
+            memoryContexts[group] = context
+        }
+        let view = SignInView(
+            dataDirectory: webDataDirectory?.appending(path: group), trace: trace, automation: automation, context: context)
         view.onRedirect = { [weak self] in self?.onHide?() }
         viewsByGroup[group] = view
         views.add(view.root, name: group)

@@ -26,9 +26,11 @@ final class SignInView {
     /// - Parameter dataDirectory: where cookies and web data persist (per storage group), so
     ///   single sign-on survives a restart; nil keeps them in memory (tests).
     /// - Parameter automation: WebKitWebDriver may drive this view (`--automation-mode`).
-    init(dataDirectory: URL?, trace: FlowTrace, automation: Bool = false) {
+    /// - Parameter context: the cookie jar to use (kept by the caller across views); a new one
+    ///   over `dataDirectory` when nil.
+    init(dataDirectory: URL?, trace: FlowTrace, automation: Bool = false, context: WebContext? = nil) {
         self.trace = trace
-        let context = WebContext(dataDirectory: dataDirectory, automation: automation)
+        let context = context ?? WebContext(dataDirectory: dataDirectory, automation: automation)
         webView = WebView(context: context, automation: automation)
         webView.accessibleName = L("Sign-in page")
         hostBar = Label("", xalign: 0)
@@ -58,6 +60,8 @@ final class SignInView {
         self.session = session
         retriedAfterCancellation = false
         root.show()
+        // What the user types next goes to the page (its first field has the page's focus).
+        webView.grabFocus()
         webView.load(session.authorizationURL)
     }
 

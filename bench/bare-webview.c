@@ -1,0 +1,54 @@
+/* The baseline of `make bench`'s sign-in page figure: a bare GTK window with one WebKitWebView,
+ * set up as Sesame's sign-in view is (its own context with persistent web data in DATA_DIR,
+ * hardware acceleration off, developer extras off), loading URL. When the page has loaded it
+ * appends {"event":"page-loaded"} to TRACE_FILE — the line Sesame's --trace-events writes — and
+ * keeps running until it is terminated.
+ *
+ *     bare-webview URL DATA_DIR TRACE_FILE
+ */
+#include <gtk/gtk.h>
+#include <stdio.h>
+#include <webkit2/webkit2.h>
+
+static const char *trace_path;
+
+static void load_changed(WebKitWebView *view, WebKitLoadEvent event, gpointer data) {
+    (void)view;
+    (void)data;
+    if (event != WEBKIT_LOAD_FINISHED) return;
+    FILE *trace = fopen(trace_path, "a");
+    if (!trace) return;
+    fputs("{\"event\":\"page-loaded\"}\n", trace);
+    fclose(trace);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: bare-webview URL DATA_DIR TRACE_FILE\n");
+        return 64;
+    }
+    trace_path = argv[3];
+    gtk_init(&argc, &argv);
+    char *cache = g_build_filename(argv[2], "cache", NULL);
+    WebKitWebsiteDataManager *manager =
+        webkit_website_data_manager_new("base-data-directory", argv[2], "base-cache-directory", cache, NULL);
+    WebKitWebContext *context = webkit_web_context_new_with_website_data_manager(manager);
+    char *cookies = g_build_filename(argv[2], "cookies.sqlite", NULL);
+    webkit_cookie_manager_set_persistent_storage(webkit_web_context_get_cookie_manager(context), cookies,
+                                                 WEBKIT_COOKIE_PERSISTENT_STORAGE_SQLITE);
+    GtkWidget *view = webkit_web_view_new_with_context(context);
+    WebKitSettings *settings = webkit_web_view_get_settings(WEBKIT_WEB_VIEW(view));
+    webkit_settings_set_hardware_acceleration_policy(settings, WEBKIT_HARDWARE_ACCELERATION_POLICY_NEVER);
+    webkit_settings_set_enable_developer_extras(settings, FALSE);
+    g_signal_connect(view, "load-changed", G_CALLBACK(load_changed), NULL);
+    GtkWidget *window = gtk_window_new(GTK_WINDOW_TOPLEVEL);
+    gtk_window_set_default_size(GTK_WINDOW(window), 1240, 720);
+    gtk_container_add(GTK_CONTAINER(window), view);
+    g_signal_connect(window, "destroy", G_CALLBACK(gtk_main_quit), NULL);
+    gtk_widget_show_all(window);
+    webkit_web_view_load_uri(WEBKIT_WEB_VIEW(view), argv[1]);
+    gtk_main();
+    g_free(cookies);
+    g_free(cache);
+    return 0;
+}
