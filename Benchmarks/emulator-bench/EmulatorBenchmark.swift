@@ -196,27 +196,30 @@ struct EmulatorBenchmark {
         var signatures: [Double] = []
         for _ in 0..<5 {
             signatures.append(try await signatureRate(base: base))
-            grants.append(try await rate(seconds: 2) { index in
-                var request = HTTPClientRequest(url: "\(base)/contoso.onmicrosoft.com/oauth2/v2.0/token")
-                request.method = .POST
-                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-                request.body = .bytes(
-                    ByteBuffer(
-                        string: "client_id=6731de76-14a6-49ae-97bc-6eba6914391e&grant_type=refresh_token&refresh_token="
-                            + encode(chainBox.get(index)) + "&scope=" + encode("openid profile offline_access User.Read")))
-                let response = try await pooled.execute(request, timeout: .seconds(30))
-                let body = try await response.body.collect(upTo: 1 << 20)
-                guard response.status.code == 200,
-                    let object = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any],
-                    let next = object["refresh_token"] as? String
-                else { throw BenchmarkError("a refresh grant answered \(response.status.code)") }
-                chainBox.set(index, next)
-            })
+            grants.append(
+                try await rate(seconds: 2) { index in
+                    var request = HTTPClientRequest(url: "\(base)/contoso.onmicrosoft.com/oauth2/v2.0/token")
+                    request.method = .POST
+                    request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+                    request.body = .bytes(
+                        ByteBuffer(
+                            string: "client_id=6731de76-14a6-49ae-97bc-6eba6914391e&grant_type=refresh_token&refresh_token="
+                                + encode(chainBox.get(index)) + "&scope=" + encode("openid profile offline_access User.Read")))
+                    let response = try await pooled.execute(request, timeout: .seconds(30))
+                    let body = try await response.body.collect(upTo: 1 << 20)
+                    guard response.status.code == 200,
+                        let object = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any],
+                        let next = object["refresh_token"] as? String
+                    else { throw BenchmarkError("a refresh grant answered \(response.status.code)") }
+                    chainBox.set(index, next)
+                })
         }
         let grantRate = median(grants)
         let signatureLimit = median(signatures) / 2
-        print(String(format: "  refresh grants at %d connections: %.0f/s; RS256 limit %.0f signatures/s ÷ 2 = %.0f grants/s (%.0f %%)",
-            connections, grantRate, median(signatures), signatureLimit, grantRate / signatureLimit * 100))
+        print(
+            String(
+                format: "  refresh grants at %d connections: %.0f/s; RS256 limit %.0f signatures/s ÷ 2 = %.0f grants/s (%.0f %%)",
+                connections, grantRate, median(signatures), signatureLimit, grantRate / signatureLimit * 100))
         figure(
             "emulator refresh grants/s at 64 connections", value: grantRate, unit: "grants/s",
             baseline: "RS256 signatures/s of the same process ÷ 2 per grant", baselineValue: signatureLimit,
@@ -225,16 +228,17 @@ struct EmulatorBenchmark {
         var searches: [Double] = []
         let prefixes = ["a", "al", "meg", "jo", "ma", "Mar", "lu", "chen", "sean", "da", "pa", "li", "wang", "ni", "so", "eli"]
         for _ in 0..<5 {
-            searches.append(try await rate(seconds: 2) { index in
-                let filter = "startswith(displayName,'\(prefixes[index % prefixes.count])')"
-                var request = HTTPClientRequest(
-                    url: "\(base)/v1.0/users?$filter=\(encode(filter))&$select=displayName,mail,userPrincipalName&$top=50")
-                request.headers.add(name: "Authorization", value: "Bearer \(token)")
-                request.headers.add(name: "ConsistencyLevel", value: "eventual")
-                let response = try await pooled.execute(request, timeout: .seconds(30))
-                _ = try await response.body.collect(upTo: 1 << 22)
-                guard response.status.code == 200 else { throw BenchmarkError("a search answered \(response.status.code)") }
-            })
+            searches.append(
+                try await rate(seconds: 2) { index in
+                    let filter = "startswith(displayName,'\(prefixes[index % prefixes.count])')"
+                    var request = HTTPClientRequest(
+                        url: "\(base)/v1.0/users?$filter=\(encode(filter))&$select=displayName,mail,userPrincipalName&$top=50")
+                    request.headers.add(name: "Authorization", value: "Bearer \(token)")
+                    request.headers.add(name: "ConsistencyLevel", value: "eventual")
+                    let response = try await pooled.execute(request, timeout: .seconds(30))
+                    _ = try await response.body.collect(upTo: 1 << 22)
+                    guard response.status.code == 200 else { throw BenchmarkError("a search answered \(response.status.code)") }
+                })
         }
         print(String(format: "  Graph searches at %d connections over %d users: %.0f/s", connections, users, median(searches)))
         figure(
