@@ -101,7 +101,16 @@ emulator: build
 
 ## bench: release builds, then every wait a user feels as a ratio against its baseline, measured
 ## side by side (bench/bench.py); prints a table and writes bench/results.json
+BENCH_PACKAGES := xdotool
 bench: deps $(TEST_VENV_STAMP)
+	@missing=""; \
+	for p in $(BENCH_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
 	swift build -c release --product identity-emulator
 	swift build -c release --product emulator-bench
 	swift build -c release --product sesame-bench

@@ -10,6 +10,7 @@ of each. Prints a table and writes RESULTS_JSON: a list of objects with `figure`
 import json
 import os
 import platform
+import shutil
 import signal
 import socket
 import statistics
@@ -81,6 +82,10 @@ def isolated_env(name):
     home = scratch / name
     for folder in ("data", "config", "cache"):
         (home / folder).mkdir(parents=True, exist_ok=True)
+    # Sign-ins in files of this run's own (the session's keyring would carry one run's sign-in
+    # into the next); the Secret Service has its own figure (silent tokens).
+    (home / "data/sesame").mkdir(parents=True, exist_ok=True)
+    (home / "data/sesame/storage").write_text("files\n")
     env = dict(os.environ)
     env.update(XDG_DATA_HOME=str(home / "data"), XDG_CONFIG_HOME=str(home / "config"), XDG_CACHE_HOME=str(home / "cache"))
     return env
@@ -397,7 +402,9 @@ def emulator_figures():
 
 def main():
     started = time.monotonic()
-    subprocess.run(["cc", "-O2", "-o", str(scratch / "bare-webview"), str(ROOT / "bench/bare-webview.c"),
+    # The C compiler: the system's, or the one that comes with the Swift toolchain.
+    compiler = shutil.which("cc") or shutil.which("clang") or "clang"
+    subprocess.run([compiler, "-O2", "-o", str(scratch / "bare-webview"), str(ROOT / "bench/bare-webview.c"),
                     *subprocess.run(["pkg-config", "--cflags", "--libs", "webkit2gtk-4.1", "gtk+-3.0"], capture_output=True,
                                     text=True, check=True).stdout.split()], check=True)
     emulator = Emulator("--users", "100000", "--state-dir", str(scratch / "emulator"))
@@ -418,6 +425,13 @@ def main():
     results_path.parent.mkdir(parents=True, exist_ok=True)
     results_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     (results_path.parent / "machine.json").write_text(json.dumps(machine, indent=2) + "\n")
+    table = ["| figure | Sesame | baseline | ratio | goal | met |", "|---|---|---|---|---|---|"]
+    for entry in results:
+        table.append(f"| {entry['figure']} | {entry['value']:.4g} {entry['unit']} | {entry['baseline_value']:.4g} "
+                     f"({entry['baseline']}) | {entry['ratio']:.3g} | {entry['goal']} | {'yes' if entry['met'] else '**no**'} |")
+    (results_path.parent / "results.md").write_text(
+        "\n".join(table) + f"\n\nMeasured {time.strftime('%Y-%m-%d')} on {machine['cpus']} cores ({machine['processor']}), "
+        f"{machine['memory_gib']} GiB, Linux {machine['kernel']}.\n")
     print()
     print(f"{'figure':<58} {'value':>12} {'baseline':>12} {'ratio':>8}  goal       met")
     for entry in results:

@@ -109,7 +109,7 @@ struct EmulatorBenchmark {
         let (code, _) = try await authorizationCode(base: base)
         let redirect = "https://login.microsoftonline.com/common/oauth2/nativeclient"
         let began = ContinuousClock.now
-        var request = HTTPClientRequest(url: "\(base)/common/oauth2/v2.0/token")
+        var request = HTTPClientRequest(url: "\(base)/contoso.onmicrosoft.com/oauth2/v2.0/token")
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         request.body = .bytes(
@@ -342,17 +342,18 @@ struct EmulatorBenchmark {
             return try await client.execute(request, timeout: .seconds(10))
         }
         let page = try await text(
-            try await client.execute(HTTPClientRequest(url: "\(base)/common/oauth2/v2.0/authorize?\(query)"), timeout: .seconds(10)))
+            try await client.execute(
+                HTTPClientRequest(url: "\(base)/contoso.onmicrosoft.com/oauth2/v2.0/authorize?\(query)"), timeout: .seconds(10)))
         guard let range = page.range(of: #"name="ctx" value="([^"]*)""#, options: .regularExpression) else {
             throw BenchmarkError("no sign-in page")
         }
         let ctx = page[range].split(separator: "\"")[3]
-        _ = try await post("/common/login", "ctx=\(ctx)&step=username&loginfmt=alex%40contoso.onmicrosoft.com")
-        _ = try await post("/common/login", "ctx=\(ctx)&step=password&passwd=Passw0rd%21")
-        var answer = try await post("/common/login", "ctx=\(ctx)&step=kmsi&kmsi=no")
+        _ = try await post("/contoso.onmicrosoft.com/login", "ctx=\(ctx)&step=username&loginfmt=alex%40contoso.onmicrosoft.com")
+        _ = try await post("/contoso.onmicrosoft.com/login", "ctx=\(ctx)&step=password&passwd=Passw0rd%21")
+        var answer = try await post("/contoso.onmicrosoft.com/login", "ctx=\(ctx)&step=kmsi&kmsi=no")
         // Consent is asked once per user and app; after that "stay signed in" redirects at once.
         if answer.headers.first(name: "Location") == nil {
-            answer = try await post("/common/login", "ctx=\(ctx)&step=consent&consent=accept")
+            answer = try await post("/contoso.onmicrosoft.com/login", "ctx=\(ctx)&step=consent&consent=accept")
         }
         guard let location = answer.headers.first(name: "Location"),
             let code = URLComponents(string: location)?.queryItems?.first(where: { $0.name == "code" })?.value
@@ -375,7 +376,7 @@ struct EmulatorBenchmark {
             return try await client.execute(request, timeout: .seconds(10))
         }
         let tokens = try await post(
-            "/common/oauth2/v2.0/token",
+            "/contoso.onmicrosoft.com/oauth2/v2.0/token",
             "client_id=6731de76-14a6-49ae-97bc-6eba6914391e&grant_type=authorization_code&code=\(encode(code))"
                 + "&redirect_uri=\(encode(redirect))"
         )

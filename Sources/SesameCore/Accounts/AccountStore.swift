@@ -300,10 +300,19 @@ public actor AccountStore {
     ///   was refused (`invalid_grant`, `interaction_required`); the account stays in the store,
     ///   marked, until the user signs in again.
     public func accessToken(for account: Account, scopes: [String]? = nil, forceRefresh: Bool = false) async throws -> AccessToken {
+        // The answer to the same question, while the stored bytes it came from are unchanged
+        // and the token has five minutes left: no cache lookup at all.
+        let question = TokenQuestion(accountType: account.accountType, homeAccountID: account.homeAccountID, scopes: scopes)
+        if !forceRefresh, let answer = answers[question], answer.isCurrent(storage: cache.storage, now: now()) {
+            return answer.token
+        }
         let configuration = try requireConfiguration(account.accountType).issuing(homeAccountID: account.homeAccountID)
         let wanted = scopes ?? configuration.scopes
         let resourceScopes = Set(wanted.filter { !Self.oidcScopes.contains($0.lowercased()) })
         if !forceRefresh, let cached = try cachedToken(for: account, configuration: configuration, scopes: resourceScopes) {
+            if let copy = readCopies[configuration.storageGroup] {
+                answers[question] = Answer(token: cached, group: configuration.storageGroup, read: copy)
+            }
             return cached
         }
         // Callers asking for the same scopes share one refresh; refreshes of one account for
@@ -500,6 +509,32 @@ public actor AccountStore {
 
     /// The last read of each group (see ``withCache(group:write:_:)``).
     private var readCopies: [String: ReadCopy] = [:]
+
+    /// A silent token request: whose, and for which scopes (`nil`: the account type's own).
+    private struct TokenQuestion: Hashable {
+        var accountType: String
+        var homeAccountID: String
+        var scopes: [String]?
+    }
+
+    /// A token given from the cache, and the read of the stored bytes it came from.
+    private struct Answer {
+        var token: AccessToken
+        var group: String
+        var read: ReadCopy
+
+        /// Still the answer: the stored bytes have the same stamp (within its age limit) and
+        /// the token has five minutes left.
+        func isCurrent(storage: any TokenStorage, now: Date) -> Bool {
+            guard token.expiresOn.timeIntervalSince(now) > AccountStore.minimumRemainingValidity,
+                let version = storage.version(group: group), version == read.version
+            else { return false }
+            return read.version.maximumAge.map { read.readAt.duration(to: .now) < $0 } ?? true
+        }
+    }
+
+    /// The last answer to each question (see ``accessToken(for:scopes:forceRefresh:)``).
+    private var answers: [TokenQuestion: Answer] = [:]
 
     /// MSAL's `environment`: the authority host.
     static func environment(of configuration: AccountConfiguration) -> String {
