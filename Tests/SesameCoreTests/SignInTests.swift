@@ -85,7 +85,8 @@ struct SignInTests {
             let provider: FakeIdentityProvider
             init(_ provider: FakeIdentityProvider) { self.provider = provider }
             func present(_ session: SignInSession) async throws {
-                let deadline = ContinuousClock.now + .seconds(5)
+                // Generous: under a loaded test run the early fetch can wait its turn for a while.
+                let deadline = ContinuousClock.now + .seconds(60)
                 while !provider.transport.requests.contains(where: { $0.url.path.hasSuffix("/keys") }), ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(5))
                 }
