@@ -176,7 +176,9 @@ public actor AccountStore {
         // The provider's keys are fetched while the user is at the pages, off the path from the
         // redirect to the user's data.
         if configuration.scopes.contains("openid") {
-            Task.detached { [verifier, now] in await verifier.metadata.prefetch(discoveryURL: configuration.resolvedDiscoveryURL, now: now()) }
+            Task.detached { [verifier, now] in
+                await verifier.metadata.prefetch(discoveryURL: configuration.resolvedDiscoveryURL, now: now())
+            }
         }
         do throws(AccountStoreError) {
             do {
