@@ -59,7 +59,8 @@ struct TransportBoundsTests {
                 router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
                 onServerRunning: { channel in seen.port.withLock { $0 = channel.localAddress?.port } })
             task = Task { try await app.runService() }
-            let deadline = ContinuousClock.now + .seconds(10)
+            // Generous: in a loaded test run the server's task can wait a while for a thread.
+            let deadline = ContinuousClock.now + .seconds(60)
             while seen.port.withLock({ $0 }) == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
             base = URL(string: "http://127.0.0.1:\(try #require(seen.port.withLock { $0 }))")!
         }

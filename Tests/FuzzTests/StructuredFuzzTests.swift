@@ -19,10 +19,10 @@ struct StructuredFuzzTests {
     static let redirect = URL(string: "https://login.microsoftonline.com/common/oauth2/nativeclient")!
 
     @Test("redirect matching and classification", arguments: ["redirect"])
-    func redirects(target: String) throws {
+    func redirects(target: String) async throws {
         let matcher = RedirectMatcher(redirectURI: Self.redirect)
         let classifier = NavigationClassifier(configuration: Self.configuration)
-        try Self.fuzz(target) { data in
+        try await Self.fuzz(target) { data in
             let text = String(decoding: data, as: UTF8.self)
             _ = matcher.matches(text)
             if let url = URL(string: text) {
@@ -34,15 +34,15 @@ struct StructuredFuzzTests {
     }
 
     @Test("authorization responses (the redirect's query)", arguments: ["authorization-response"])
-    func authorizationResponses(target: String) throws {
-        try Self.fuzz(target) { data in
+    func authorizationResponses(target: String) async throws {
+        try await Self.fuzz(target) { data in
             if let url = URL(string: String(decoding: data, as: UTF8.self)) { _ = AuthorizationResponse(redirectURL: url) }
         }
     }
 
     @Test("token and error responses", arguments: ["token-response", "error-response"])
-    func tokenResponses(target: String) throws {
-        try Self.fuzz(target) { data in
+    func tokenResponses(target: String) async throws {
+        try await Self.fuzz(target) { data in
             _ = try? JSONDecoder().decode(TokenResponse.self, from: data)
             _ = try? JSONDecoder().decode(OAuthErrorResponse.self, from: data)
             _ = try? JSONDecoder().decode([String: JSONValue].self, from: data)
@@ -50,24 +50,24 @@ struct StructuredFuzzTests {
     }
 
     @Test("JWTs and id_token claims, before any signature check", arguments: ["jwt"])
-    func jwts(target: String) throws {
-        try Self.fuzz(target) { data in
+    func jwts(target: String) async throws {
+        try await Self.fuzz(target) { data in
             guard let token = try? JSONWebToken(compact: Secret(String(decoding: data, as: UTF8.self))) else { return }
             _ = try? IDTokenClaims(token.claims)
         }
     }
 
     @Test("settings files", arguments: ["settings"])
-    func settings(target: String) throws {
-        try Self.fuzz(target) { (data: Data) throws -> Void in
+    func settings(target: String) async throws {
+        try await Self.fuzz(target) { (data: Data) throws -> Void in
             let parsed: SampleSettings? = try? SampleSettings.parse(data, file: "fuzz.plist")
             _ = parsed
         }
     }
 
     @Test("Graph pages and errors, task lists", arguments: ["graph-page", "tasks"])
-    func apis(target: String) throws {
-        try Self.fuzz(target) { data in
+    func apis(target: String) async throws {
+        try await Self.fuzz(target) { data in
             _ = try? JSONDecoder().decode(SesameCore.GraphUserListBody.self, from: data)
             _ = SesameCore.GraphError(response: SesameCore.HTTPResponse(status: 400, body: data))
             _ = try? JSONDecoder().decode([SesameCore.TaskItem].self, from: data)
@@ -75,16 +75,16 @@ struct StructuredFuzzTests {
     }
 
     @Test("the token cache file", arguments: ["cache"])
-    func cache(target: String) throws {
-        try Self.fuzz(target) { data in
+    func cache(target: String) async throws {
+        try await Self.fuzz(target) { data in
             guard let cache = try? TokenCache(json: data) else { return }
             _ = try? cache.jsonData()
         }
     }
 
     @Test("the emulator's $filter parser", arguments: ["filter"])
-    func filters(target: String) throws {
-        try Self.fuzz(target) { (data: Data) throws -> Void in
+    func filters(target: String) async throws {
+        try await Self.fuzz(target) { (data: Data) throws -> Void in
             let parsed: UserFilter? = try? UserFilter.parse(String(decoding: data, as: UTF8.self))
             _ = parsed
         }
@@ -101,7 +101,10 @@ struct StructuredFuzzTests {
     }
 
     /// Runs `body` on the corpus of `target`, then on mutations of it until the time is up.
-    static func fuzz(_ target: String, _ body: (Data) throws -> Void) throws {
+    /// The loop yields to other tasks every few milliseconds: it shares the cooperative thread
+    /// pool (two threads on two cores) with the rest of `make test`, and a fuzz target that held
+    /// one for seconds starved servers other tests were starting.
+    static func fuzz(_ target: String, _ body: (Data) throws -> Void) async throws {
         let folder = root.appending(path: "Corpus/\(target)")
         let corpus = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted().map {
             try Data(contentsOf: folder.appending(path: $0))
@@ -120,6 +123,7 @@ struct StructuredFuzzTests {
             try input.write(to: current)
             try body(input)
             runs += 1
+            if runs % 32 == 0 { await Task.yield() }
         }
         try? FileManager.default.removeItem(at: current)
         #expect(runs >= 100)
