@@ -153,6 +153,7 @@ enum DirectoryGenerator {
         users.reserveCapacity(count)
         var random = SeededGenerator(seed: seed)
         var taken = Set(users.map { $0.userPrincipalName.split(separator: "@")[0].lowercased() })
+        var nextSuffix: [String: Int] = [:]
         let totalWeight = cultures.reduce(0) { $0 + $1.weight }
 
         for _ in users.count..<count {
@@ -167,12 +168,15 @@ enum DirectoryGenerator {
             let displayName = culture.surnameFirst ? surname.native + given.native : given.native + " " + surname.native
 
             let base = culture.surnameFirst ? "\(surname.ascii).\(given.ascii)" : "\(given.ascii).\(surname.ascii)"
-            var alias = base
-            var suffix = 2
+            // The first free of base, base2, base3, …, resuming where this base's last search
+            // stopped (no generated base ends in a digit, so no other base takes these).
+            var suffix = nextSuffix[base, default: 1]
+            var alias = suffix == 1 ? base : base + String(suffix)
             while !taken.insert(alias).inserted {
-                alias = base + String(suffix)
                 suffix += 1
+                alias = base + String(suffix)
             }
+            nextSuffix[base] = suffix + 1
 
             let roll = random.next() % 100
             let phoneCount = roll < 20 ? 0 : roll < 85 ? 1 : Int(2 + random.next() % 2)

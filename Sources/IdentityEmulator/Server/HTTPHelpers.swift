@@ -55,7 +55,9 @@ extension Request {
         guard let header = headers[.authorization] else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
+        var token = parts[1]
+        while token.first == " " || token.first == "\t" { token = token.dropFirst() }
+        while token.last == " " || token.last == "\t" { token = token.dropLast() }
+        return token.isEmpty ? nil : String(token)
     }
 }

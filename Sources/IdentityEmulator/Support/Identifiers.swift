@@ -10,9 +10,16 @@ enum Identifiers {
         var bytes = input
         bytes[6] = (bytes[6] & 0x0f) | 0x40
         bytes[8] = (bytes[8] & 0x3f) | 0x80
-        let hex = bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
-        let characters = Array(hex)
-        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
+        let digits = Array("0123456789abcdef".utf8)
+        // 8-4-4-4-12 hex digits: dashes before bytes 4, 6, 8 and 10.
+        var output: [UInt8] = []
+        output.reserveCapacity(36)
+        for (index, byte) in bytes.prefix(16).enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { output.append(UInt8(ascii: "-")) }
+            output.append(digits[Int(byte >> 4)])
+            output.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// `count` random bytes as base64url: unguessable handles (codes, refresh tokens, sessions).

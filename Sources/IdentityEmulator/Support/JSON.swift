@@ -11,54 +11,65 @@ indirect enum JSON: Sendable {
     case object([(String, JSON)])
 
     /// The compact serialization (no escaped slashes, as Microsoft writes it).
-    var serialized: String {
-        var out = ""
+    var serialized: String { String(decoding: bytes, as: UTF8.self) }
+
+    var data: Data { Data(bytes) }
+
+    /// The UTF-8 text, written byte by byte: every token and Graph page is one of these.
+    private var bytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(512)
         write(to: &out)
         return out
     }
 
-    var data: Data { Data(serialized.utf8) }
-
-    private func write(to out: inout String) {
+    private func write(to out: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case .bool(let value): out += value ? "true" : "false"
-        case .int(let value): out += String(value)
+        case .null: out += "null".utf8
+        case .bool(let value): out += (value ? "true" : "false").utf8
+        case .int(let value): out += String(value).utf8
         case .string(let value): Self.writeString(value, to: &out)
         case .array(let items):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (index, item) in items.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.append(UInt8(ascii: ",")) }
                 item.write(to: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (index, member) in members.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.append(UInt8(ascii: ",")) }
                 Self.writeString(member.0, to: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 member.1.write(to: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    private static func writeString(_ value: String, to out: inout String) {
-        out += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                out += "\\u" + String(scalar.value, radix: 16).leftPadded(to: 4)
-            default: out.unicodeScalars.append(scalar)
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// A JSON string: `"` and `\` escaped, control characters as `\n`, `\r`, `\t` or `\u00XX`;
+    /// everything else as its UTF-8 bytes (no byte of a multi-byte character is below 0x80).
+    private static func writeString(_ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case UInt8(ascii: "\n"): out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case UInt8(ascii: "\r"): out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case UInt8(ascii: "\t"): out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case 0..<0x20:
+                out += [
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hexDigits[Int(byte >> 4)],
+                    hexDigits[Int(byte & 15)],
+                ]
+            default: out.append(byte)
             }
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 
     /// Reads a JSON object's string and boolean members from a request body.
