@@ -12,12 +12,15 @@ import SesameCore
 /// does for its files.
 public struct SecretServiceTokenStorage: TokenStorage {
     private let lockDirectory: URL
+    /// `lockDirectory.path`, worked out once: ``version(group:)`` is on every silent token's path.
+    private let lockDirectoryPath: String
 
     /// Storage in the session's Secret Service.
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         lockDirectory =
             environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0, isDirectory: true) : nil }
             ?? FileTokenStorage.defaultDirectory(environment: environment)
+        lockDirectoryPath = lockDirectory.path
     }
 
     public var location: String { "Secret Service" }
@@ -85,12 +88,20 @@ public struct SecretServiceTokenStorage: TokenStorage {
     /// A stamp file beside the lock, replaced after every write of the group by any Sesame
     /// process; a copy is used for at most a second even so (a person may delete the item in
     /// the keyring's manager, which stamps nothing).
+    ///
+    /// The stamp's directory's last change as inotify reported it (no system call), or where it
+    /// cannot tell, the stamp file's identity and times.
     public func version(group: String) -> StoredVersion? {
-        StoredVersion.ofFile(atPath: stampFile(group: group), maximumAge: .seconds(1))
+        if let generation = DirectoryChanges.shared?.generation(ofDirectory: lockDirectoryPath) {
+            return StoredVersion(stamp: [-1, Int64(bitPattern: generation)], maximumAge: .seconds(1))
+        }
+        return StoredVersion.ofFile(atPath: stampFile(group: group), maximumAge: .seconds(1))
     }
 
     private func stampFile(group: String) -> String {
-        lockDirectory.appending(path: "sesame-\(group.replacingOccurrences(of: "/", with: "_")).stamp").path
+        lockDirectoryPath + "/sesame-"
+            + String(decoding: group.utf8.map { $0 == UInt8(ascii: "/") ? UInt8(ascii: "_") : $0 }, as: UTF8.self)
+            + ".stamp"
     }
 
     /// Replaces the stamp file (a new inode), under the group's lock.
@@ -107,6 +118,7 @@ public struct SecretServiceTokenStorage: TokenStorage {
             unlink(temporary)
             unlink(path)
         }
+        DirectoryChanges.shared?.noteChange(inDirectory: lockDirectoryPath)
     }
 
     public func transact(group: String, _ body: (Data?) throws -> TokenStorageAction) throws -> String? {

@@ -13,10 +13,13 @@ import Foundation
 public struct FileTokenStorage: TokenStorage {
     /// The directory holding the cache files.
     public let directory: URL
+    /// `directory.path`, worked out once: ``version(group:)`` is on every silent token's path.
+    private let directoryPath: String
 
     /// Storage in a given directory, created (mode 0700) when first written.
     public init(directory: URL) {
         self.directory = directory
+        directoryPath = directory.path
     }
 
     /// Storage in `$XDG_DATA_HOME/sesame/`, or `~/.local/share/sesame/` when that is unset.
@@ -37,7 +40,7 @@ public struct FileTokenStorage: TokenStorage {
 
     /// The cache file of a group.
     public func fileURL(group: String) throws -> URL {
-        guard !group.isEmpty, !group.contains("/"), group != ".", group != "..", !group.contains("\0") else {
+        guard Self.isFileName(group) else {
             throw TokenStorageError(location: location, reason: "the storage group \"\(group)\" cannot be a file name")
         }
         return directory.appending(path: "\(group).json", directoryHint: .notDirectory)
@@ -51,10 +54,19 @@ public struct FileTokenStorage: TokenStorage {
         return try await FileLock.whileHolding(path: file.path + ".refresh.lock", location: location, body)
     }
 
-    /// The cache file's identity, size and times: every write replaces the file by a rename.
+    /// The directory's last change as inotify reported it (no system call), or where it cannot
+    /// tell, the cache file's identity, size and times (every write replaces the file by a rename).
     public func version(group: String) -> StoredVersion? {
-        guard let file = try? fileURL(group: group) else { return nil }
-        return StoredVersion.ofFile(atPath: file.path)
+        guard Self.isFileName(group) else { return nil }
+        if let generation = DirectoryChanges.shared?.generation(ofDirectory: directoryPath) {
+            return StoredVersion(stamp: [-1, Int64(bitPattern: generation)])
+        }
+        return StoredVersion.ofFile(atPath: directoryPath + "/" + group + ".json")
+    }
+
+    /// A group names one file in the directory: not empty, no `/` or NUL, not `.` or `..`.
+    private static func isFileName(_ group: String) -> Bool {
+        !group.isEmpty && group != "." && group != ".." && !group.utf8.contains { $0 == UInt8(ascii: "/") || $0 == 0 }
     }
 
     public func transact(group: String, _ body: (Data?) throws -> TokenStorageAction) throws -> String? {
@@ -75,7 +87,11 @@ public struct FileTokenStorage: TokenStorage {
             throw TokenStorageError(location: file.path, reason: "cannot read: \(error.localizedDescription)")
         }
 
-        switch try body(current) {
+        let action = try body(current)
+        if case .keep = action { return nil }
+        // Readers of this process see the change at once, not when the kernel's event is read.
+        defer { DirectoryChanges.shared?.noteChange(inDirectory: directoryPath) }
+        switch action {
         case .keep:
             return nil
         case .write(let data):
