@@ -13,6 +13,32 @@ enum MainLoop {
         }
         g_idle_add(callback, Unmanaged.passRetained(box).toOpaque())
     }
+
+    /// Runs `body` once `widget`'s window has painted its next frame — the frame that shows what
+    /// was just changed (GDK's frame clock, `after-paint`); for a widget not on screen yet, once
+    /// the loop is idle (no frame would come for it).
+    static func afterNextPaint(of widget: Widget, _ body: @escaping @MainActor () -> Void) {
+        guard gtk_widget_get_mapped(widget.widget) != 0, let clock = gtk_widget_get_frame_clock(widget.widget) else {
+            whenIdle(body)
+            return
+        }
+        final class Once {
+            let body: @MainActor () -> Void
+            var handler: gulong = 0
+            init(_ body: @escaping @MainActor () -> Void) { self.body = body }
+        }
+        let once = SignalBox(Once(body))
+        let trampoline: @convention(c) (gpointer?, gpointer?) -> Void = { clock, data in
+            // Held here: disconnecting releases GLib's reference to the box.
+            let box = Unmanaged<SignalBox<Once>>.fromOpaque(data!).takeUnretainedValue()
+            g_signal_handler_disconnect(clock, box.handler.handler)
+            MainActor.assumeIsolated { box.handler.body() }
+        }
+        once.handler.handler = sesame_signal_connect(
+            UnsafeMutableRawPointer(clock), "after-paint", unsafeBitCast(trampoline, to: GCallback.self),
+            Unmanaged.passRetained(once).toOpaque(), Signals.releaseBox)
+        gtk_widget_queue_draw(widget.widget)
+    }
 }
 
 /// How long the GLib main loop went without running: a timer due every `period` notes how late

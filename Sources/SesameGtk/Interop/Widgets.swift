@@ -515,12 +515,18 @@ public final class TextTable: Widget {
         self.store = GObjectReference(store, .new)
         columnCount = types.count
         super.init(new: gtk_tree_view_new_with_model(sesame_tree_model(store)))
+        // Fixed column widths and one row height: the view measures no row it does not draw,
+        // so taking rows costs the same with 50 of them or 10,000 (GTK's fixed-height mode,
+        // which needs every column fixed).
         for (index, title) in titles.prefix(3).enumerated() {
             let column = sesame_text_column_new(title, sesame_text_renderer_new(index == 0 ? 1 : 0), Int32(index))
+            gtk_tree_view_column_set_sizing(column, GTK_TREE_VIEW_COLUMN_FIXED)
+            gtk_tree_view_column_set_fixed_width(column, index == 0 ? 180 : 160)
             gtk_tree_view_column_set_resizable(column, 1)
             gtk_tree_view_column_set_expand(column, 1)
             gtk_tree_view_append_column(tree, column)
         }
+        gtk_tree_view_set_fixed_height_mode(tree, 1)
         gtk_tree_view_set_enable_search(tree, 0)
     }
 

@@ -79,7 +79,9 @@ final class TasksPage: SamplePage {
         }
         list.showAll()
         let rows = model.tasks.count
-        MainLoop.whenIdle { [weak self] in self?.trace.record("list-rendered", [("view", "tasks"), ("rows", String(rows))]) }
+        MainLoop.afterNextPaint(of: list) { [weak self] in
+            self?.trace.record("list-rendered", [("view", "tasks"), ("rows", String(rows))])
+        }
     }
 
     /// Sends the typed text; it stays in the field until the service has it.
