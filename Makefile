@@ -102,6 +102,10 @@ emulator: build
 ## bench: release builds, then every wait a user feels as a ratio against its baseline, measured
 ## side by side (bench/bench.py); prints a table and writes bench/results.json
 BENCH_PACKAGES := xdotool
+# Release products without debug information (no -g for Swift or C): a fresh clone's build is the longest part of
+# `make bench`, and perf's profiles need only the symbols.
+BENCH_BUILD_FLAGS := -c release -debug-info-format none
+
 bench: deps $(TEST_VENV_STAMP)
 	@missing=""; \
 	for p in $(BENCH_PACKAGES); do \
@@ -111,10 +115,10 @@ bench: deps $(TEST_VENV_STAMP)
 	  echo "Installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
-	swift build -c release --product identity-emulator
-	swift build -c release --product emulator-bench
-	swift build -c release --product sesame-bench
-	swift build -c release --product sesame
+	swift build $(BENCH_BUILD_FLAGS) --product identity-emulator
+	swift build $(BENCH_BUILD_FLAGS) --product emulator-bench
+	swift build $(BENCH_BUILD_FLAGS) --product sesame-bench
+	swift build $(BENCH_BUILD_FLAGS) --product sesame
 	scripts/test-session.sh $(TEST_VENV)/bin/python bench/bench.py .build/release bench/results.json
 
 ## install: the app, the emulator, their data (settings, translations), desktop entry and icon under PREFIX

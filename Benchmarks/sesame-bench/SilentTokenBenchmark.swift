@@ -6,7 +6,7 @@ import SesameTestSupport
 
 /// `sesame-bench silent-token EMULATOR_URL STORAGE CACHE_COPY [ROUNDS]`: signs alex in to the
 /// Directory sample through the emulator's pages (headless), then asks the store for his token
-/// without interaction, in process, as fast as it answers — ROUNDS (5) of two seconds — and prints one
+/// without interaction, in process, as fast as it answers — ROUNDS (5) of one second — and prints one
 /// JSON line: `{"store": …, "rounds": [acquisitions per second, …]}`. STORAGE is `files` (a
 /// temporary folder) or `keyring` (the session's Secret Service). The cache's JSON is copied to
 /// CACHE_COPY, so that MSAL for Python can be measured on the same content.
@@ -53,7 +53,7 @@ struct SilentTokenBenchmark {
         for _ in 0..<count {
             let started = ContinuousClock.now
             var count = 0
-            while started.duration(to: .now) < .seconds(2) {
+            while started.duration(to: .now) < .seconds(1) {
                 _ = try await store.accessToken(for: alex)
                 count += 1
             }
