@@ -102,9 +102,10 @@ emulator: build
 ## bench: release builds, then every wait a user feels as a ratio against its baseline, measured
 ## side by side (bench/bench.py); prints a table and writes bench/results.json
 BENCH_PACKAGES := xdotool
-# Release products without debug information (no -g for Swift or C): a fresh clone's build is the longest part of
-# `make bench`, and perf's profiles need only the symbols.
-BENCH_BUILD_FLAGS := -c release -debug-info-format none
+# Release products without debug information (a fresh clone's build is the longest part of
+# `make bench`; perf's profiles need only the symbols), with Swift's runtime and Foundation linked
+# in: the dynamic loader's symbol lookups were 70 % of `sesame`'s start before its window (perf).
+BENCH_BUILD_FLAGS := -c release -debug-info-format none --static-swift-stdlib
 
 bench: deps $(TEST_VENV_STAMP)
 	@missing=""; \

@@ -514,9 +514,11 @@ def main():
     for entry in results:
         table.append(f"| {entry['figure']} | {entry['value']:.4g} {entry['unit']} | {entry['baseline_value']:.4g} "
                      f"({entry['baseline']}) | {entry['ratio']:.3g} | {entry['goal']} | {'yes' if entry['met'] else '**no**'} |")
+    details = [f"- {entry['figure']}: {entry['detail']}" for entry in results if entry.get("detail")]
     (results_path.parent / "results.md").write_text(
         "\n".join(table) + f"\n\nMeasured {time.strftime('%Y-%m-%d')} on {machine['cpus']} cores ({machine['processor']}), "
-        f"{machine['memory_gib']} GiB, Linux {machine['kernel']}.\n")
+        f"{machine['memory_gib']} GiB, Linux {machine['kernel']}, `make bench` alone on the machine.\n"
+        + ("\nWhere the time went (medians of the same runs):\n\n" + "\n".join(details) + "\n" if details else ""))
     print()
     print(f"{'figure':<58} {'value':>12} {'baseline':>12} {'ratio':>8}  goal       met")
     for entry in results:
