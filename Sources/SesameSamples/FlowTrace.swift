@@ -49,8 +49,10 @@ public final class FlowTrace {
 
     public func observe(_ observer: @escaping (Event) -> Void) { observers.append(observer) }
 
-    public func record(_ name: String, _ fields: [(String, String)] = []) {
-        let elapsed = start.duration(to: .now)
+    /// Records `name` with `fields`, as of `instant` (now when nil: an event recorded later than
+    /// it happened — from another thread — keeps its own time).
+    public func record(_ name: String, _ fields: [(String, String)] = [], at instant: ContinuousClock.Instant? = nil) {
+        let elapsed = start.duration(to: instant ?? .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let event = Event(time: seconds, name: name, fields: fields)
         events.append(event)

@@ -19,20 +19,22 @@ public struct TracingTransport: HTTPTransport {
         let url = request.url.redactingQuery
         do {
             let response = try await base.send(request, progress: progress)
-            let milliseconds = Self.milliseconds(since: started)
-            let trace = trace
-            await MainActor.run {
-                trace.record(
-                    event, [("method", request.method), ("url", url), ("status", String(response.status)), ("ms", String(milliseconds))])
-            }
+            let finished = ContinuousClock.now
+            let fields = [
+                ("method", request.method), ("url", url), ("status", String(response.status)),
+                ("ms", String(Self.milliseconds(from: started, to: finished))),
+            ]
+            // Recorded on the main actor without waiting for it: the response goes on to its caller
+            // at once, even while the window is busy drawing (the event keeps its own time).
+            Task { @MainActor [trace] in trace.record(event, fields, at: finished) }
             return response
         } catch {
-            let milliseconds = Self.milliseconds(since: started)
-            let trace = trace
-            let reason = "\(error)"
-            await MainActor.run {
-                trace.record(event, [("method", request.method), ("url", url), ("error", reason), ("ms", String(milliseconds))])
-            }
+            let finished = ContinuousClock.now
+            let fields = [
+                ("method", request.method), ("url", url), ("error", "\(error)"),
+                ("ms", String(Self.milliseconds(from: started, to: finished))),
+            ]
+            Task { @MainActor [trace] in trace.record(event, fields, at: finished) }
             throw error
         }
     }
@@ -45,8 +47,8 @@ public struct TracingTransport: HTTPTransport {
         return "api-call"
     }
 
-    static func milliseconds(since start: ContinuousClock.Instant) -> Int {
-        let elapsed = start.duration(to: .now)
+    static func milliseconds(from start: ContinuousClock.Instant, to end: ContinuousClock.Instant) -> Int {
+        let elapsed = start.duration(to: end)
         return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
     }
 }
