@@ -105,6 +105,8 @@ BENCH_PACKAGES := xdotool
 # Release products without debug information (a fresh clone's build is the longest part of
 # `make bench`; perf's profiles need only the symbols), with Swift's runtime and Foundation linked
 # in: the dynamic loader's symbol lookups were 70 % of `sesame`'s start before its window (perf).
+# One `swift build` for every product: the build system keeps both cores busy across products
+# (one invocation per product left a core idle at each one's last module and link).
 BENCH_BUILD_FLAGS := -c release -debug-info-format none --static-swift-stdlib
 
 bench: deps $(TEST_VENV_STAMP)
@@ -116,10 +118,7 @@ bench: deps $(TEST_VENV_STAMP)
 	  echo "Installing Debian packages:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
-	swift build $(BENCH_BUILD_FLAGS) --product identity-emulator
-	swift build $(BENCH_BUILD_FLAGS) --product emulator-bench
-	swift build $(BENCH_BUILD_FLAGS) --product sesame-bench
-	swift build $(BENCH_BUILD_FLAGS) --product sesame
+	swift build $(BENCH_BUILD_FLAGS)
 	scripts/test-session.sh $(TEST_VENV)/bin/python bench/bench.py .build/release bench/results.json
 
 ## install: the app, the emulator, their data (settings, translations), desktop entry and icon under PREFIX

@@ -21,6 +21,14 @@ static void record(const char *event) {
     fclose(trace);
 }
 
+static gboolean decide_policy(WebKitWebView *view, WebKitPolicyDecision *decision, WebKitPolicyDecisionType type, gpointer data) {
+    (void)view;
+    (void)decision;
+    (void)data;
+    if (type == WEBKIT_POLICY_DECISION_TYPE_NAVIGATION_ACTION) record("navigation");
+    return FALSE;
+}
+
 static void load_changed(WebKitWebView *view, WebKitLoadEvent event, gpointer data) {
     (void)view;
     (void)data;
@@ -47,6 +55,7 @@ int main(int argc, char **argv) {
     webkit_settings_set_hardware_acceleration_policy(settings, WEBKIT_HARDWARE_ACCELERATION_POLICY_NEVER);
     webkit_settings_set_enable_developer_extras(settings, FALSE);
     g_signal_connect(view, "load-changed", G_CALLBACK(load_changed), NULL);
+    g_signal_connect(view, "decide-policy", G_CALLBACK(decide_policy), NULL);
     GtkWidget *window = gtk_window_new(GTK_WINDOW_TOPLEVEL);
     gtk_window_set_default_size(GTK_WINDOW(window), 1240, 720);
     gtk_container_add(GTK_CONTAINER(window), view);
@@ -54,6 +63,7 @@ int main(int argc, char **argv) {
     gtk_widget_show_all(window);
     record("window-shown");
     webkit_web_view_load_uri(WEBKIT_WEB_VIEW(view), argv[1]);
+    record("sign-in-page-requested");
     gtk_main();
     g_free(cookies);
     g_free(cache);

@@ -45,6 +45,9 @@ static inline GtkFileChooser *sesame_file_chooser(gpointer object) { return GTK_
 static inline GtkNativeDialog *sesame_native_dialog(gpointer object) { return GTK_NATIVE_DIALOG(object); }
 static inline GtkTextView *sesame_text_view(gpointer object) { return GTK_TEXT_VIEW(object); }
 static inline GtkStackSwitcher *sesame_stack_switcher(gpointer object) { return GTK_STACK_SWITCHER(object); }
+static inline void sesame_stack_set_child_position(GtkStack *stack, GtkWidget *child, gint position) {
+    gtk_container_child_set(GTK_CONTAINER(stack), child, "position", position, NULL);
+}
 static inline GtkTreeView *sesame_tree_view(gpointer object) { return GTK_TREE_VIEW(object); }
 static inline GtkTreeModel *sesame_tree_model(gpointer object) { return GTK_TREE_MODEL(object); }
 static inline GtkApplication *sesame_application(gpointer object) { return GTK_APPLICATION(object); }

@@ -13,6 +13,23 @@ import XCTest
 final class SignInFlowTests: GUITestCase {
     typealias IDs = SignInPageIDs
 
+    /// With nobody signed in, the window's first frame is the sign-in page, already loading: the
+    /// page is asked for before the window shows (WebKit starts while GTK paints), and the flow
+    /// inspector is there once it has shown.
+    func testTheWindowOpensOnTheSignInPageAlreadyLoading() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory)
+            defer { gui.close() }
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.has("window-shown") }, "the window never showed")
+            let names = gui.trace.events.map(\.name)
+            let requested = try XCTUnwrap(names.firstIndex(of: "sign-in-page-requested"), "the window showed before sign-in began")
+            XCTAssertLessThan(requested, try XCTUnwrap(names.firstIndex(of: "window-shown")))
+            XCTAssertTrue(gui.signInShown, "the window showed without the sign-in page")
+            XCTAssertNotNil(gui.window.inspector, "no flow inspector once the window showed")
+            gui.waitForSignInPage("first sign-in")
+        }
+    }
+
     func testMeganSignsInThroughTheRealViewWithHerSMSCodeAndTheDirectoryFills() throws {
         try MainActor.assumeIsolated {
             let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, screenshotPrefix: "")

@@ -12,9 +12,11 @@ public final class MainWindow: SignInFailurePresenter {
     let model: AppModel
     /// The sign-in page: the Core's user agent for every sample.
     let signIn: SignInPane
-    private let mainStack = Stack()
-    private let samples = Stack(crossfade: true)
-    private(set) var inspector: FlowInspector!
+    private let mainStack = Stack(sizedByVisibleChild: true)
+    private let samples = Stack(crossfade: true, sizedByVisibleChild: true)
+    /// The flow inspector, built once the window is on screen (it replays the trace so far).
+    private(set) var inspector: FlowInspector?
+    private let inspectorSlot = Box(vertical: true, spacing: 0)
     private let errorBar = Box(vertical: false, spacing: 8)
     private let errorLabel = Label("", wrap: true, xalign: 0)
     /// Who is signed in for the sample showing, with its menu.
@@ -81,8 +83,6 @@ public final class MainWindow: SignInFailurePresenter {
         mainStack.add(samples, name: "samples")
         mainStack.add(signIn.root, name: "sign-in")
 
-        inspector = FlowInspector(trace: model.trace, parent: window)
-
         errorBar.setMargin(8)
         errorLabel.accessibleName = L("Sign-in error")
         errorBar.setName("sign-in-error")
@@ -90,22 +90,12 @@ public final class MainWindow: SignInFailurePresenter {
         let content = Box(vertical: true, spacing: 0)
         content.pack(errorBar)
         content.pack(mainStack, expand: true)
-        window.setContent(Paned(content, inspector.root, position: 660, resizeEnd: true))
+        let panes = Paned(content, inspectorSlot, position: 660, resizeEnd: true)
+        window.setContent(panes)
 
-        for sample in model.samples where pages[sample.kind] == nil {
-            let session = SampleSession(sample: sample, model: model, userAgent: signIn, failures: self)
-            let page: any SamplePage =
-                switch sample.kind {
-                case .directory: DirectoryPage(session: session, trace: model.trace)
-                case .tasks: TasksPage(session: session, trace: model.trace)
-                case .me: MePage(session: session)
-                }
-            pages[sample.kind] = page
-            samples.add(page.root, name: sample.kind.rawValue, title: page.title)
-            session.onAccountChange = { [weak self, kind = sample.kind] in
-                if self?.currentKind == kind { self?.showAccount() }
-            }
-        }
+        // The sample shown first is built now; the others once the window is on screen.
+        let first = model.samples.first { $0.kind == options.initialSample } ?? model.samples.first
+        if let first { buildPage(first) }
 
         // The account of the sample showing: who, and what can be done about it (one sign-out).
         account.accessibleName = L("Account")
@@ -148,7 +138,10 @@ public final class MainWindow: SignInFailurePresenter {
                 self?.answerError(retry: false)
             })
 
-        signIn.onShow = { [weak self] in self?.mainStack.visibleChildName = "sign-in" }
+        signIn.onShow = { [weak self] in
+            self?.mainStack.visibleChildName = "sign-in"
+            self?.showWindow()
+        }
         signIn.onHide = { [weak self] in self?.mainStack.visibleChildName = "samples" }
         window.onCloseRequest { [weak self] in
             self?.signIn.cancel()
@@ -156,32 +149,97 @@ public final class MainWindow: SignInFailurePresenter {
         }
         window.onDestroy { [weak self] in self?.close() }
 
-        window.showAll()
+        header.showAll()
+        panes.showAll()
         errorBar.hide()
-        if let initial = options.initialSample, pages[initial] != nil {
-            samples.visibleChildName = initial.rawValue
-        }
+        if let first { samples.visibleChildName = first.kind.rawValue }
         samples.onVisibleChildChanged { [weak self] in
             self?.showAccount()
             self?.currentPageAppears()
         }
         showAccount()
+        // The window shows once its first sample knows whether someone must sign in — and if
+        // someone must, with the sign-in page already loading, so that WebKit's processes start
+        // while GTK lays the window out and paints it, as they do for a bare window with a web
+        // view — and at the latest after `longestWaitBeforeShowing` (a slow keyring).
+        currentPageAppears()
+        Task { [weak self] in
+            try? await Task.sleep(for: Self.longestWaitBeforeShowing)
+            self?.showWindow()
+        }
+    }
+
+    /// How long the window may wait for its first sample before it shows.
+    static let longestWaitBeforeShowing: Duration = .milliseconds(250)
+    private var isShown = false
+
+    /// Shows the window (once).
+    private func showWindow() {
+        guard !isShown, !isClosed else { return }
+        isShown = true
+        window.show()
         MainLoop.whenIdle { [weak self] in
             guard let self, !self.isClosed else { return }
             self.model.trace.record("window-shown")
-            self.currentPageAppears()
+            self.buildRemainingPages()
+            self.buildInspector()
         }
+    }
+
+    /// Builds a sample's page and its tab (in the samples' order).
+    private func buildPage(_ sample: Sample) {
+        guard pages[sample.kind] == nil else { return }
+        let session = SampleSession(sample: sample, model: model, userAgent: signIn, failures: self)
+        let page: any SamplePage =
+            switch sample.kind {
+            case .directory: DirectoryPage(session: session, trace: model.trace)
+            case .tasks: TasksPage(session: session, trace: model.trace)
+            case .me: MePage(session: session)
+            }
+        pages[sample.kind] = page
+        let position = model.samples.filter { pages[$0.kind] != nil }.firstIndex { $0.kind == sample.kind }
+        samples.add(page.root, name: sample.kind.rawValue, title: page.title, position: position)
+        page.root.showAll()
+        session.onAccountChange = { [weak self, kind = sample.kind] in
+            if self?.currentKind == kind { self?.showAccount() }
+        }
+    }
+
+    /// Builds the pages of the samples not shown first.
+    private func buildRemainingPages() {
+        guard !isClosed else { return }
+        for sample in model.samples { buildPage(sample) }
+    }
+
+    /// Builds the flow inspector (once), after the window's first frame: a sign-in's page loads
+    /// meanwhile.
+    @discardableResult
+    private func buildInspector() -> FlowInspector {
+        if let inspector { return inspector }
+        let inspector = FlowInspector(trace: model.trace, parent: window)
+        self.inspector = inspector
+        inspectorSlot.pack(inspector.root, expand: true)
+        inspector.root.showAll()
+        return inspector
     }
 
     /// The sample showing.
     var currentKind: Sample.Kind? { samples.visibleChildName.flatMap(Sample.Kind.init(rawValue:)) }
 
     /// Shows a sample, as clicking its tab does.
-    public func show(_ kind: Sample.Kind) { samples.visibleChildName = kind.rawValue }
+    public func show(_ kind: Sample.Kind) {
+        buildRemainingPages()
+        samples.visibleChildName = kind.rawValue
+    }
 
     private func currentPageAppears() {
         guard !isClosed, let kind = currentKind, let page = pages[kind], !signIn.isSigningIn else { return }
-        appearing = Task { await page.appear() }
+        appearing = Task { [weak self] in
+            // Someone is signed in: the window shows with the sample (otherwise with the sign-in).
+            if self?.isShown == false, await page.session.restore() != nil { self?.showWindow() }
+            await page.appear()
+            self?.showWindow()
+        }
     }
 
     // MARK: SignInFailurePresenter
@@ -189,6 +247,7 @@ public final class MainWindow: SignInFailurePresenter {
     /// Shows a failed sign-in in the error bar and waits for Retry or Cancel.
     public func retryAfter(_ error: AccountStoreError) async -> Bool {
         guard !isClosed else { return false }
+        showWindow()
         answerError(retry: false)
         // A sentence made for the user, in their language, with the service's code (AADSTS65004).
         errorLabel.text = UserMessage.text(for: error)
@@ -234,7 +293,7 @@ public final class MainWindow: SignInFailurePresenter {
     /// Writes the flow diagram as SVG or PNG (what the inspector's Export menu saves): the whole
     /// flow, or from the trace's event `since` on.
     public func exportFlowDiagram(_ format: Canvas.Format, to file: URL, since: Int = 0) throws {
-        try inspector.diagram.export(format, to: file, since: since)
+        try buildInspector().diagram.export(format, to: file, since: since)
     }
 
     /// The window was destroyed: stop every request and sign-in; no widget is touched again.
@@ -246,6 +305,6 @@ public final class MainWindow: SignInFailurePresenter {
         signIn.cancel()
         answerError(retry: false)
         for page in pages.values { page.close() }
-        inspector.close()
+        inspector?.close()
     }
 }

@@ -261,9 +261,12 @@ public final class MenuButton: Widget {
 /// One child shown at a time, by name.
 @MainActor
 public final class Stack: Widget {
-    public init(crossfade: Bool = false) {
+    /// - Parameter sizedByVisibleChild: the stack asks only the child showing for its size, not
+    ///   every child (GTK's default: the largest); laying out a window then skips the pages nobody sees.
+    public init(crossfade: Bool = false, sizedByVisibleChild: Bool = false) {
         super.init(new: gtk_stack_new())
         if crossfade { gtk_stack_set_transition_type(stack, GTK_STACK_TRANSITION_TYPE_CROSSFADE) }
+        if sizedByVisibleChild { gtk_stack_set_homogeneous(stack, 0) }
     }
 
     var stack: UnsafeMutablePointer<GtkStack> { sesame_stack(object) }
@@ -274,9 +277,11 @@ public final class Stack: Widget {
         keep(child)
     }
 
-    /// Adds a child under `name` with a title (what a stack switcher shows).
-    public func add(_ child: Widget, name: String, title: String) {
+    /// Adds a child under `name` with a title (what a stack switcher shows), at `position`
+    /// among the children (a switcher's tabs follow it) or last.
+    public func add(_ child: Widget, name: String, title: String, position: Int? = nil) {
         gtk_stack_add_titled(stack, child.widget, name, title)
+        if let position { sesame_stack_set_child_position(stack, child.widget, Int32(position)) }
         keep(child)
     }
 

@@ -37,7 +37,7 @@ final class SignInPane: SignInUserAgent {
         bar.setMargin(6)
         title = Label(L("Sign in"), xalign: 0)
         bar.pack(title, expand: true)
-        views = Stack()
+        views = Stack(sizedByVisibleChild: true)
         root.pack(bar)
         root.pack(views, expand: true)
         bar.pack(Button(L("Cancel"), accessibleName: L("Cancel sign-in")) { [weak self] in self?.cancel() })
@@ -65,8 +65,11 @@ final class SignInPane: SignInUserAgent {
         self.view = view
         views.show(view.root)
         title.text = L("Sign in — the identity service’s own page")
-        onShow?()
+        // The page is asked for first: WebKit starts its processes while the window shows.
         view.begin(session)
+        trace.record("sign-in-page-requested", [("accountType", session.accountType)])
+        onShow?()
+        view.takeFocus()
     }
 
     private func hide(_ session: SignInSession) {

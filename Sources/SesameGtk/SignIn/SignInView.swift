@@ -60,9 +60,12 @@ final class SignInView {
         self.session = session
         retriedAfterCancellation = false
         root.show()
-        // What the user types next goes to the page (its first field has the page's focus).
-        webView.grabFocus()
         webView.load(session.authorizationURL)
+    }
+
+    /// What the user types next goes to the page (its first field has the page's focus).
+    func takeFocus() {
+        webView.grabFocus()
     }
 
     /// Stops and hides sign-in (the session ended some other way).
