@@ -489,22 +489,24 @@ def main():
                                     text=True, check=True).stdout.split()], check=True)
     emulator = Emulator("--users", "100000", "--state-dir", str(scratch / "emulator"))
     tls_emulator = Emulator("--tls", "--state-dir", str(scratch / "emulator-tls"))
+    seconds = {}
+
+    def timed(name, measure, *arguments):
+        if wanted(name):
+            began = time.monotonic()
+            measure(*arguments)
+            seconds[name] = round(time.monotonic() - began)
+
     try:
-        if wanted("page"):
-            sign_in_page(emulator)
-        if wanted("redirect"):
-            redirect_to_data(emulator)
-        if wanted("search"):
-            search_as_you_type(emulator)
-        if wanted("memory"):
-            memory(emulator)
-        if wanted("silent"):
-            silent_tokens(emulator, tls_emulator)
+        timed("page", sign_in_page, emulator)
+        timed("redirect", redirect_to_data, emulator)
+        timed("search", search_as_you_type, emulator)
+        timed("memory", memory, emulator)
+        timed("silent", silent_tokens, emulator, tls_emulator)
     finally:
         emulator.stop()
         tls_emulator.stop()
-    if wanted("emulator"):
-        emulator_figures()
+    timed("emulator", emulator_figures)
 
     machine = {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
                "kernel": platform.release(), "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30)}
@@ -525,7 +527,8 @@ def main():
     for entry in results:
         print(f"{entry['figure'][:58]:<58} {entry['value']:>10.4g} {entry['unit'][:2]:<2}"
               f"{entry['baseline_value']:>11.4g}  {entry['ratio']:>7.3g}  {entry['goal']:<10} {'yes' if entry['met'] else 'NO'}")
-    print(f"\n{len(results)} figures in {time.monotonic() - started:.0f} s on {machine}; written to {results_path}")
+    print(f"\n{len(results)} figures in {time.monotonic() - started:.0f} s ({', '.join(f'{name} {s} s' for name, s in seconds.items())}) "
+          f"on {machine}; written to {results_path}")
 
 
 if __name__ == "__main__":

@@ -81,6 +81,9 @@ final class SignInFlowTests: GUITestCase {
     private static func checkTheDiagram(_ gui: GUIHarness, secrets: [String]) throws {
         let inspector: FlowInspector? = gui.window.inspector
         let view = try XCTUnwrap(inspector?.diagram)
+        // The inspector takes events a frame after they come: the last, the rows shown, too.
+        XCTAssertTrue(
+            MainLoopBridge.spin(timeout: 5) { view.model.steps.contains { $0.label.contains("rows") } }, "\(view.model.steps.map(\.label))")
         let labels = view.model.steps.map(\.label)
         let intercepted = try XCTUnwrap(view.model.steps.firstIndex { $0.isHighlighted }, "\(labels)")
         let token = try XCTUnwrap(labels.firstIndex(of: "POST …/token"), "\(labels)")

@@ -293,7 +293,9 @@ public final class MainWindow: SignInFailurePresenter {
     /// Writes the flow diagram as SVG or PNG (what the inspector's Export menu saves): the whole
     /// flow, or from the trace's event `since` on.
     public func exportFlowDiagram(_ format: Canvas.Format, to file: URL, since: Int = 0) throws {
-        try buildInspector().diagram.export(format, to: file, since: since)
+        let inspector = buildInspector()
+        inspector.showPending()
+        try inspector.diagram.export(format, to: file, since: since)
     }
 
     /// The window was destroyed: stop every request and sign-in; no widget is touched again.

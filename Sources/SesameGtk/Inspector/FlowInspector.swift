@@ -41,7 +41,25 @@ final class FlowInspector {
         root.pack(views, expand: true)
 
         for event in trace.events { append(event) }
-        trace.observe { [weak self] event in self?.append(event) }
+        trace.observe { [weak self] event in self?.enqueue(event) }
+    }
+
+    /// Events not shown yet: the inspector takes new events after the window's next frame, so
+    /// that redrawing the diagram and the log is never part of the frame that shows the user's
+    /// data (rows taken, a page shown); it lags that frame by one.
+    private var pending: [FlowTrace.Event] = []
+
+    private func enqueue(_ event: FlowTrace.Event) {
+        pending.append(event)
+        guard pending.count == 1 else { return }
+        MainLoop.afterNextFrame(of: root) { [weak self] in self?.showPending() }
+    }
+
+    /// Shows the events that came since the last frame.
+    func showPending() {
+        let events = pending
+        pending = []
+        for event in events { append(event) }
     }
 
     /// Shows the diagram or the text log.
@@ -65,6 +83,7 @@ final class FlowInspector {
         ) { [weak self] file in
             guard let self else { return }
             do {
+                self.showPending()
                 try self.diagram.export(format, to: file)
             } catch {
                 self.diagram.say(

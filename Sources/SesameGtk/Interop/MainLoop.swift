@@ -18,6 +18,17 @@ enum MainLoop {
     /// was just changed (GDK's frame clock, `after-paint`); for a widget not on screen yet, once
     /// the loop is idle (no frame would come for it).
     static func afterNextPaint(of widget: Widget, _ body: @escaping @MainActor () -> Void) {
+        afterNextFrame(of: widget, redrawing: true, body)
+    }
+
+    /// Runs `body` once `widget`'s window has painted its next frame, without redrawing `widget`
+    /// for it (a frame is asked for if none is due): what `body` changes shows a frame later, and
+    /// costs the frame under way nothing. For a widget not on screen, once the loop is idle.
+    static func afterNextFrame(of widget: Widget, _ body: @escaping @MainActor () -> Void) {
+        afterNextFrame(of: widget, redrawing: false, body)
+    }
+
+    private static func afterNextFrame(of widget: Widget, redrawing: Bool, _ body: @escaping @MainActor () -> Void) {
         guard gtk_widget_get_mapped(widget.widget) != 0, let clock = gtk_widget_get_frame_clock(widget.widget) else {
             whenIdle(body)
             return
@@ -37,7 +48,11 @@ enum MainLoop {
         once.handler.handler = sesame_signal_connect(
             UnsafeMutableRawPointer(clock), "after-paint", unsafeBitCast(trampoline, to: GCallback.self),
             Unmanaged.passRetained(once).toOpaque(), Signals.releaseBox)
-        gtk_widget_queue_draw(widget.widget)
+        if redrawing {
+            gtk_widget_queue_draw(widget.widget)
+        } else {
+            gdk_frame_clock_request_phase(clock, GDK_FRAME_CLOCK_PHASE_PAINT)
+        }
     }
 }
 
