@@ -25,8 +25,8 @@ final class SignInFlowTests: GUITestCase {
             let requested = try XCTUnwrap(names.firstIndex(of: "sign-in-page-requested"), "the window showed before sign-in began")
             XCTAssertLessThan(requested, try XCTUnwrap(names.firstIndex(of: "window-shown")))
             XCTAssertTrue(gui.signInShown, "the window showed without the sign-in page")
-            XCTAssertNotNil(gui.window.inspector, "no flow inspector once the window showed")
             gui.waitForSignInPage("first sign-in")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { gui.window.inspector != nil }, "no flow inspector once the page loaded")
         }
     }
 

@@ -142,7 +142,13 @@ public final class MainWindow: SignInFailurePresenter {
             self?.mainStack.visibleChildName = "sign-in"
             self?.showWindow()
         }
-        signIn.onHide = { [weak self] in self?.mainStack.visibleChildName = "samples" }
+        signIn.onHide = { [weak self] in
+            self?.mainStack.visibleChildName = "samples"
+            self?.completeWindow()
+        }
+        // While the first sign-in page loads, the main thread is WebKit's: the rest of the
+        // window is built once it has loaded (or failed), at the latest a second after showing.
+        signIn.onPageFinished = { [weak self] in self?.completeWindow() }
         window.onCloseRequest { [weak self] in
             self?.signIn.cancel()
             return false
@@ -181,9 +187,20 @@ public final class MainWindow: SignInFailurePresenter {
         MainLoop.whenIdle { [weak self] in
             guard let self, !self.isClosed else { return }
             self.model.trace.record("window-shown")
-            self.buildRemainingPages()
-            self.buildInspector()
+            if !self.signIn.isSigningIn { self.completeWindow() }
         }
+        Task { [weak self] in
+            try? await Task.sleep(for: .seconds(1))
+            self?.completeWindow()
+        }
+    }
+
+    /// Builds what the window's first frame went without: the samples not shown first and the
+    /// flow inspector.
+    private func completeWindow() {
+        guard !isClosed else { return }
+        buildRemainingPages()
+        buildInspector()
     }
 
     /// Builds a sample's page and its tab (in the samples' order).
@@ -211,8 +228,8 @@ public final class MainWindow: SignInFailurePresenter {
         for sample in model.samples { buildPage(sample) }
     }
 
-    /// Builds the flow inspector (once), after the window's first frame: a sign-in's page loads
-    /// meanwhile.
+    /// Builds the flow inspector (once), after the window's first frame — and while a first
+    /// sign-in page loads, after it: it replays the trace so far.
     @discardableResult
     private func buildInspector() -> FlowInspector {
         if let inspector { return inspector }

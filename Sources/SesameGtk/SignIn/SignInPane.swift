@@ -24,6 +24,8 @@ final class SignInPane: SignInUserAgent {
     var onShow: (() -> Void)?
     /// The window goes back to the samples.
     var onHide: (() -> Void)?
+    /// A sign-in page finished loading.
+    var onPageFinished: (() -> Void)?
 
     /// - Parameter webDataDirectory: where each group's web data lives (a folder per group);
     ///   nil keeps it in memory.
@@ -139,6 +141,7 @@ final class SignInPane: SignInUserAgent {
         let view = SignInView(
             dataDirectory: webDataDirectory?.appending(path: group), trace: trace, automation: automation, context: context)
         view.onRedirect = { [weak self] in self?.onHide?() }
+        view.onLoadFinished = { [weak self] in self?.onPageFinished?() }
         viewsByGroup[group] = view
         views.add(view.root, name: group)
         return view

@@ -22,6 +22,8 @@ final class SignInView {
     private var retriedAfterCancellation = false
     /// Called when the view caught its session's redirect (it has hidden itself).
     var onRedirect: (() -> Void)?
+    /// Called when a load has finished (a page shown, or a failure's page).
+    var onLoadFinished: (() -> Void)?
 
     /// - Parameter dataDirectory: where cookies and web data persist (per storage group), so
     ///   single sign-on survives a restart; nil keeps them in memory (tests).
@@ -153,6 +155,7 @@ final class SignInView {
             if !currentLoadFailed, let uri = webView.uri, let url = URL(string: uri) {
                 trace.record("page-loaded", [("url", FlowTrace.redacted(url))])
             }
+            onLoadFinished?()
         case .redirected:
             break
         }
