@@ -11,6 +11,10 @@ public struct Sample: Sendable {
         case tasks
         /// The MSAL sample: a Graph `/me` console.
         case me
+
+        /// Whether showing the sample with nobody signed in starts a sign-in (the directory
+        /// and the task list do; the console waits for "Call Microsoft Graph").
+        public var signsInWhenShown: Bool { self != .me }
     }
 
     /// Which tutorial.
@@ -66,9 +70,8 @@ public final class AppModel {
         self.transport = transport
         self.trace = trace
         samples = settings.map(Sample.init(settings:))
-        for sample in samples {
-            await store.setConfiguration(sample.settings.accountConfiguration, forAccountType: sample.accountType)
-        }
+        await store.setConfigurations(
+            Dictionary(samples.map { ($0.accountType, $0.settings.accountConfiguration) }) { _, last in last })
         let events = await store.events()
         listening = Task { [weak self] in
             for await event in events {

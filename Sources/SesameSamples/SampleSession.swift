@@ -45,10 +45,12 @@ public final class SampleSession {
         return account
     }
 
-    /// The stored account, or an interactive sign-in when there is none.
+    /// The stored account, or an interactive sign-in when there is none: one under way (see
+    /// ``beginSignIn()``) is joined — and when it ends without an account, so does this.
     public func signedInAccount() async -> Account? {
         if let account = await restore() { return account }
-        return await signInOnRequest()
+        if let current { return await current.value }
+        return await signIn()
     }
 
     /// Signs in interactively (someone else may sign in: the store asks who, after a sign-out).
@@ -58,9 +60,22 @@ public final class SampleSession {
     @discardableResult
     public func signIn(parameters: [String: String] = [:]) async -> Account? {
         guard current == nil else { return nil }
+        return await startSignIn(parameters: parameters).value
+    }
+
+    /// Starts an interactive sign-in without waiting for it (unless one is under way): the
+    /// window's start asks for the sign-in page before it builds the sample's page, whose
+    /// ``signedInAccount()`` then joins it.
+    public func beginSignIn() {
+        guard current == nil else { return }
+        startSignIn(parameters: [:])
+    }
+
+    @discardableResult
+    private func startSignIn(parameters: [String: String]) -> Task<Account?, Never> {
         let task = Task { await self.runSignIn(parameters: parameters) }
         current = task
-        return await task.value
+        return task
     }
 
     /// What the user's own "Sign in" does: it joins a sign-in under way — also one the user closed

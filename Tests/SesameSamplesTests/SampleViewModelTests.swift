@@ -166,6 +166,25 @@ struct SampleSessionTests {
         #expect(await other.signIn() == nil)
         #expect(giveUp.shown.count == 1)
     }
+
+    @Test("a sign-in begun before the page was built is joined by it: one sign-in page; closed, the page is signed out")
+    func aBegunSignInIsJoined() async throws {
+        let fixture = try await SamplesFixture()
+        defer { fixture.remove() }
+        let signsIn = FakeUserAgent(provider: fixture.provider)
+        let session = fixture.session(.directory, agent: signsIn)
+        session.beginSignIn()
+        #expect(session.isSigningIn)
+        #expect(await session.signedInAccount() != nil)
+        #expect(signsIn.presented.count == 1)
+
+        let closes = FakeUserAgent { _, _ in [.close] }
+        let closed = fixture.session(.tasks, agent: closes)
+        closed.beginSignIn()
+        #expect(await closed.signedInAccount() == nil)
+        #expect(closes.presented.count == 1)
+        #expect(!closed.isSigningIn)
+    }
 }
 
 @MainActor

@@ -66,6 +66,12 @@ public actor AccountStore {
         configurations[accountType] = configuration
     }
 
+    /// Registers (or replaces) how each of several account types signs in (keys: the account
+    /// types), in one call on the store's actor.
+    public func setConfigurations(_ configurations: [String: AccountConfiguration]) {
+        self.configurations.merge(configurations) { _, new in new }
+    }
+
     /// The configuration of an account type.
     public func configuration(forAccountType accountType: String) -> AccountConfiguration? {
         configurations[accountType]

@@ -9,7 +9,10 @@ import NIOHTTP1
 /// never a redirect Sesame needs), a whole exchange, body included, ends by its deadline however
 /// slowly the body trickles, and a body larger than the cap is refused.
 public struct AsyncHTTPClientTransport: HTTPTransport {
-    private let client: HTTPClient
+    /// The client; `nil` for the process's bounded one, made at the first exchange (its event
+    /// loop threads are not started by an app that only opens its window).
+    private let givenClient: HTTPClient?
+    private var client: HTTPClient { givenClient ?? Self.bounded }
     private let timeout: Duration
     private let maximumBodySize: Int
 
@@ -32,13 +35,15 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     ///   - timeout: the longest a whole exchange may take, the body's last byte included.
     ///   - maximumBodySize: the largest answer read; a larger one is an error.
     public init(timeout: Duration = .seconds(60), maximumBodySize: Int = defaultMaximumBodySize) {
-        self.init(client: Self.bounded, timeout: timeout, maximumBodySize: maximumBodySize)
+        givenClient = nil
+        self.timeout = timeout
+        self.maximumBodySize = maximumBodySize
     }
 
     /// A transport on a given client; the caller shuts that client down (and decides whether it
     /// follows redirects).
     public init(client: HTTPClient, timeout: Duration = .seconds(60), maximumBodySize: Int = defaultMaximumBodySize) {
-        self.client = client
+        givenClient = client
         self.timeout = timeout
         self.maximumBodySize = maximumBodySize
     }

@@ -29,6 +29,11 @@ public final class MainWindow: SignInFailurePresenter {
     private let signInButton: Button
     private var errorChoice: CheckedContinuation<Bool, Never>?
     private(set) var pages: [Sample.Kind: any SamplePage] = [:]
+    /// The sample shown first, and its session (made before its page: see ``start()``).
+    private var first: (sample: Sample, session: SampleSession)?
+    private var firstPageBuilt = false
+    /// `start()` began the first sample's sign-in before its page was built: the page joins it.
+    private var firstPageJoinsSignIn = false
     private var appearing: Task<Void, Never>?
     private var isClosed = false
     /// Watches the main loop for stalls (`Options.reportStalls`).
@@ -93,9 +98,11 @@ public final class MainWindow: SignInFailurePresenter {
         let panes = Paned(content, inspectorSlot, position: 660, resizeEnd: true)
         window.setContent(panes)
 
-        // The sample shown first is built now; the others once the window is on screen.
-        let first = model.samples.first { $0.kind == options.initialSample } ?? model.samples.first
-        if let first { buildPage(first) }
+        // The sample shown first: its session now, its page in `start()`; the others' once the
+        // window is on screen.
+        if let sample = model.samples.first(where: { $0.kind == options.initialSample }) ?? model.samples.first {
+            first = (sample, SampleSession(sample: sample, model: model, userAgent: signIn, failures: self))
+        }
 
         // The account of the sample showing: who, and what can be done about it (one sign-out).
         account.accessibleName = L("Account")
@@ -158,17 +165,8 @@ public final class MainWindow: SignInFailurePresenter {
         header.showAll()
         panes.showAll()
         errorBar.hide()
-        if let first { samples.visibleChildName = first.kind.rawValue }
-        samples.onVisibleChildChanged { [weak self] in
-            self?.showAccount()
-            self?.currentPageAppears()
-        }
         showAccount()
-        // The window shows once its first sample knows whether someone must sign in — and if
-        // someone must, with the sign-in page already loading, so that WebKit's processes start
-        // while GTK lays the window out and paints it, as they do for a bare window with a web
-        // view — and at the latest after `longestWaitBeforeShowing` (a slow keyring).
-        currentPageAppears()
+        start()
         Task { [weak self] in
             try? await Task.sleep(for: Self.longestWaitBeforeShowing)
             self?.showWindow()
@@ -179,10 +177,56 @@ public final class MainWindow: SignInFailurePresenter {
     static let longestWaitBeforeShowing: Duration = .milliseconds(250)
     private var isShown = false
 
-    /// Shows the window (once).
+    /// The window shows once its first sample knows whether someone must sign in — and if
+    /// someone must (and the sample signs in when shown), with the sign-in page already asked
+    /// for, before the sample's page is even built: WebKit starts its processes while the window
+    /// is laid out and painted, as they do for a bare window with a web view — and at the
+    /// latest after `longestWaitBeforeShowing` (a slow keyring).
+    private func start() {
+        guard let first else {
+            showWindow()
+            return
+        }
+        appearing = Task { [weak self] in
+            let restored = await first.session.restore()
+            guard let self, !self.isClosed else { return }
+            if restored == nil, !self.isShown, first.sample.kind.signsInWhenShown {
+                // The page, built once the sign-in page has loaded (or an error shows the window
+                // without one), joins this sign-in.
+                self.firstPageJoinsSignIn = true
+                first.session.beginSignIn()
+                return
+            }
+            self.showWindow()
+            guard let page = self.pages[first.sample.kind] else { return }
+            await page.appear()
+        }
+    }
+
+    /// Builds the first sample's page (once) and shows it.
+    private func buildFirstPage() {
+        guard !firstPageBuilt, !isClosed else { return }
+        firstPageBuilt = true
+        guard let first else { return }
+        buildPage(first.sample, session: first.session)
+        samples.visibleChildName = first.sample.kind.rawValue
+        samples.onVisibleChildChanged { [weak self] in
+            self?.showAccount()
+            self?.currentPageAppears()
+        }
+        showAccount()
+        if firstPageJoinsSignIn, let page = pages[first.sample.kind] {
+            appearing = Task { await page.appear() }
+        }
+    }
+
+    /// Shows the window (once): with its first sample's page, or with the sign-in page alone
+    /// while that loads (WebKit's processes need the main thread then; the samples' pages come
+    /// once it has loaded).
     private func showWindow() {
         guard !isShown, !isClosed else { return }
         isShown = true
+        if !signIn.isSigningIn { buildFirstPage() }
         window.show()
         MainLoop.whenIdle { [weak self] in
             guard let self, !self.isClosed else { return }
@@ -204,9 +248,9 @@ public final class MainWindow: SignInFailurePresenter {
     }
 
     /// Builds a sample's page and its tab (in the samples' order).
-    private func buildPage(_ sample: Sample) {
+    private func buildPage(_ sample: Sample, session: SampleSession? = nil) {
         guard pages[sample.kind] == nil else { return }
-        let session = SampleSession(sample: sample, model: model, userAgent: signIn, failures: self)
+        let session = session ?? SampleSession(sample: sample, model: model, userAgent: signIn, failures: self)
         let page: any SamplePage =
             switch sample.kind {
             case .directory: DirectoryPage(session: session, trace: model.trace)
@@ -225,6 +269,7 @@ public final class MainWindow: SignInFailurePresenter {
     /// Builds the pages of the samples not shown first.
     private func buildRemainingPages() {
         guard !isClosed else { return }
+        buildFirstPage()
         for sample in model.samples { buildPage(sample) }
     }
 
@@ -252,8 +297,6 @@ public final class MainWindow: SignInFailurePresenter {
     private func currentPageAppears() {
         guard !isClosed, let kind = currentKind, let page = pages[kind], !signIn.isSigningIn else { return }
         appearing = Task { [weak self] in
-            // Someone is signed in: the window shows with the sample (otherwise with the sign-in).
-            if self?.isShown == false, await page.session.restore() != nil { self?.showWindow() }
             await page.appear()
             self?.showWindow()
         }

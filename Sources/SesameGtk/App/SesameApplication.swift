@@ -18,7 +18,10 @@ public enum SesameApplication {
         onWindow: (@MainActor (MainWindow) -> Void)? = nil
     ) -> Int32 {
         MainLoopBridge.install()
-        let app = Application(id: "org.sesame.Sesame")
+        // No id: several windows may run at once, and nothing is offered on the session bus, so
+        // registering there would only delay the window (the desktop file matches the window by
+        // its WM class, `sesame`).
+        let app = Application(id: nil)
         final class Holder {
             var window: MainWindow?
             var starting = false

@@ -3,8 +3,9 @@ import CGtkWebKit
 /// The GtkApplication: the GLib main loop, the desktop's idea of "the app".
 @MainActor
 public final class Application: GObjectReference {
-    /// An application with a reverse-DNS id; several may run at once.
-    public init(id: String) {
+    /// An application; several may run at once. With a reverse-DNS `id` it registers on the
+    /// session bus (one round trip before it starts); without one it does not.
+    public init(id: String?) {
         super.init(gtk_application_new(id, G_APPLICATION_NON_UNIQUE), .new)
     }
 
