@@ -54,7 +54,11 @@ let package = Package(
                 "SesameSamples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // The app exports none of its 34,000 symbols: every library the window loads
+            // (GTK, WebKit, …) then resolves its own symbols without searching them first,
+            // which took 10–15 ms of each launch (`make bench`'s sign-in page figure).
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release))]
         ),
         .systemLibrary(name: "CLibIntl"),
         .target(
