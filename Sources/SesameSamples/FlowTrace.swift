@@ -12,19 +12,50 @@ public final class FlowTrace {
         public let name: String
         public let fields: [(String, String)]
 
+        /// An event `time` seconds after the trace began (a recorded one, read back).
+        public init(time: Double, name: String, fields: [(String, String)] = []) {
+            self.time = time
+            self.name = name
+            self.fields = fields
+        }
+
         /// The JSON line (`t` first, then `event`, then the fields in order).
+        /// Written by hand, not by Foundation: the trace is written on the main thread while the
+        /// window starts, and Foundation's JSON and number formatting look up types at run time.
         public var jsonLine: String {
-            var members = [#""t":\#(String(format: "%.3f", time))"#, #""event":\#(Self.quote(name))"#]
+            var members = [#""t":\#(Self.seconds(time))"#, #""event":\#(Self.quote(name))"#]
             for (key, value) in fields {
                 members.append("\(Self.quote(key)):\(Int(value).map(String.init) ?? Self.quote(value))")
             }
             return "{" + members.joined(separator: ",") + "}"
         }
 
+        /// Seconds with three decimals (`1.250`).
+        static func seconds(_ time: Double) -> String {
+            let milliseconds = Int((abs(time) * 1000).rounded())
+            let fraction = String(milliseconds % 1000)
+            return (time < 0 && milliseconds > 0 ? "-" : "") + "\(milliseconds / 1000)." + String(repeating: "0", count: 3 - fraction.count)
+                + fraction
+        }
+
+        /// A JSON string: quotes, backslashes and control characters escaped.
         static func quote(_ text: String) -> String {
-            let data = try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])
-            let array = data.map { String(decoding: $0, as: UTF8.self) } ?? "[\"\"]"
-            return String(array.dropFirst().dropLast())
+            var quoted = "\""
+            quoted.reserveCapacity(text.utf8.count + 2)
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\"": quoted += "\\\""
+                case "\\": quoted += "\\\\"
+                case "\n": quoted += "\\n"
+                case "\r": quoted += "\\r"
+                case "\t": quoted += "\\t"
+                case _ where scalar.value < 0x20:
+                    let hex = String(scalar.value, radix: 16)
+                    quoted += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                default: quoted.unicodeScalars.append(scalar)
+                }
+            }
+            return quoted + "\""
         }
     }
 
@@ -37,11 +68,12 @@ public final class FlowTrace {
     public init(file: URL?) throws {
         if let file {
             // Only its owner reads it: URLs are redacted, but which accounts signed in, and when, are theirs.
-            guard FileManager.default.createFile(atPath: file.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else {
                 throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: file.path])
             }
-            chmod(file.path, 0o600)
-            self.file = try FileHandle(forWritingTo: file)
+            fchmod(descriptor, 0o600)
+            self.file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         } else {
             self.file = nil
         }

@@ -118,5 +118,20 @@ struct FlowTraceFileTests {
         trace.record("window-shown")
         let mode = try #require(try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int)
         #expect(mode == 0o600)
+        #expect(try String(contentsOf: file, encoding: .utf8).hasPrefix(#"{"t":0.0"#))
+    }
+
+    @Test("each line is JSON that reads back as written: quotes, backslashes, control characters, any script, times")
+    func linesAreJSON() throws {
+        let awkward = "a \"quoted\" C:\\path\nnext\tline \u{1} \u{1F} Ελληνικά 登录 🔑 </script>"
+        for (time, written) in [(0.0, "0.000"), (1.25, "1.250"), (12.0004, "12.000"), (0.0996, "0.100"), (-0.5, "-0.500")] {
+            let event = FlowTrace.Event(time: time, name: awkward, fields: [("url", awkward), ("status", "200")])
+            #expect(event.jsonLine.hasPrefix(#"{"t":\#(written),"#))
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(event.jsonLine.utf8)) as? [String: Any])
+            #expect(object["event"] as? String == awkward)
+            #expect(object["url"] as? String == awkward)
+            #expect(object["status"] as? Int == 200)
+            #expect(abs((object["t"] as? Double ?? .nan) - time) < 0.0006)
+        }
     }
 }
