@@ -75,6 +75,16 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
     var accessTokenLifetime: Int?
 
     @Option(
+        name: .customLong("device-code-lifetime"),
+        help: ArgumentHelp("Seconds a device code lives (default 900, as Entra).", valueName: "SECONDS"))
+    var deviceCodeLifetime = 900
+
+    @Option(
+        name: .customLong("device-code-interval"),
+        help: ArgumentHelp("Seconds a device must wait between polls for its token (default 5, as Entra).", valueName: "SECONDS"))
+    var deviceCodeInterval = 5
+
+    @Option(
         help: ArgumentHelp(
             "Faults to inject, as FAMILY:KIND[=VALUE][@RATE],…: families signin, token, discovery, graph, tasks, all; kinds "
                 + "status=CODE[/RETRY-AFTER], latency=MS, drop, truncate, non-json, html, trickle, oversized, revoke-refresh; "
@@ -100,6 +110,12 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         guard users >= 0 else { throw ValidationError("--users must be 0 or more.") }
         if let accessTokenLifetime, accessTokenLifetime <= 0 {
             throw ValidationError("--access-token-lifetime must be a positive number of seconds, not \(accessTokenLifetime).")
+        }
+        guard deviceCodeLifetime > 0 else {
+            throw ValidationError("--device-code-lifetime must be a positive number of seconds, not \(deviceCodeLifetime).")
+        }
+        guard deviceCodeInterval > 0 else {
+            throw ValidationError("--device-code-interval must be a positive number of seconds, not \(deviceCodeInterval).")
         }
         if let keyRollover, keyRollover <= 0 {
             throw ValidationError("--key-rollover must be a positive number of seconds, not \(keyRollover).")
@@ -127,6 +143,8 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         configuration.keyRolloverInterval = keyRollover.map(TimeInterval.init)
         configuration.demoMode = demo
         configuration.accessTokenLifetime = accessTokenLifetime
+        configuration.deviceCodeLifetime = deviceCodeLifetime
+        configuration.deviceCodeInterval = deviceCodeInterval
         if let faults { configuration.faults = try FaultPlan.parse(faults) }
         configuration.refreshTokenReuse = RefreshTokenReuse(rawValue: refreshTokenReuse) ?? .allowed
         configuration.announce = { line in Self.say(line) }

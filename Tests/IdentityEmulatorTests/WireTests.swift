@@ -81,7 +81,7 @@ struct WireTests {
     }
 
     @Test(
-        "Microsoft's MSAL for Python signs in (auth code + PKCE + nonce + client_info), gets a silent token from its cache, and refreshes")
+        "Microsoft's MSAL for Python: auth code + PKCE + nonce + client_info, a silent token, a refresh, a device code sign-in")
     func msalPython() async throws {
         let python = try Repository.python()
         let state = Repository.temporaryDirectory("identity-emulator")
@@ -89,6 +89,7 @@ struct WireTests {
         let clientID = "5e1d7f10-3c2b-4b7a-9f0e-0d1c2b3a4f5e"
         let emulator = try EmulatorProcess([
             "--port", "0", "--tls", "--state-dir", state.path, "--users", "50", "--client", "\(clientID)=http://localhost",
+            "--device-code-interval", "1",
         ])
         defer { emulator.stop() }
         let base = String(try #require(emulator.readLine()).split(separator: " ").last!)
@@ -108,5 +109,6 @@ struct WireTests {
         #expect(result["refreshed_source"] as? String == "identity_provider")
         #expect(result["me_status"] as? Int == 200)
         #expect(result["me"] as? String == "Alex Wilber")
+        #expect(result["device_code_signed_in"] as? String == "alex@contoso.onmicrosoft.com")
     }
 }

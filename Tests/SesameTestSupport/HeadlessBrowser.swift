@@ -148,10 +148,33 @@ public final class HeadlessBrowser: @unchecked Sendable {
         _ user: String, password: String = SignInPageIDs.demoPassword, authorize uri: String, tenant: String = "contoso.onmicrosoft.com",
         consent: Bool = true
     ) async throws -> Page {
-        var page = try await followRedirects(from: get(uri))
+        let page = try await followRedirects(from: get(uri))
         guard let ctx = page.hidden("ctx") else { return page }
-        let login = page.formAction ?? "/\(tenant)/login"
-        page = try await post(login, form: [("ctx", ctx), ("step", "username"), (SignInPageIDs.Fields.userName, user)])
+        return try await walkSignIn(user, password: password, ctx: ctx, login: page.formAction ?? "/\(tenant)/login", consent: consent)
+    }
+
+    /// The device code flow's verification page, as the person at another computer fills it:
+    /// `/devicelogin`, the code in `otc`, Continue (or Cancel), then Microsoft's sign-in pages.
+    /// Returns the last page (it says whether the device is signed in).
+    /// - Parameter verificationURI: `verification_uri` from the device authorization response.
+    public func verifyDevice(
+        userCode: String, as user: String, password: String = SignInPageIDs.demoPassword, verificationURI: String = "/devicelogin",
+        cancel: Bool = false, consent: Bool = true
+    ) async throws -> Page {
+        let entry = try await get(verificationURI)
+        guard entry.contains(#"name="otc""#) else {
+            throw TestSupportError("the verification page has no code field: \(entry.text.prefix(300))")
+        }
+        let confirm = try await post(verificationURI, form: [("step", "code"), ("otc", userCode)])
+        guard let ctx = confirm.hidden("ctx"), let login = confirm.formAction else { return confirm }
+        let next = try await post(login, form: [("ctx", ctx), ("step", "device-confirm"), ("action", cancel ? "cancel" : "continue")])
+        guard next.hidden("ctx") != nil else { return next }
+        return try await walkSignIn(user, password: password, ctx: ctx, login: login, consent: consent)
+    }
+
+    /// Microsoft's pages from the user name on, in the transaction `ctx`.
+    private func walkSignIn(_ user: String, password: String, ctx: String, login: String, consent: Bool) async throws -> Page {
+        var page = try await post(login, form: [("ctx", ctx), ("step", "username"), (SignInPageIDs.Fields.userName, user)])
         page = try await post(login, form: [("ctx", ctx), ("step", "password"), (SignInPageIDs.Fields.password, password)])
         if page.contains(SignInPageIDs.smsCode) {
             guard let code = codes.code(for: user) else { throw TestSupportError("the emulator sent \(user) no SMS code") }

@@ -57,6 +57,7 @@ struct DiscoveryController: EmulatorController {
                 ("request_uri_parameter_supported", .bool(false)),
                 ("userinfo_endpoint", .string("\(root)/oidc/userinfo")),
                 ("authorization_endpoint", .string("\(prefix)/oauth2/v2.0/authorize")),
+                ("device_authorization_endpoint", .string("\(prefix)/oauth2/v2.0/devicecode")),
                 ("http_logout_supported", .bool(true)),
                 ("frontchannel_logout_supported", .bool(true)),
                 ("end_session_endpoint", .string("\(prefix)/oauth2/v2.0/logout")),

@@ -213,7 +213,7 @@ struct SignInController: EmulatorController {
             guard await isAuthenticated(transaction, users: users) else { return restart(transaction, action: action) }
             guard form["consent"] == "accept" else {
                 await state.finish(ctx)
-                return errorRedirect(.userDeclinedConsent, reply: authorization.reply, now: now)
+                return await refuse(.userDeclinedConsent, transaction: transaction, now: now)
             }
             transaction.consentGiven = true
             await state.update(transaction)
@@ -222,7 +222,7 @@ struct SignInController: EmulatorController {
         case "admin-approval":
             // The only way on: back to the app without consent.
             await state.finish(ctx)
-            return errorRedirect(.adminConsentRequired, reply: authorization.reply, now: now)
+            return await refuse(.adminConsentRequired, transaction: transaction, now: now)
 
         case "pick":
             let cookie = request.cookies[sessionCookieName(endpoint.tenant)]?.value
@@ -233,6 +233,24 @@ struct SignInController: EmulatorController {
                 return await complete(transaction, session: session, now: now)
             }
             return .html(SignInPages.username(action: action, ctx: ctx, hint: nil, error: nil))
+
+        case "device-confirm":
+            guard let device = transaction.deviceKey else { return restart(transaction, action: action) }
+            guard form["action"] != "cancel" else {
+                await state.declineDevice(key: device)
+                await state.finish(ctx)
+                return .html(DeviceCodePages.declined(appName: authorization.client.name))
+            }
+            let cookie = request.cookies[sessionCookieName(endpoint.tenant)]?.value
+            if let cookie, let session = await state.session(cookie: cookie), session.tenantID == endpoint.tenant.id,
+                let user = users.user(id: session.userID)
+            {
+                await state.update(transaction)
+                return .html(SignInPages.pickAccount(action: action, ctx: ctx, user: user))
+            }
+            return .html(
+                SignInPages.username(
+                    action: action, ctx: ctx, hint: demoAccount(for: endpoint.tenant), error: nil, demoNote: configuration.demoMode))
 
         case "b2c-signin", "b2c-signup", "b2c-reset":
             return try await B2CController(services: services).b2cStep(form, transaction: transaction, now: now)
@@ -330,6 +348,13 @@ struct SignInController: EmulatorController {
             userID: userID, tenantID: endpoint.tenant.id, clientID: authorization.client.clientID, scope: authorization.scope,
             policy: endpoint.policy, authTime: session.authTime, sessionID: session.sessionID, methods: session.methods,
             newUser: transaction.newUser)
+        if let device = transaction.deviceKey {
+            // The device code flow: the device's next poll gets the tokens; this browser is done.
+            await state.approveDevice(key: device, grant: grant)
+            var response = Response.html(DeviceCodePages.signedIn(appName: authorization.client.name))
+            if let cookieToSet { response.setCookie(cookieToSet) }
+            return response
+        }
         let code = await state.issueCode(
             .init(
                 grant: grant, redirectURI: authorization.redirectURI, nonce: authorization.nonce,
@@ -370,6 +395,14 @@ struct SignInController: EmulatorController {
         case .formPost:
             return .html(SignInPages.formPost(to: reply.uri, fields: fields))
         }
+    }
+
+    /// The pages end without a sign-in: the error goes back to the redirect URI, or, for a
+    /// device's sign-in, the device is refused and the page says so.
+    func refuse(_ failure: ServiceError, transaction: SignInTransaction, now: Date) async -> Response {
+        guard let device = transaction.deviceKey else { return errorRedirect(failure, reply: transaction.request.reply, now: now) }
+        await state.declineDevice(key: device)
+        return .html(DeviceCodePages.declined(appName: transaction.request.client.name))
     }
 
     func errorRedirect(_ failure: ServiceError, reply: AuthorizeRequest.Reply, now: Date) -> Response {

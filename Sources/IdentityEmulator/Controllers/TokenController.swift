@@ -100,6 +100,23 @@ struct TokenController: EmulatorController {
                 grant = record.grant
             }
 
+        case "urn:ietf:params:oauth:grant-type:device_code":
+            if b2c { return fail(.b2cDeviceCodeUnsupported) }
+            // MSAL sends both `device_code` and the older `code`; either is read.
+            guard let deviceCode = form.nonEmpty("device_code") ?? form.nonEmpty("code") else {
+                return fail(.missingParameter("device_code"))
+            }
+            switch await state.pollDevice(deviceCode: deviceCode, now: now) {
+            case .unknown: return fail(.badVerificationCode)
+            case .alreadyRedeemed: return fail(.grantForAnotherClient)
+            case .pending: return fail(.authorizationPending)
+            case .declined: return fail(.authorizationDeclined)
+            case .expired: return fail(.deviceCodeExpired)
+            case .approved(let approved, let device):
+                guard device.clientID == clientID, approved.tenantID == endpoint.tenant.id else { return fail(.grantForAnotherClient) }
+                grant = approved
+            }
+
         default:
             return fail(.unsupportedGrantType(grantType))
         }

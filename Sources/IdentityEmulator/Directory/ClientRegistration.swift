@@ -27,19 +27,25 @@ public struct ClientRegistration: Sendable, Hashable {
         self.multiTenant = multiTenant
     }
 
-    /// Sesame's bundled samples (Resources/settings): Directory, Me and Tasks.
+    /// Sesame's bundled samples (Resources/settings): Directory, Me and Tasks. Each also registers
+    /// the loopback addresses (any port) its sign-in in the system browser redirects to.
     public static let sesameDefaults: [ClientRegistration] = [
         ClientRegistration(
             clientID: "6731de76-14a6-49ae-97bc-6eba6914391e", name: "Sesame Directory",
-            redirectURIs: ["https://login.microsoftonline.com/common/oauth2/nativeclient", "urn:ietf:wg:oauth:2.0:oob"],
+            redirectURIs: [
+                "https://login.microsoftonline.com/common/oauth2/nativeclient", "urn:ietf:wg:oauth:2.0:oob", "http://localhost",
+                "http://127.0.0.1",
+            ],
             tenantKinds: [.workforce]),
         ClientRegistration(
             clientID: "66855f8a-60cd-445e-a9bb-8cd8eadbd3fa", name: "Sesame Me",
-            redirectURIs: ["https://login.microsoftonline.com/common/oauth2/nativeclient", "http://localhost"],
+            redirectURIs: ["https://login.microsoftonline.com/common/oauth2/nativeclient", "http://localhost", "http://127.0.0.1"],
             tenantKinds: [.workforce]),
         ClientRegistration(
             clientID: "90c0fe63-bcf2-44d5-8fb7-b8bbc0b29dc6", name: "Sesame Tasks",
-            redirectURIs: ["https://fabrikamb2c.b2clogin.com/oauth2/nativeclient", "urn:ietf:wg:oauth:2.0:oob"],
+            redirectURIs: [
+                "https://fabrikamb2c.b2clogin.com/oauth2/nativeclient", "urn:ietf:wg:oauth:2.0:oob", "http://localhost", "http://127.0.0.1",
+            ],
             tenantKinds: [.b2c]),
     ]
 

@@ -233,6 +233,19 @@ extension ServiceError {
         entra("unsupported_grant_type", 70003, "The app requested an unsupported grant type '\(type)'.")
     }
 
+    // Device code flow (RFC 8628): texts as Entra sends them (issues pasting real answers), and
+    // for a declined or unknown code as Entra documents them. Entra sends no `slow_down`.
+
+    static let authorizationPending = entra(
+        "authorization_pending", 70016, "OAuth 2.0 device flow error. Authorization is pending. Continue polling.")
+    static let authorizationDeclined = entra("authorization_declined", 70000, "The end user denied the authorization request.")
+    static let deviceCodeExpired = entra(
+        "expired_token", 70020, "The provided value for the input parameter 'device_code' is not valid. This device code has expired.")
+    static let badVerificationCode = entra(
+        "bad_verification_code", 70018, "Invalid verification code due to User typing in wrong user code for device code flow.")
+    static let b2cDeviceCodeUnsupported = b2c(
+        "unsupported_grant_type", 90086, "The supplied grant_type [urn:ietf:params:oauth:grant-type:device_code] is not supported.")
+
     // B2C
 
     static let forgotPassword = b2c("access_denied", 90118, "The user has forgotten their password.")

@@ -36,6 +36,10 @@ public struct EmulatorConfiguration: Sendable {
     /// allow 10 minutes to a day; the emulator takes any positive value, so that a test can make
     /// a client refresh on every call.
     public var accessTokenLifetime: Int?
+    /// `--device-code-lifetime`: seconds a device code lives (`expires_in`; Entra's 900).
+    public var deviceCodeLifetime: Int = 900
+    /// `--device-code-interval`: seconds a device waits between polls (`interval`; Entra's 5).
+    public var deviceCodeInterval: Int = 5
     /// The time source; tests move it forward.
     public var clock: EmulatorClock = EmulatorClock()
     /// What a refresh token redeemed twice does: nothing (Entra keeps the old one valid), or

@@ -70,6 +70,7 @@ public final class IdentityEmulator: Sendable {
         let discovery = DiscoveryController(services: services)
         let graph = GraphController(services: services)
         let tasks = TaskController(services: services)
+        let device = DeviceCodeController(services: services)
 
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ServiceHeadersMiddleware())
@@ -84,6 +85,9 @@ public final class IdentityEmulator: Sendable {
             router.post("\(prefix)/oauth2/v2.0/token") { request, context in
                 try await token.token(request, context: context, endpoint: token.endpointForJSON(context, request))
             }
+            router.post("\(prefix)/oauth2/v2.0/devicecode") { request, context in
+                try await device.deviceAuthorization(request, endpoint: device.endpointForJSON(context, request))
+            }
             router.get("\(prefix)/oauth2/v2.0/logout") { request, context in
                 try await signIn.logout(request, endpoint: signIn.endpoint(context, request))
             }
@@ -94,6 +98,9 @@ public final class IdentityEmulator: Sendable {
                 try discovery.keys(endpoint: discovery.endpointForJSON(context, request))
             }
         }
+        // The device code flow's verification page (Microsoft's microsoft.com/devicelogin).
+        router.get("/devicelogin") { _, _ in device.verificationPage() }
+        router.post("/devicelogin") { request, _ in try await device.enterCode(request) }
         router.post("/:tenant/login") { request, context in
             try await signIn.login(request, tenantSegment: context.parameters.require("tenant"))
         }

@@ -67,6 +67,8 @@ actor IdentityState {
     private var transactions: [String: SignInTransaction] = [:]
     private var codes: [String: CodeRecord] = [:]
     private var redeemedCodes: [String: Date] = [:]
+    /// Device authorizations (RFC 8628) by the digest of their `device_code`.
+    var deviceAuthorizations: [String: DeviceAuthorization] = [:]
     /// Warnings about state files that could not be read.
     private(set) var warnings: [String] = []
 

@@ -23,6 +23,9 @@ struct SignInTransaction: Sendable {
     var resetEmail: String?
     var resetCode: String?
     var resetVerified = false
+    /// The device authorization these pages sign in for (the device code flow's verification
+    /// page started them): finishing approves the device instead of redirecting with a code.
+    var deviceKey: String?
 
     var methods: [String] { smsVerified ? ["pwd", "mfa"] : ["pwd"] }
 }

@@ -1,6 +1,7 @@
 """Microsoft's MSAL for Python against `identity-emulator --tls`, unchanged but for
 `instance_discovery=False`: an authorization-code sign-in (PKCE, nonce, client_info), a silent
-token from MSAL's cache, and a refresh.
+token from MSAL's cache, a refresh, and a device code sign-in (RFC 8628) whose verification page
+another thread fills while MSAL polls.
 
 The "browser" fills Microsoft's sign-in pages by their field names (loginfmt, passwd) and clicks
 the primary button (idSIButton9), as automation written for login.microsoftonline.com does.
@@ -13,6 +14,7 @@ import html.parser
 import json
 import os
 import sys
+import threading
 import urllib.parse
 
 import msal
@@ -76,6 +78,50 @@ def browse(session, url):
     raise SystemExit("the sign-in pages never redirected back")
 
 
+def verify_device(session, flow):
+    """The person at another computer: opens verification_uri, types user_code into `otc`,
+    continues, signs in. Returns the last page's text (it says the device is signed in)."""
+    response = session.get(flow["verification_uri"], allow_redirects=False)
+    for _ in range(12):
+        if response.status_code != 200:
+            raise SystemExit(f"verification page answered {response.status_code}: {response.text[:300]}")
+        form = FormReader()
+        form.feed(response.text)
+        if form.action is None:
+            return response.text
+        fields = dict(form.fields)
+        if "otc" in form.inputs:
+            fields["otc"] = flow["user_code"]
+        if "loginfmt" in form.inputs:
+            fields["loginfmt"] = USERNAME
+        if "passwd" in form.inputs:
+            fields["passwd"] = PASSWORD
+        if form.primary:
+            fields[form.primary[0]] = form.primary[1]
+        response = session.post(urllib.parse.urljoin(response.url, form.action), data=fields, allow_redirects=False)
+    raise SystemExit("the verification pages never finished")
+
+
+def device_code(client_id, base):
+    """initiate_device_flow, a person at the verification page, acquire_token_by_device_flow."""
+    app = msal.PublicClientApplication(client_id, authority=f"{base}/contoso.onmicrosoft.com", instance_discovery=False)
+    flow = app.initiate_device_flow(scopes=["User.Read"])
+    if "user_code" not in flow:
+        raise SystemExit(f"initiate_device_flow failed: {flow.get('error')}: {flow.get('error_description')}")
+    if flow["verification_uri"] not in flow["message"] or flow["user_code"] not in flow["message"]:
+        raise SystemExit(f"the device code message names neither page nor code: {flow['message']}")
+    pages = {}
+    person = threading.Thread(target=lambda: pages.setdefault("last", verify_device(requests.Session(), flow)))
+    person.start()
+    result = app.acquire_token_by_device_flow(flow)
+    person.join()
+    if "access_token" not in result:
+        raise SystemExit(f"device code sign-in failed: {result.get('error')}: {result.get('error_description')}")
+    if "You have signed in to the" not in pages.get("last", ""):
+        raise SystemExit("the verification page did not say the device is signed in")
+    return result["id_token_claims"].get("preferred_username")
+
+
 def main():
     client_id = sys.argv[1]
     base = os.environ["EMULATOR_URL"]
@@ -123,6 +169,7 @@ def main():
         raise SystemExit("the refresh token was not rotated")
 
     me = requests.get(f"{base}/v1.0/me", headers={"Authorization": f"Bearer {refreshed['access_token']}"})
+    device_user = device_code(client_id, base)
     print(json.dumps({
         "msal": msal.__version__,
         "signed_in": claims["preferred_username"],
@@ -131,6 +178,7 @@ def main():
         "refreshed_source": refreshed.get("token_source", "identity_provider"),
         "me_status": me.status_code,
         "me": me.json().get("displayName"),
+        "device_code_signed_in": device_user,
     }))
 
 
