@@ -24,6 +24,8 @@ public struct Sample: Sendable {
 
     /// The account type it signs in with.
     public var accountType: String { settings.accountType }
+    /// Which user agent the sample's sign-in uses first (`signInWith`).
+    public var signInWith: SignInMethod { settings.signInWith }
 
     /// The sample's name in the window.
     public var title: String {

@@ -9,6 +9,14 @@ public protocol SignInFailurePresenter: AnyObject {
     func retryAfter(_ error: AccountStoreError) async -> Bool
 }
 
+/// A user agent the user can leave for the system browser mid-sign-in ("Continue in your
+/// browser"): it ends the session as cancelled and remembers that the user asked to go on there.
+@MainActor
+public protocol BrowserHandoff: AnyObject {
+    /// Whether the last cancelled sign-in was the user moving to the browser (asking clears it).
+    func takeBrowserHandoff() -> Bool
+}
+
 /// One sample's signed-in user: finds the stored account, signs in interactively when there is
 /// none (Retry after an error, as the seeds' alert offers), and signs out. Every sample page
 /// works through one of these; none of them talks to the store's sign-in itself.
@@ -24,14 +32,20 @@ public final class SampleSession {
     public var onAccountChange: (() -> Void)?
     private let model: AppModel
     private let userAgent: any SignInUserAgent
+    private let browser: (any SignInUserAgent)?
     private weak var failures: (any SignInFailurePresenter)?
 
-    /// A session for `sample` whose interactive sign-ins show in `userAgent`, and whose failures
-    /// `failures` shows (without one, a failure ends the sign-in).
-    public init(sample: Sample, model: AppModel, userAgent: any SignInUserAgent, failures: (any SignInFailurePresenter)?) {
+    /// A session for `sample` whose interactive sign-ins show in `userAgent` — or in `browser`
+    /// (the system browser) when the sample's settings prefer it or the user moves there — and
+    /// whose failures `failures` shows (without one, a failure ends the sign-in).
+    public init(
+        sample: Sample, model: AppModel, userAgent: any SignInUserAgent, browser: (any SignInUserAgent)? = nil,
+        failures: (any SignInFailurePresenter)?
+    ) {
         self.sample = sample
         self.model = model
         self.userAgent = userAgent
+        self.browser = browser
         self.failures = failures
     }
 
@@ -92,14 +106,18 @@ public final class SampleSession {
     private func runSignIn(parameters: [String: String]) async -> Account? {
         // Cleared before the task's value reaches anyone who waits for it.
         defer { current = nil }
+        var agent: any SignInUserAgent = sample.signInWith == .browser ? browser ?? userAgent : userAgent
         while true {
             do {
-                let signedIn = try await model.store.signIn(accountType: sample.accountType, parameters: parameters, using: userAgent)
+                let signedIn = try await model.store.signIn(accountType: sample.accountType, parameters: parameters, using: agent)
                 account = signedIn
                 model.trace.record("token-acquired", [("accountType", signedIn.accountType)])
                 return signedIn
             } catch  where error.code == .cancelled {
-                return nil
+                // "Continue in your browser": the same sign-in starts over in the system browser.
+                guard let browser, let handoff = agent as? BrowserHandoff, handoff.takeBrowserHandoff() else { return nil }
+                model.trace.record("sign-in-moved-to-browser", [("accountType", sample.accountType)])
+                agent = browser
             } catch {
                 guard let failures, await failures.retryAfter(error) else { return nil }
             }

@@ -12,7 +12,7 @@ struct SesameCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sesame",
         abstract: "Sign in to the Microsoft identity platform from the Linux desktop.",
-        subcommands: [Window.self, Accounts.self, Token.self, SignOut.self],
+        subcommands: [Window.self, Login.self, Accounts.self, Token.self, SignOut.self],
         defaultSubcommand: Window.self)
 }
 
@@ -25,6 +25,25 @@ func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) 
         done.signal()
     }
     done.wait()
+    return try outcome.result!.get()
+}
+
+/// As ``runBlocking(_:)``, and Ctrl-C (SIGINT) cancels the work instead of killing the process,
+/// so that it can stop cleanly and say so.
+func runBlockingUntilInterrupted<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let outcome = BlockingOutcome<T>()
+    let done = DispatchSemaphore(value: 0)
+    let task = Task.detached {
+        do { outcome.result = .success(try await body()) } catch { outcome.result = .failure(error) }
+        done.signal()
+    }
+    signal(SIGINT, SIG_IGN)
+    let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+    interrupt.setEventHandler { task.cancel() }
+    interrupt.resume()
+    done.wait()
+    interrupt.cancel()
+    signal(SIGINT, SIG_DFL)
     return try outcome.result!.get()
 }
 
@@ -44,13 +63,28 @@ struct CommonOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Point the bundled settings at an identity emulator at URL (e.g. http://127.0.0.1:8400).", valueName: "URL"))
     var emulator: String?
 
+    @Option(
+        name: .customLong("sign-in-with"),
+        help: ArgumentHelp(
+            "Where interactive sign-ins happen: webview (the window's own page) or browser (your default browser); "
+                + "overrides each settings file's signInWith.", valueName: "webview|browser"))
+    var signInWith: String?
+
     /// The settings of every profile, bundled or given, pointed at the emulator when asked.
     func profiles() throws -> [SampleSettings] {
         let files = settingsFiles.isEmpty ? try BundledResources.settingsFiles() : settingsFiles.map { URL(fileURLWithPath: $0) }
         let base = try emulatorURL()
+        var method: SignInMethod?
+        if let signInWith {
+            guard let chosen = SignInMethod(rawValue: signInWith.lowercased()) else {
+                throw ValidationError("--sign-in-with must be webview or browser, not '\(signInWith)'.")
+            }
+            method = chosen
+        }
         return try files.map { file in
             do {
-                let settings = try SampleSettings.load(contentsOf: file)
+                var settings = try SampleSettings.load(contentsOf: file)
+                if let method { settings.signInWith = method }
                 return base.map { settings.pointed(at: $0) } ?? settings
             } catch {
                 throw ValidationError("\(error)")

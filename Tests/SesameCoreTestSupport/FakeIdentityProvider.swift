@@ -40,6 +40,14 @@ public final class FakeIdentityProvider: @unchecked Sendable {
     private var _uid = "00000000-0000-0000-66f3-3332eca7ea81"
     private var _answeredScope = "User.Read profile openid email"
     private var _throttle: (count: Int, retryAfter: Int) = (0, 0)
+    private var _deviceAuthorization: [String: Any] = [
+        "user_code": "FJQ8HWMS6", "device_code": "device-code-secret", "verification_uri": "https://microsoft.com/devicelogin",
+        "expires_in": 900, "interval": 1,
+        "message":
+            "To sign in, use a web browser to open the page https://microsoft.com/devicelogin and enter the code FJQ8HWMS6 to authenticate.",
+    ]
+    private var _deviceAnswers: [String] = []
+    private var _devicePolls = 0
 
     public let transport = FakeTransport()
     /// The provider's clock: the fixture shares its test clock so tokens are issued "now".
@@ -132,6 +140,20 @@ public final class FakeIdentityProvider: @unchecked Sendable {
     /// The next `count` token requests answer 429 with `Retry-After: retryAfter`.
     public func throttle(count: Int, retryAfter: Int) { lock.withLock { _throttle = (count, retryAfter) } }
 
+    /// What `/devicecode` answers (HTTP 200, as Entra answers even its errors there).
+    public var deviceAuthorization: [String: Any] {
+        get { lock.withLock { _deviceAuthorization } }
+        set { lock.withLock { _deviceAuthorization = newValue } }
+    }
+    /// The OAuth `error` of each device-code poll in turn (`authorization_pending`, `slow_down`,
+    /// …); `ok` (or none left) gives the tokens.
+    public var deviceAnswers: [String] {
+        get { lock.withLock { _deviceAnswers } }
+        set { lock.withLock { _deviceAnswers = newValue } }
+    }
+    /// How many times a device polled.
+    public var devicePolls: Int { lock.withLock { _devicePolls } }
+
     public var configuration: AccountConfiguration {
         AccountConfiguration(
             clientID: clientID,
@@ -198,6 +220,9 @@ public final class FakeIdentityProvider: @unchecked Sendable {
         if path.hasSuffix("/oauth2/v2.0/token") {
             return try await token(request.form)
         }
+        if path.hasSuffix("/oauth2/v2.0/devicecode") {
+            return json(deviceAuthorization)
+        }
         return HTTPResponse(status: 404)
     }
 
@@ -263,6 +288,14 @@ public final class FakeIdentityProvider: @unchecked Sendable {
                         "error": "invalid_grant", "error_description": "AADSTS700082: The refresh token has expired due to inactivity.",
                         "error_codes": [700082],
                     ], status: 400)
+            }
+        case "urn:ietf:params:oauth:grant-type:device_code":
+            let answer = lock.withLock { () -> String in
+                _devicePolls += 1
+                return _deviceAnswers.isEmpty ? "ok" : _deviceAnswers.removeFirst()
+            }
+            guard answer == "ok" else {
+                return json(["error": answer, "error_description": "AADSTS70016: \(answer)", "error_codes": [70016]], status: 400)
             }
         default:
             return json(["error": "unsupported_grant_type"], status: 400)

@@ -17,11 +17,11 @@ import Logging
 /// endpoint client, id_tokens are checked by a verifier that follows key rollover, and every
 /// cache access is one transaction under the storage's lock.
 public actor AccountStore {
-    private let transport: any HTTPTransport
-    private let now: @Sendable () -> Date
-    private let logger: Logger
-    private let tokenEndpoint: TokenEndpointClient
-    private let verifier: IDTokenVerifier
+    let transport: any HTTPTransport
+    let now: @Sendable () -> Date
+    let logger: Logger
+    let tokenEndpoint: TokenEndpointClient
+    let verifier: IDTokenVerifier
     private let cache: TokenCacheTransaction
 
     private var configurations: [String: AccountConfiguration] = [:]
@@ -33,6 +33,8 @@ public actor AccountStore {
     /// account type: the next interactive sign-in sends them on `/authorize`.
     private var claimsChallenges: [String: String] = [:]
     private var subscribers: [UUID: AsyncStream<AccountStoreEvent>.Continuation] = [:]
+    /// How the device code flow waits between polls (tests record instead of sleeping).
+    var pollingSleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
     /// A cached access token is handed out only while it stays valid this much longer.
     public static let minimumRemainingValidity: TimeInterval = 5 * 60
@@ -59,6 +61,9 @@ public actor AccountStore {
         cache = TokenCacheTransaction(storage: storage, logger: logger)
     }
 
+    /// Replaces how the device code flow waits between polls (tests).
+    func setPollingSleep(_ sleep: @escaping @Sendable (Duration) async throws -> Void) { pollingSleep = sleep }
+
     // MARK: Configuration
 
     /// Registers (or replaces) how an account type signs in.
@@ -77,7 +82,7 @@ public actor AccountStore {
         configurations[accountType]
     }
 
-    private func requireConfiguration(_ accountType: String) throws(AccountStoreError) -> AccountConfiguration {
+    func requireConfiguration(_ accountType: String) throws(AccountStoreError) -> AccountConfiguration {
         guard let configuration = configurations[accountType] else {
             var error = AccountStoreError(.unknownAccountType, "No sign-in is configured for the account type \"\(accountType)\".")
             error.accountType = accountType
@@ -103,7 +108,7 @@ public actor AccountStore {
         subscribers[id] = nil
     }
 
-    private func emit(_ event: AccountStoreEvent) {
+    func emit(_ event: AccountStoreEvent) {
         for continuation in subscribers.values { continuation.yield(event) }
     }
 
@@ -176,6 +181,15 @@ public actor AccountStore {
         if parameters["claims"] == nil, let claims = claimsChallenges[accountType] {
             parameters["claims"] = claims
         }
+        var configuration = configuration
+        do {
+            configuration.redirectURL = try await userAgent.redirectURI(for: configuration)
+        } catch {
+            let request = AuthorizationRequest(configuration: configuration, additionalParameters: parameters)
+            throw SessionFailure(
+                error: AccountStoreError(.userAgentUnavailable, "The sign-in cannot receive its answer: \(error)"),
+                session: SignInSession(accountType: accountType, configuration: configuration, request: request))
+        }
         let request = AuthorizationRequest(configuration: configuration, additionalParameters: parameters)
         let session = SignInSession(accountType: accountType, configuration: configuration, request: request)
         logger.info("sign-in started", metadata: ["accountType": "\(accountType)", "url": "\(session.authorizationURL.redactingQuery)"])
@@ -232,6 +246,17 @@ public actor AccountStore {
             of: tokens.idToken, configuration: configuration, expectedNonce: session.request.nonce.revealed,
             required: configuration.scopes.contains("openid"), now: now())
         let clientInfo = (tokens.clientInfo ?? answer.clientInfo).flatMap(ClientInfo.init(encoded:))
+        return try store(
+            tokens, claims: claims, clientInfo: clientInfo, configuration: configuration, accountType: accountType,
+            source: "authorization_code")
+    }
+
+    /// Stores a sign-in's tokens under the account they name and announces it.
+    /// - Parameter source: the cache's `account_source` (`authorization_code`, `device_code`).
+    func store(
+        _ tokens: TokenResponse, claims: IDTokenClaims?, clientInfo: ClientInfo?, configuration: AccountConfiguration,
+        accountType: String, source: String
+    ) throws(AccountStoreError) -> Account {
         guard let homeAccountID = clientInfo?.homeAccountID ?? claims?.objectID ?? claims?.subject else {
             throw AccountStoreError(.invalidResponse, "The identity service's answer identifies no user (no client_info and no id_token).")
         }
@@ -244,7 +269,7 @@ public actor AccountStore {
                 TokenCache.Grant(
                     homeAccountID: homeAccountID, environment: environment, realm: Self.realm(of: configuration),
                     clientID: configuration.clientID, requestedScopes: configuration.scopes, response: tokens,
-                    idTokenClaims: claims, accountSource: "authorization_code", now: grantedAt))
+                    idTokenClaims: claims, accountSource: source, now: grantedAt))
             // Someone signed in: the group's next sign-in may use single sign-on again.
             cache.nextSignInPrompt = nil
             return (cache.account(homeAccountID: homeAccountID, environment: environment), existed)

@@ -40,6 +40,10 @@ public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
         /// The identity service asked the client to slow down (HTTP 429, AADSTS50196) for longer
         /// than Sesame waits.
         public static let throttled = Code("throttled")
+        /// The device code sign-in was declined at the verification page (`authorization_declined`).
+        public static let deviceCodeDeclined = Code("deviceCodeDeclined")
+        /// The device code expired before the user signed in with it (`expired_token`).
+        public static let deviceCodeExpired = Code("deviceCodeExpired")
     }
 
     /// The kind of failure.

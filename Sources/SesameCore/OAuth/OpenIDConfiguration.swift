@@ -13,6 +13,11 @@ public struct OpenIDConfiguration: Sendable, Hashable, Decodable {
     public let jwksURI: URL
     /// `id_token_signing_alg_values_supported`.
     public let signingAlgorithms: [String]?
+    /// `device_authorization_endpoint` (RFC 8628 §4): where a device code sign-in starts.
+    public let deviceAuthorizationEndpoint: URL?
+    /// `token_endpoint_auth_methods_supported`: how a client may authenticate at the token
+    /// endpoint (`client_secret_basic` when absent, OIDC Discovery §3).
+    public let tokenEndpointAuthMethods: [String]?
 
     enum CodingKeys: String, CodingKey {
         case issuer
@@ -20,6 +25,8 @@ public struct OpenIDConfiguration: Sendable, Hashable, Decodable {
         case tokenEndpoint = "token_endpoint"
         case jwksURI = "jwks_uri"
         case signingAlgorithms = "id_token_signing_alg_values_supported"
+        case deviceAuthorizationEndpoint = "device_authorization_endpoint"
+        case tokenEndpointAuthMethods = "token_endpoint_auth_methods_supported"
     }
 }
 

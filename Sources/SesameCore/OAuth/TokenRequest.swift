@@ -20,7 +20,7 @@ extension TokenRequest {
         return "TokenRequest(\(fields.joined(separator: ", ")))"
     }
 
-    static var secretFields: Set<String> { ["code", "code_verifier", "refresh_token", "client_secret"] }
+    static var secretFields: Set<String> { ["code", "code_verifier", "refresh_token", "client_secret", "device_code"] }
 }
 
 /// Redeeming an authorization code: `grant_type=authorization_code` with PKCE (RFC 7636 §4.5).

@@ -4,6 +4,8 @@ import Foundation
 public struct B2CSampleSettings: Sendable, Hashable {
     /// `accountIdentifier`: the account type (`B2C_Acccount` in the seed, spelling and all).
     public var accountType: String
+    /// `signInWith`: the embedded view (`webview`, the default) or the system browser (`browser`).
+    public var signInWith: SignInMethod = .webview
     /// `clientID` (or `clientId`).
     public var clientID: String
     /// `clientSecret`: empty in the seed, which means a public client.
@@ -30,6 +32,7 @@ public struct B2CSampleSettings: Sendable, Hashable {
 
     /// Reads the B2C sample's keys; see ``SampleSettings/load(contentsOf:)``.
     init(_ reader: SettingsReader) throws(SettingsError) {
+        signInWith = try reader.signInMethod()
         accountType = try reader.requiredString("accountIdentifier")
         clientID = try reader.requiredString("clientID", "clientId")
         clientSecret = try reader.optionalString("clientSecret").flatMap { $0.isEmpty ? nil : Secret($0) }

@@ -4,6 +4,8 @@ import Foundation
 public struct GraphSampleSettings: Sendable, Hashable {
     /// The account type the sample registers (`myGraphService` in the seed).
     public var accountType: String
+    /// `signInWith`: the embedded view (`webview`, the default) or the system browser (`browser`).
+    public var signInWith: SignInMethod = .webview
     /// `clientId` (or `clientID`): the application ID.
     public var clientID: String
     /// `redirectUri` (or `redirectURI`): the portal's redirect URI; the seed's default is the
@@ -23,6 +25,7 @@ public struct GraphSampleSettings: Sendable, Hashable {
 
     /// Reads the v2.0 sample's keys; see ``SampleSettings/load(contentsOf:)``.
     init(_ reader: SettingsReader) throws(SettingsError) {
+        signInWith = try reader.signInMethod()
         accountType = try reader.optionalString("accountType", "accountIdentifier").flatMap { $0.isEmpty ? nil : $0 } ?? "myGraphService"
         clientID = try reader.requiredString("clientId", "clientID")
         redirectURI = try reader.requiredURL("redirectUri", "redirectURI")

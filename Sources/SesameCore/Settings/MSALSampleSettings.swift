@@ -5,6 +5,8 @@ import Foundation
 public struct MSALSampleSettings: Sendable, Hashable {
     /// `accountType`: the store's name for this sample; `msalGraph` unless the file says otherwise.
     public var accountType: String
+    /// `signInWith`: the embedded view (`webview`, the default) or the system browser (`browser`).
+    public var signInWith: SignInMethod = .webview
     /// `clientId` (or `clientID`).
     public var clientID: String
     /// `authority`: `https://login.microsoftonline.com/common` in the seed.
@@ -22,6 +24,7 @@ public struct MSALSampleSettings: Sendable, Hashable {
 
     /// Reads the MSAL sample's keys; see ``SampleSettings/load(contentsOf:)``.
     init(_ reader: SettingsReader) throws(SettingsError) {
+        signInWith = try reader.signInMethod()
         accountType = try reader.optionalString("accountType").flatMap { $0.isEmpty ? nil : $0 } ?? "msalGraph"
         clientID = try reader.requiredString("clientId", "clientID")
         authority = try reader.requiredURL("authority")

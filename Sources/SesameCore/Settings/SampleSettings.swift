@@ -43,6 +43,30 @@ public enum SampleSettings: Sendable, Hashable {
         }
     }
 
+    /// Which user agent the account type's interactive sign-in uses (`signInWith`).
+    public var signInWith: SignInMethod {
+        get {
+            switch self {
+            case .graph(let settings): settings.signInWith
+            case .b2c(let settings): settings.signInWith
+            case .msal(let settings): settings.signInWith
+            }
+        }
+        set {
+            switch self {
+            case .graph(var settings):
+                settings.signInWith = newValue
+                self = .graph(settings)
+            case .b2c(var settings):
+                settings.signInWith = newValue
+                self = .b2c(settings)
+            case .msal(var settings):
+                settings.signInWith = newValue
+                self = .msal(settings)
+            }
+        }
+    }
+
     /// The store configuration for the sample's account type.
     public var accountConfiguration: AccountConfiguration {
         switch self {

@@ -153,3 +153,22 @@ struct SettingsReader {
         return nsError.localizedDescription
     }
 }
+
+/// Which user agent an account type's interactive sign-in uses (the settings key `signInWith`).
+public enum SignInMethod: String, Sendable, Hashable, CaseIterable {
+    /// The window's embedded WebKit view (the default).
+    case webview
+    /// The user's default browser, answering on a loopback address.
+    case browser
+}
+
+extension SettingsReader {
+    /// `signInWith`: `webview` (the default) or `browser`.
+    func signInMethod() throws(SettingsError) -> SignInMethod {
+        guard let text = try optionalString("signInWith"), !text.isEmpty else { return .webview }
+        guard let method = SignInMethod(rawValue: text.lowercased()) else {
+            throw SettingsError(file: file, key: "signInWith", problem: .malformedValue(expected: "webview or browser, not \(text)"))
+        }
+        return method
+    }
+}

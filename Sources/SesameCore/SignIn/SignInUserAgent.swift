@@ -11,6 +11,13 @@ import Foundation
 /// ``SignInSession/cancel()``. The store calls ``dismiss(_:)`` once the sign-in is over, however
 /// it ended.
 public protocol SignInUserAgent: Sendable {
+    /// The `redirect_uri` whose navigation this agent catches for `configuration`. An agent that
+    /// sees every navigation (the embedded view) catches the configuration's own; the system
+    /// browser's agent listens on a loopback address and returns it. Called once per sign-in,
+    /// before the request is built.
+    /// - Throws: when the agent cannot receive an answer (no loopback port).
+    func redirectURI(for configuration: AccountConfiguration) async throws -> URL
+
     /// Shows the session's authorization page. Returns once it is on its way; the result comes
     /// through the session.
     /// - Throws: when the agent cannot show anything (no display, no browser).
@@ -18,4 +25,9 @@ public protocol SignInUserAgent: Sendable {
 
     /// Takes away what ``present(_:)`` showed: the sign-in ended (signed in, failed or cancelled).
     func dismiss(_ session: SignInSession) async
+}
+
+extension SignInUserAgent {
+    /// The configuration's `redirect_uri`: an agent that sees every navigation catches it.
+    public func redirectURI(for configuration: AccountConfiguration) async throws -> URL { configuration.redirectURL }
 }

@@ -12,6 +12,8 @@ public final class MainWindow: SignInFailurePresenter {
     let model: AppModel
     /// The sign-in page: the Core's user agent for every sample.
     let signIn: SignInPane
+    /// The system browser as the sign-in's user agent (a sample's `signInWith`, or "Continue in your browser").
+    private let browserAgent: BrowserSignInAgent
     private let mainStack = Stack(sizedByVisibleChild: true)
     private let samples = Stack(crossfade: true, sizedByVisibleChild: true)
     /// The flow inspector, built once the window is on screen (it replays the trace so far).
@@ -78,6 +80,7 @@ public final class MainWindow: SignInFailurePresenter {
         signInButton = Button(L("Sign in"), accessibleName: L("Sign in to this sample"))
         window = Window(application: application, title: "Sesame", width: 1240, height: 720)
         signIn = SignInPane(trace: model.trace, webDataDirectory: options.webDataDirectory, automation: options.automation)
+        browserAgent = BrowserSignInAgent(pane: signIn, window: window, trace: model.trace)
 
         let header = HeaderBar(title: "Sesame")
         let switcher = StackSwitcher(samples)
@@ -101,7 +104,7 @@ public final class MainWindow: SignInFailurePresenter {
         // The sample shown first: its session now, its page in `start()`; the others' once the
         // window is on screen.
         if let sample = model.samples.first(where: { $0.kind == options.initialSample }) ?? model.samples.first {
-            first = (sample, SampleSession(sample: sample, model: model, userAgent: signIn, failures: self))
+            first = (sample, SampleSession(sample: sample, model: model, userAgent: signIn, browser: browserAgent, failures: self))
         }
 
         // The account of the sample showing: who, and what can be done about it (one sign-out).
@@ -250,7 +253,7 @@ public final class MainWindow: SignInFailurePresenter {
     /// Builds a sample's page and its tab (in the samples' order).
     private func buildPage(_ sample: Sample, session: SampleSession? = nil) {
         guard pages[sample.kind] == nil else { return }
-        let session = session ?? SampleSession(sample: sample, model: model, userAgent: signIn, failures: self)
+        let session = session ?? SampleSession(sample: sample, model: model, userAgent: signIn, browser: browserAgent, failures: self)
         let page: any SamplePage =
             switch sample.kind {
             case .directory: DirectoryPage(session: session, trace: model.trace)

@@ -606,7 +606,10 @@ public final class Window: Widget {
         gtk_window_set_title(window, title)
     }
 
-    private var window: UnsafeMutablePointer<GtkWindow> { sesame_window(object) }
+    var window: UnsafeMutablePointer<GtkWindow> { sesame_window(object) }
+
+    /// Brings the window to the front (`gtk_window_present`): a sign-in in the browser ended.
+    public func present() { gtk_window_present(window) }
 
     /// Puts `bar` in the title bar.
     public func setTitlebar(_ bar: Widget) {

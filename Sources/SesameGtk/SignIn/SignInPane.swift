@@ -7,7 +7,7 @@ import SesameSamples
 /// group). The store presents a session; the pane shows its group's view, which hands the
 /// redirect straight to the session.
 @MainActor
-final class SignInPane: SignInUserAgent {
+final class SignInPane: SignInUserAgent, BrowserHandoff {
     /// The sign-in page.
     let root: Box
     private let title: Label
@@ -26,6 +26,13 @@ final class SignInPane: SignInUserAgent {
     var onHide: (() -> Void)?
     /// A sign-in page finished loading.
     var onPageFinished: (() -> Void)?
+    /// "Continue in your browser": always there while the view is up; suggested when a page
+    /// cannot load or cannot be trusted.
+    private let browserButton: Button
+    /// What the window shows while the sign-in goes on in the system browser.
+    private let browserPage: Box
+    /// The user moved the last sign-in to the browser.
+    private var handoffRequested = false
 
     /// - Parameter webDataDirectory: where each group's web data lives (a folder per group);
     ///   nil keeps it in memory.
@@ -42,7 +49,23 @@ final class SignInPane: SignInUserAgent {
         views = Stack(sizedByVisibleChild: true)
         root.pack(bar)
         root.pack(views, expand: true)
-        bar.pack(Button(L("Cancel"), accessibleName: L("Cancel sign-in")) { [weak self] in self?.cancel() })
+        browserButton = Button(L("Continue in your browser"), accessibleName: L("Continue the sign-in in your web browser"))
+        bar.pack(browserButton)
+        let cancelButton = Button(L("Cancel"), accessibleName: L("Cancel sign-in"))
+        bar.pack(cancelButton)
+        let heading = Label(L("Finish signing in in your browser"), xalign: 0.5)
+        heading.setMarkup("<span size=\"x-large\" weight=\"bold\">\(L("Finish signing in in your browser"))</span>")
+        let explanation = Label(
+            L("Sesame opened the sign-in in your default web browser. When you have signed in there, this window comes back."),
+            wrap: true, xalign: 0.5)
+        explanation.accessibleName = L("Waiting for the browser")
+        browserPage = Box(vertical: true, spacing: 12, [heading, explanation])
+        browserPage.setMargin(48)
+        browserPage.setName("sign-in-browser")
+        browserPage.showAll()
+        views.add(browserPage, name: "browser")
+        browserButton.onClick { [weak self] in self?.continueInBrowser() }
+        cancelButton.onClick { [weak self] in self?.cancel() }
         if automation {
             // Only one context may allow automation, and WebDriver's session starts with the
             // app: the view exists from the start.
@@ -63,6 +86,7 @@ final class SignInPane: SignInUserAgent {
 
     private func show(_ session: SignInSession) {
         current = session
+        browserButton.show()
         let view = signInView(forGroup: session.storageGroup)
         self.view = view
         views.show(view.root)
@@ -80,6 +104,37 @@ final class SignInPane: SignInUserAgent {
         view?.end()
         onHide?()
         retireViewsWhenIdle()
+    }
+
+    /// "Continue in your browser": this sign-in ends, and the sample's session starts it again in
+    /// the system browser (``BrowserHandoff``).
+    func continueInBrowser() {
+        guard let current, view != nil else { return }
+        handoffRequested = true
+        trace.record("continue-in-browser", [("accountType", current.accountType)])
+        cancel()
+    }
+
+    func takeBrowserHandoff() -> Bool {
+        defer { handoffRequested = false }
+        return handoffRequested
+    }
+
+    /// The sign-in is in the system browser: the window says so (Cancel still ends it).
+    func showBrowserWait(_ session: SignInSession) {
+        current = session
+        view?.end()
+        views.show(browserPage)
+        browserButton.hide()
+        title.text = L("Sign in — in your browser")
+        onShow?()
+    }
+
+    /// The browser's sign-in ended.
+    func hideBrowserWait(_ session: SignInSession) {
+        guard current?.id == session.id else { return }
+        current = nil
+        onHide?()
     }
 
     /// Closes sign-in without a result (Cancel, or the window closing).
@@ -142,6 +197,7 @@ final class SignInPane: SignInUserAgent {
             dataDirectory: webDataDirectory?.appending(path: group), trace: trace, automation: automation, context: context)
         view.onRedirect = { [weak self] in self?.onHide?() }
         view.onLoadFinished = { [weak self] in self?.onPageFinished?() }
+        view.onTrouble = { [weak self] in self?.browserButton.addStyleClass("suggested-action") }
         viewsByGroup[group] = view
         views.add(view.root, name: group)
         return view

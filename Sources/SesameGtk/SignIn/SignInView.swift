@@ -24,6 +24,9 @@ final class SignInView {
     var onRedirect: (() -> Void)?
     /// Called when a load has finished (a page shown, or a failure's page).
     var onLoadFinished: (() -> Void)?
+    /// Called when a page could not load or could not be trusted: the system browser may do
+    /// better.
+    var onTrouble: (() -> Void)?
 
     /// - Parameter dataDirectory: where cookies and web data persist (per storage group), so
     ///   single sign-on survives a restart; nil keeps them in memory (tests).
@@ -207,6 +210,7 @@ final class SignInView {
         }
         let host = URL(string: uri)?.host ?? uri
         trace.record("sign-in-failed", [("error", "load failed: \(error.message)")])
+        onTrouble?()
         showPage(title: String(format: L("Can’t reach %@"), host), message: error.message, for: uri)
         return true
     }
@@ -231,6 +235,7 @@ final class SignInView {
             reasons.isEmpty
             ? "its certificate could not be verified" : "its certificate cannot be trusted: " + reasons.map(\.trace).joined(separator: "; ")
         trace.record("sign-in-failed", [("error", "TLS: \(host): \(why)")])
+        onTrouble?()
         showPage(
             title: L("This connection is not secure"),
             message: String(

@@ -1,0 +1,145 @@
+import Foundation
+import Logging
+
+extension AccountStore {
+    /// Signs a user in with the device code flow (RFC 8628), for a machine with no browser: the
+    /// service hands out a code, `show` tells the user where to type it (on any other device),
+    /// and the store polls the token endpoint at the service's interval until the user has
+    /// signed in there, declines, or the code expires. The account is stored like any other.
+    ///
+    /// The device authorization endpoint is discovery's `device_authorization_endpoint`, or,
+    /// when discovery has none, the token endpoint's sibling `…/devicecode` (Entra's layout).
+    /// `authorization_pending` keeps polling; `slow_down` adds five seconds to the interval
+    /// (RFC 8628 §3.5). Cancelling the calling task stops polling at once.
+    /// - Parameter show: receives the codes and the sentence for the user, once, before polling.
+    /// - Throws: ``AccountStoreError``: `deviceCodeDeclined`, `deviceCodeExpired`, `cancelled`,
+    ///   `tokenRequestFailed` (B2C and providers without the flow refuse it), `invalidIDToken`,
+    ///   `network`, ….
+    public func signInWithDeviceCode(
+        accountType: String, show: @Sendable (DeviceAuthorizationResponse) async -> Void
+    ) async throws(AccountStoreError) -> Account {
+        do throws(AccountStoreError) {
+            let configuration = try requireConfiguration(accountType)
+            let authorization = try await requestDeviceCode(configuration: configuration, accountType: accountType)
+            logger.info("device code issued", metadata: ["accountType": "\(accountType)", "authorization": "\(authorization)"])
+            await show(authorization)
+            let tokens = try await pollForTokens(authorization, configuration: configuration, accountType: accountType)
+            let claims = try await verifier.claims(
+                of: tokens.idToken, configuration: configuration, expectedNonce: nil, required: configuration.scopes.contains("openid"),
+                now: now())
+            return try store(
+                tokens, claims: claims, clientInfo: tokens.clientInfo.flatMap(ClientInfo.init(encoded:)), configuration: configuration,
+                accountType: accountType, source: "device_code")
+        } catch {
+            var failure = error
+            if failure.accountType == nil { failure.accountType = accountType }
+            logger.notice("device code sign-in failed", metadata: ["accountType": "\(accountType)", "error": "\(failure)"])
+            emit(.didFailToRequestAccess(accountType: accountType, error: failure))
+            throw failure
+        }
+    }
+
+    /// Where the device code flow starts for `configuration`.
+    func deviceAuthorizationURL(_ configuration: AccountConfiguration) async -> URL {
+        if configuration.scopes.contains("openid") || configuration.discoveryURL != nil,
+            let (provider, _) = try? await verifier.metadata.metadata(discoveryURL: configuration.resolvedDiscoveryURL, now: now()),
+            let endpoint = provider.deviceAuthorizationEndpoint
+        {
+            return endpoint
+        }
+        return configuration.tokenURL.deletingLastPathComponent().appending(path: "devicecode").withQuery(of: configuration.tokenURL)
+    }
+
+    private func requestDeviceCode(
+        configuration: AccountConfiguration, accountType: String
+    ) async throws(AccountStoreError) -> DeviceAuthorizationResponse {
+        let url = await deviceAuthorizationURL(configuration)
+        var fields = [("client_id", configuration.clientID), ("scope", configuration.scopes.joined(separator: " "))]
+        if let secret = configuration.clientSecret { fields.append(("client_secret", secret.revealed)) }
+        let request = HTTPRequest(
+            method: "POST", url: url, headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"],
+            body: Data(FormEncoding.encode(fields).utf8))
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(request)
+        } catch {
+            throw AccountStoreError(.network, "Could not reach the identity service: \(error)")
+        }
+        // Entra answers this endpoint's errors with HTTP 200: look for `error` first.
+        if let refusal = try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body) {
+            var error = AccountStoreError.from(refusal, accountType: accountType, homeAccountID: nil)
+            if error.code == .interactionRequired { error = AccountStoreError(.tokenRequestFailed, error.message) }
+            throw error
+        }
+        guard response.isSuccess else {
+            throw AccountStoreError(
+                .tokenRequestFailed,
+                "The identity service does not offer sign-in with a code at \(url.redactingQuery) (HTTP \(response.status)).")
+        }
+        do {
+            return try JSONDecoder().decode(DeviceAuthorizationResponse.self, from: response.body)
+        } catch {
+            throw AccountStoreError(.invalidResponse, "The identity service's device code answer could not be read: \(error)")
+        }
+    }
+
+    private func pollForTokens(
+        _ authorization: DeviceAuthorizationResponse, configuration: AccountConfiguration, accountType: String
+    ) async throws(AccountStoreError) -> TokenResponse {
+        let request = DeviceCodeTokenRequest(
+            clientID: configuration.clientID, deviceCode: authorization.deviceCode, requestsClientInfo: configuration.isMicrosoftAuthority)
+        let deadline = now().addingTimeInterval(TimeInterval(authorization.expiresIn))
+        var interval = authorization.interval
+        while true {
+            do {
+                try await pollingSleep(.seconds(interval))
+            } catch {
+                throw AccountStoreError(.cancelled, "Sign-in was cancelled.")
+            }
+            do {
+                return try await tokenEndpoint.send(request, configuration: configuration, accountType: accountType)
+            } catch {
+                switch error.oauthError {
+                case "authorization_pending":
+                    break
+                case "slow_down":
+                    interval += 5
+                case "authorization_declined", "access_denied":
+                    throw Self.described(
+                        AccountStoreError(.deviceCodeDeclined, "The sign-in with the code was declined on the other device."), as: error)
+                case "expired_token", "code_expired":
+                    throw Self.described(
+                        AccountStoreError(.deviceCodeExpired, "The code expired before anyone signed in with it; ask for a new one."),
+                        as: error)
+                default:
+                    throw error
+                }
+                guard now() < deadline else {
+                    throw AccountStoreError(.deviceCodeExpired, "The code expired before anyone signed in with it; ask for a new one.")
+                }
+            }
+        }
+    }
+
+    /// `error` typed as `code`'s kind with the service's fields kept.
+    private static func described(_ typed: AccountStoreError, as service: AccountStoreError) -> AccountStoreError {
+        var error = typed
+        error.oauthError = service.oauthError
+        error.serviceCode = service.serviceCode
+        error.errorDescription = service.errorDescription
+        error.errorURI = service.errorURI
+        error.accountType = service.accountType
+        return error
+    }
+}
+
+extension URL {
+    /// This URL with `other`'s query (B2C's `?p=` on a sibling endpoint).
+    func withQuery(of other: URL) -> URL {
+        guard let query = URLComponents(url: other, resolvingAgainstBaseURL: false)?.percentEncodedQuery,
+            var components = URLComponents(url: self, resolvingAgainstBaseURL: false)
+        else { return self }
+        components.percentEncodedQuery = query
+        return components.url ?? self
+    }
+}

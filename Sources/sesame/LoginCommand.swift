@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import SesameCore
+import SesameGtk
+
+extension SesameCommand {
+    /// `sesame login`: signs an account in from the command line, in the system browser or, on
+    /// a machine without one, with a device code typed on any other device.
+    struct Login: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Sign an account in: in your browser, or with a code on another device (--device-code).",
+            discussion: """
+                Without --device-code the sign-in opens in your default browser and comes back to Sesame on a loopback \
+                address. With --device-code Sesame prints a web address and a code: open the address on any device, type \
+                the code and sign in there; Sesame waits (Ctrl-C stops it). Either way the account is stored as in the \
+                window, so `sesame token` works afterwards.
+                """)
+        @OptionGroup var options: CommonOptions
+        @Option(help: "The account type (e.g. myGraphService).") var accountType: String
+        @Flag(help: "Sign in on another device with a code (for machines without a browser, or over SSH).") var deviceCode = false
+
+        func run() throws {
+            let (options, accountType, deviceCode) = (options, accountType, deviceCode)
+            do {
+                let account = try runBlockingUntilInterrupted {
+                    let (store, profiles) = try await options.store()
+                    guard profiles.contains(where: { $0.accountType == accountType }) else {
+                        throw ValidationError(
+                            "There is no account type '\(accountType)'; the settings name \(profiles.map(\.accountType).joined(separator: ", "))."
+                        )
+                    }
+                    if deviceCode {
+                        return try await store.signInWithDeviceCode(accountType: accountType) { authorization in
+                            FileHandle.standardError.write(Data("\(authorization.instructions)\n".utf8))
+                        }
+                    }
+                    return try await store.signIn(accountType: accountType, using: SystemBrowserUserAgent.desktop())
+                }
+                print("Signed in as \(account.displayName) <\(account.username)> (\(accountType)).")
+            } catch let error as AccountStoreError {
+                FileHandle.standardError.write(Data("sesame: \(Self.sentence(for: error, deviceCode: deviceCode))\n".utf8))
+                throw ExitCode(error.code == .cancelled ? 130 : 1)
+            }
+        }
+
+        /// What to tell the user, with what to do next.
+        static func sentence(for error: AccountStoreError, deviceCode: Bool) -> String {
+            let again = deviceCode ? "Run `sesame login --device-code` again for a new code." : "Run `sesame login` again."
+            switch error.code {
+            case .cancelled: return "Sign-in cancelled; nothing was stored."
+            case .deviceCodeDeclined: return "The sign-in was declined on the other device; nothing was stored. \(again)"
+            case .deviceCodeExpired: return "The code expired before anyone signed in with it; nothing was stored. \(again)"
+            default: return "\(error.description) Nothing was stored."
+            }
+        }
+    }
+}
+
+extension SystemBrowserUserAgent {
+    /// The command line's system browser: GIO's default handler for https.
+    static func desktop() -> SystemBrowserUserAgent {
+        SystemBrowserUserAgent { url in
+            try DesktopLauncher.openInDefaultBrowser(url)
+            FileHandle.standardError.write(Data("Continue the sign-in in your browser; Sesame waits for it (Ctrl-C stops).\n".utf8))
+        }
+    }
+}
