@@ -175,6 +175,40 @@ final class EndToEndFlowTests: XCTestCase {
         XCTAssertFalse(run.has("sign-in-failed", ["error": "AADB2C90118"]), "Enter asked to reset the password")
     }
 
+    // MARK: The system browser
+
+    /// The desktop's default browser — WebKitGTK's MiniBrowser under WebDriver, registered in the
+    /// test's XDG folders by a .desktop file and mimeapps.list — gets the sign-in; the answer
+    /// comes back on the app's loopback listener.
+    func testAlexSignsInThroughTheSystemBrowserAndTheDirectoryFills() throws {
+        let run = try flow("system-browser", script: "system_browser_flow.py")
+        XCTAssertEqual(run.seen["waiting"] as? Bool, true, "the window did not say the sign-in is in the browser")
+        let browser = try XCTUnwrap(run.seen["browser"] as? [String: Any])
+        XCTAssertEqual(
+            browser["opened"] as? String, run.base.appending(path: "contoso.onmicrosoft.com/oauth2/v2.0/authorize").absoluteString)
+        XCTAssertEqual(browser["title"] as? String, "You can close this tab – Sesame")
+        XCTAssertEqual(
+            browser["pages"] as? [String],
+            ["Sign in to your account", "Sign in to your account", "Stay signed in?", "Permissions requested"],
+            "the pages the browser went through")
+        let answeredAt = try XCTUnwrap(browser["answered_at"] as? String)
+        XCTAssertTrue(answeredAt.hasPrefix("http://127.0.0.1:") && answeredAt.hasSuffix("/"), answeredAt)
+        XCTAssertTrue(run.has("browser-opened"))
+        XCTAssertTrue(run.has("loopback-redirect-received", ["answer": "received"]))
+        XCTAssertTrue(run.has("token-acquired", ["accountType": "myGraphService"]))
+        XCTAssertTrue(run.has("list-rendered", ["view": "directory"]))
+        XCTAssertFalse(run.has("redirect-intercepted"), "the embedded view took part")
+        let names = run.events.compactMap { $0["event"] as? String }
+        let order = ["browser-opened", "loopback-redirect-received", "token-acquired", "list-rendered"].map {
+            names.firstIndex(of: $0) ?? -1
+        }
+        XCTAssertEqual(order, order.sorted(), "out of order: \(names)")
+        XCTAssertGreaterThan(run.seen["rows"] as? Int ?? 0, 0)
+        XCTAssertEqual(run.seen["people"] as? Int, run.seen["rows"] as? Int)
+        XCTAssertEqual(run.seen["waiting_after"] as? Bool, false, "the window still waits for the browser")
+        XCTAssertFalse(run.traceText.contains("Passw0rd"))
+    }
+
     // MARK: Restart
 
     func testTheAppRestartedWithTheSameStorageSignsInSilently() throws {
@@ -210,7 +244,7 @@ final class EndToEndFlowTests: XCTestCase {
     }
 
     /// Runs one flow of e2e_flow.py against a fresh demo-mode emulator.
-    func flow(_ name: String, users: Int = 300, accessTokenLifetime: Int? = nil) throws -> Run {
+    func flow(_ name: String, script: String = "e2e_flow.py", users: Int = 300, accessTokenLifetime: Int? = nil) throws -> Run {
         XCTAssertTrue(
             FileManager.default.isExecutableFile(atPath: "/usr/bin/WebKitWebDriver"),
             "WebKitWebDriver is missing: install webkit2gtk-driver (make test does)")
@@ -219,9 +253,11 @@ final class EndToEndFlowTests: XCTestCase {
         let scratch = Repository.temporaryDirectory("sesame-e2e-\(name)")
         defer { try? FileManager.default.removeItem(at: scratch) }
 
-        let script = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "EndToEnd/e2e_flow.py")
+        let program = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "EndToEnd/\(script)")
+        let flowArguments = script == "e2e_flow.py" ? [name] : []
         let result = try ProcessRunner.run(
-            try Repository.python(), [script.path, name, try Repository.product("sesame").path, emulator.base.absoluteString, scratch.path])
+            try Repository.python(),
+            [program.path] + flowArguments + [try Repository.product("sesame").path, emulator.base.absoluteString, scratch.path])
         XCTAssertEqual(result.status, 0, "flow \(name): \(result.stderr.suffix(3000))")
 
         let seen = try XCTUnwrap(

@@ -155,6 +155,53 @@ final class DeviceCodeLoginTests: XCTestCase {
             ended.stderr.contains("sesame: The code expired before anyone signed in with it; nothing was stored."), ended.stderr)
     }
 
+    /// Without --device-code, `sesame login` opens the desktop's default browser — here
+    /// WebKitGTK's MiniBrowser under WebDriver, registered by a .desktop file and mimeapps.list
+    /// in the test's XDG folders — and takes the answer on a loopback port.
+    func testLoginWithoutTheFlagSignsInInTheDefaultBrowser() throws {
+        let (base, _) = try startEmulator()
+        var environment = environment()
+        let home = URL(filePath: try XCTUnwrap(environment["XDG_DATA_HOME"])).deletingLastPathComponent()
+        let applications = home.appending(path: "data/applications")
+        let config = home.appending(path: "config")
+        try FileManager.default.createDirectory(at: applications, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        let browser = Repository.root.appending(path: "Tests/SesameAppEndToEndTests/EndToEnd/default_browser.py")
+        try """
+        [Desktop Entry]
+        Type=Application
+        Name=Test Browser (MiniBrowser)
+        Exec=\(try Repository.python().path) \(browser.path) %u
+        NoDisplay=true
+
+        """.write(to: applications.appending(path: "sesame-test-browser.desktop"), atomically: true, encoding: .utf8)
+        try """
+        [Default Applications]
+        x-scheme-handler/http=sesame-test-browser.desktop
+        x-scheme-handler/https=sesame-test-browser.desktop
+
+        """.write(to: config.appending(path: "mimeapps.list"), atomically: true, encoding: .utf8)
+        environment["XDG_CONFIG_HOME"] = config.path
+        let seen = home.appending(path: "browser.json")
+        environment["SESAME_TEST_BROWSER_RESULT"] = seen.path
+        // No session bus here, so no accessibility bus either: the browser's GTK must not wait for one.
+        environment["NO_AT_BRIDGE"] = "1"
+
+        let login = try RunningProgram(
+            Repository.product("sesame"), ["login", "--account-type", "myGraphService", "--emulator", base], environment: environment)
+        let ended = login.finish(timeout: 120)
+        XCTAssertEqual(ended.status, 0, ended.stderr)
+        XCTAssertEqual(ended.stdout, "Signed in as Alex Wilber <alex@contoso.onmicrosoft.com> (myGraphService).\n")
+        XCTAssertTrue(ended.stderr.contains("Continue the sign-in in your browser"), ended.stderr)
+        let browserSaw = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: seen)) as? [String: Any])
+        XCTAssertEqual(browserSaw["title"] as? String, "You can close this tab – Sesame")
+        XCTAssertTrue((browserSaw["answered_at"] as? String)?.hasPrefix("http://127.0.0.1:") == true, "\(browserSaw)")
+
+        let token = try ProcessRunner.run(
+            Repository.product("sesame"), ["token", "--account-type", "myGraphService", "--emulator", base], environment: environment)
+        XCTAssertEqual(token.status, 0, token.stderr)
+    }
+
     func testCtrlCStopsWaitingAndSaysSo() throws {
         let (base, _) = try startEmulator()
         let login = try login(base, environment: environment())

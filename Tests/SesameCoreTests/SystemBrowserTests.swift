@@ -1,0 +1,161 @@
+import Foundation
+import SesameCoreTestSupport
+import Synchronization
+import Testing
+
+@testable import SesameCore
+
+/// The system browser as the user agent (RFC 8252): the request's redirect URI is a loopback
+/// port of a listener made for the sign-in, and real HTTP requests to it carry the answer.
+@Suite("System browser sign-in")
+struct SystemBrowserTests {
+    /// The "browser": real HTTP requests from this process.
+    static let browser = AsyncHTTPClientTransport(timeout: .seconds(10))
+
+    /// What a test saw, shared with the closures that saw it.
+    final class Seen<Value: Sendable>: Sendable {
+        let value: Mutex<Value>
+        init(_ initial: Value) { value = Mutex(initial) }
+        var current: Value { value.withLock { $0 } }
+        func set(_ new: Value) { value.withLock { $0 = new } }
+    }
+
+    struct Visit: Sendable {
+        var redirectURI: String
+        var foreign: Int
+        var foreignText: String
+        var other: Int
+        var answer: Int
+        var answerText: String
+    }
+
+    /// Whether anything accepts TCP connections on 127.0.0.1:`port` (a plain connect(2): an HTTP
+    /// client would retry a refused connection until its deadline).
+    static func isListening(_ port: Int?) -> Bool {
+        guard let port else { return false }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    static func get(_ url: URL) async throws -> HTTPResponse {
+        try await browser.send(HTTPRequest(method: "GET", url: url), progress: nil)
+    }
+
+    @Test(
+        "the answer arrives on 127.0.0.1 at a picked port; a foreign state is refused and the listener keeps waiting; the port closes after"
+    )
+    func signsIn() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        await fixture.configure()
+        let heard = Seen<[LoopbackPage]>([])
+        let seen = Seen<Visit?>(nil)
+        let agent = SystemBrowserUserAgent(
+            open: { url in
+                let redirect = fixture.provider.redirect(for: url)
+                Task.detached {
+                    var components = URLComponents(url: redirect, resolvingAgainstBaseURL: false)!
+                    components.queryItems = components.queryItems!.map {
+                        $0.name == "state" ? URLQueryItem(name: "state", value: "forged") : $0
+                    }
+                    let foreign = try await Self.get(components.url!)
+                    let other = try await Self.get(redirect.deletingLastPathComponent().appending(path: "favicon.ico"))
+                    let answer = try await Self.get(redirect)
+                    let redirectURI = URLComponents(url: url, resolvingAgainstBaseURL: false)!.queryItems!.first {
+                        $0.name == "redirect_uri"
+                    }!
+                    .value!
+                    seen.set(
+                        Visit(
+                            redirectURI: redirectURI, foreign: foreign.status, foreignText: String(decoding: foreign.body, as: UTF8.self),
+                            other: other.status, answer: answer.status, answerText: String(decoding: answer.body, as: UTF8.self)))
+                }
+            },
+            onRequest: { page in heard.value.withLock { $0.append(page) } })
+        let account = try await fixture.store.signIn(accountType: fixture.accountType, using: agent)
+        #expect(account.username == "alex@contoso.onmicrosoft.com")
+        let result = try #require(seen.current)
+        let redirectURI = try #require(URL(string: result.redirectURI))
+        #expect(redirectURI.scheme == "http" && redirectURI.host == "127.0.0.1" && redirectURI.path == "/", "\(redirectURI)")
+        #expect((redirectURI.port ?? 0) > 1024)
+        #expect(result.foreign == 400)
+        #expect(result.foreignText.contains("does not belong to the sign-in Sesame started"))
+        #expect(result.other == 404)
+        #expect(result.answer == 200)
+        #expect(result.answerText.contains("You can close this tab"))
+        #expect(heard.current == [.foreignAnswer, .notFound, .received])
+        #expect(!Self.isListening(redirectURI.port), "the listener still listens after the sign-in")
+    }
+
+    @Test("after the answer, another request is told the sign-in is over; before a sign-in, nobody waits")
+    func lateAndEarlyRequests() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        var configuration = fixture.provider.configuration
+        let listener = try await LoopbackRedirectListener.start()
+        configuration.redirectURL = listener.redirectURI
+        let request = AuthorizationRequest(configuration: configuration)
+        let session = SignInSession(accountType: "t", configuration: configuration, request: request)
+        let answer = "/?code=abc&state=\(request.state.revealed)"
+        #expect(listener.answer(answer) == .notWaiting)
+        listener.attach(session)
+        #expect(listener.answer("/elsewhere?state=\(request.state.revealed)") == .notFound)
+        #expect(listener.answer("/?code=abc") == .foreignAnswer, "no state at all")
+        #expect(!session.isFinished)
+        #expect(listener.answer(answer) == .received)
+        #expect(session.isFinished)
+        #expect(listener.answer(answer) == .alreadyAnswered)
+        #expect(Self.isListening(listener.redirectURI.port))
+        await listener.close()
+        #expect(!Self.isListening(listener.redirectURI.port))
+    }
+
+    @Test("a browser that never answers: the sign-in ends as cancelled after the timeout, and the port closes")
+    func timesOut() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        await fixture.configure()
+        let redirect = Seen<URL?>(nil)
+        let agent = SystemBrowserUserAgent(timeout: .milliseconds(300)) { url in
+            redirect.set(fixture.provider.redirect(for: url))
+        }
+        do {
+            _ = try await fixture.store.signIn(accountType: fixture.accountType, using: agent)
+            Issue.record("signed in without an answer")
+        } catch {
+            #expect(error.code == .cancelled)
+        }
+        let late = try #require(redirect.current)
+        #expect(!Self.isListening(late.port))
+    }
+
+    @Test("no browser to open: the sign-in says so (userAgentUnavailable) and nothing keeps listening")
+    func noBrowser() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        await fixture.configure()
+        struct NoBrowser: Error {}
+        let asked = Seen<URL?>(nil)
+        let agent = SystemBrowserUserAgent { url in
+            asked.set(url)
+            throw NoBrowser()
+        }
+        do {
+            _ = try await fixture.store.signIn(accountType: fixture.accountType, using: agent)
+            Issue.record("signed in without a browser")
+        } catch {
+            #expect(error.code == .userAgentUnavailable)
+        }
+        let url = try #require(asked.current)
+        let redirectURI = try #require(
+            URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "redirect_uri" }?.value)
+        #expect(!Self.isListening(URL(string: redirectURI)?.port))
+    }
+}
