@@ -181,7 +181,7 @@ final class EndToEndFlowTests: XCTestCase {
     /// test's XDG folders by a .desktop file and mimeapps.list — gets the sign-in; the answer
     /// comes back on the app's loopback listener.
     func testAlexSignsInThroughTheSystemBrowserAndTheDirectoryFills() throws {
-        let run = try flow("system-browser", script: "system_browser_flow.py")
+        let run = try flow("setting", script: "system_browser_flow.py")
         XCTAssertEqual(run.seen["waiting"] as? Bool, true, "the window did not say the sign-in is in the browser")
         let browser = try XCTUnwrap(run.seen["browser"] as? [String: Any])
         XCTAssertEqual(
@@ -207,6 +207,25 @@ final class EndToEndFlowTests: XCTestCase {
         XCTAssertEqual(run.seen["people"] as? Int, run.seen["rows"] as? Int)
         XCTAssertEqual(run.seen["waiting_after"] as? Bool, false, "the window still waits for the browser")
         XCTAssertFalse(run.traceText.contains("Passw0rd"))
+    }
+
+    /// The sign-in starts in the window's own view; "Continue in your browser" moves it to the
+    /// default browser, where it finishes.
+    func testContinueInYourBrowserMovesASignInToTheSystemBrowser() throws {
+        let run = try flow("button", script: "system_browser_flow.py")
+        XCTAssertEqual(run.seen["button_in_view"] as? Bool, true, "no Continue in your browser while the view is up")
+        XCTAssertEqual(run.seen["waiting"] as? Bool, true)
+        let names = run.events.compactMap { $0["event"] as? String }
+        let order = [
+            "page-loaded", "continue-in-browser", "sign-in-moved-to-browser", "browser-opened", "loopback-redirect-received",
+            "token-acquired", "list-rendered",
+        ].map { names.firstIndex(of: $0) ?? -1 }
+        XCTAssertFalse(order.contains(-1), "missing events: \(names)")
+        XCTAssertEqual(order, order.sorted(), "out of order: \(names)")
+        XCTAssertFalse(run.has("redirect-intercepted"), "the embedded view finished the sign-in")
+        XCTAssertEqual(run.count("token-acquired", ["accountType": "myGraphService"]), 1)
+        XCTAssertGreaterThan(run.seen["people"] as? Int ?? 0, 0)
+        XCTAssertFalse(run.has("sign-in-failed"), "moving to the browser showed an error")
     }
 
     // MARK: Restart
@@ -254,10 +273,9 @@ final class EndToEndFlowTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: scratch) }
 
         let program = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "EndToEnd/\(script)")
-        let flowArguments = script == "e2e_flow.py" ? [name] : []
         let result = try ProcessRunner.run(
             try Repository.python(),
-            [program.path] + flowArguments + [try Repository.product("sesame").path, emulator.base.absoluteString, scratch.path])
+            [program.path, name, try Repository.product("sesame").path, emulator.base.absoluteString, scratch.path])
         XCTAssertEqual(result.status, 0, "flow \(name): \(result.stderr.suffix(3000))")
 
         let seen = try XCTUnwrap(

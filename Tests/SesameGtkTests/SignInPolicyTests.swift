@@ -138,6 +138,15 @@ final class SignInPolicyTests: GUITestCase {
     static func run(
         start: URL, redirect: URL, timeout: TimeInterval = 15, settled: @escaping (FlowTrace, WebView) -> Bool = { _, _ in false }
     ) throws -> (intercepted: URL?, shown: Bool, trace: FlowTrace) {
+        try runShowing(start: start, redirect: redirect, timeout: timeout, settled: settled).outcome
+    }
+
+    /// As ``run(start:redirect:timeout:settled:)``, and whether "Continue in your browser" was
+    /// offered prominently at the end.
+    @MainActor
+    static func runShowing(
+        start: URL, redirect: URL, timeout: TimeInterval = 15, settled: @escaping (FlowTrace, WebView) -> Bool = { _, _ in false }
+    ) throws -> (outcome: (intercepted: URL?, shown: Bool, trace: FlowTrace), suggestsBrowser: Bool) {
         let trace = try FlowTrace(file: nil)
         let pane = SignInPane(trace: trace, webDataDirectory: nil, automation: false)
         let window = Window(application: nil, title: "policy", width: 800, height: 600)
@@ -161,14 +170,15 @@ final class SignInPolicyTests: GUITestCase {
             MainLoopBridge.spin(timeout: timeout) { agent.sessions.first?.caughtRedirect != nil || settled(trace, view.webView) },
             "neither intercepted nor settled after \(timeout) s; the view shows \(view.webView.uri ?? "nothing")")
         lastTitle = view.webView.title
-        return (agent.sessions.first?.caughtRedirect, view.root.isVisible, trace)
+        return ((agent.sessions.first?.caughtRedirect, view.root.isVisible, trace), pane.suggestsBrowser)
     }
 
     func testServerRedirectToNativeClientIsInterceptedAndNeverLoaded() throws {
         try MainActor.assumeIsolated {
             let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
-            let (intercepted, shown, trace) = try Self.run(
+            let ((intercepted, shown, trace), suggestsBrowser) = try Self.runShowing(
                 start: Self.url("/redirect", to: nativeClient + "?code=abc123&state=s1"), redirect: URL(string: nativeClient)!)
+            XCTAssertFalse(suggestsBrowser, "a sign-in that works does not push the browser")
             let caught = try XCTUnwrap(intercepted, "the 302 to nativeclient was not intercepted")
             XCTAssertEqual(caught.absoluteString, nativeClient + "?code=abc123&state=s1")
             XCTAssertFalse(shown, "the view must hide when the redirect is intercepted")
@@ -306,13 +316,14 @@ final class SignInPolicyTests: GUITestCase {
         let base = emulator.base
         try MainActor.assumeIsolated {
             let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
-            let (intercepted, shown, trace) = try Self.run(
+            let ((intercepted, shown, trace), suggestsBrowser) = try Self.runShowing(
                 start: base.appending(path: "common/oauth2/v2.0/authorize"), redirect: URL(string: nativeClient)!
             ) { trace, view in
                 // Settled once Sesame's own page, loaded in place of the refused one, has its title
                 // (WebKit sets it a moment after the load ends).
                 trace.events.contains { $0.name == "sign-in-failed" } && !(view.title ?? "").isEmpty
             }
+            XCTAssertTrue(suggestsBrowser, "Continue in your browser is not offered prominently")
             XCTAssertNil(intercepted)
             XCTAssertTrue(shown, "the view stays to show why")
             let failure = try XCTUnwrap(trace.events.first { $0.name == "sign-in-failed" }, "no sign-in-failed event")

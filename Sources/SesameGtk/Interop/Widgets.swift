@@ -61,6 +61,12 @@ public class Widget: GObjectReference {
     /// Adds a CSS style class (`dim-label`).
     public func addStyleClass(_ name: String) { gtk_style_context_add_class(gtk_widget_get_style_context(widget), name) }
 
+    /// Takes a CSS style class away.
+    public func removeStyleClass(_ name: String) { gtk_style_context_remove_class(gtk_widget_get_style_context(widget), name) }
+
+    /// Whether the widget has a CSS style class (`suggested-action`, …).
+    public func hasStyleClass(_ name: String) -> Bool { gtk_style_context_has_class(gtk_widget_get_style_context(widget), name) != 0 }
+
     /// The same margin on every side.
     public func setMargin(_ value: Int32) {
         gtk_widget_set_margin_start(widget, value)

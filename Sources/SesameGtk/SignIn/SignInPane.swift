@@ -73,6 +73,10 @@ final class SignInPane: SignInUserAgent, BrowserHandoff {
         }
     }
 
+    /// Whether "Continue in your browser" is offered prominently (a page failed to load or
+    /// could not be trusted).
+    var suggestsBrowser: Bool { browserButton.hasStyleClass("suggested-action") }
+
     /// Whether a sign-in is on screen.
     var isSigningIn: Bool { current != nil }
 
@@ -87,6 +91,7 @@ final class SignInPane: SignInUserAgent, BrowserHandoff {
     private func show(_ session: SignInSession) {
         current = session
         browserButton.show()
+        browserButton.removeStyleClass("suggested-action")
         let view = signInView(forGroup: session.storageGroup)
         self.view = view
         views.show(view.root)

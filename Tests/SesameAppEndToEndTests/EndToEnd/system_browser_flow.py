@@ -1,8 +1,12 @@
-"""Alex signs in to the Directory through the system browser: the app runs with
-`--sign-in-with=browser`, and the desktop's default browser (this test's XDG folders register
-default_browser.py, WebKitGTK's MiniBrowser under WebDriver, for http and https) gets the sign-in.
+"""Alex signs in to the Directory through the system browser, and the desktop's default browser
+(this test's XDG folders register default_browser.py, WebKitGTK's MiniBrowser under WebDriver, for
+http and https) gets the sign-in. How it gets there is the MODE:
 
-    python system_browser_flow.py SESAME_BINARY EMULATOR_URL SCRATCH_DIR
+- `setting`: the app runs with `--sign-in-with=browser`;
+- `button`: the sign-in starts in the window's own view, and the user presses "Continue in your
+  browser" once its page is there.
+
+    python system_browser_flow.py MODE SESAME_BINARY EMULATOR_URL SCRATCH_DIR
 
 Prints one JSON object: what the window and the browser showed. The app's trace is in
 SCRATCH_DIR/trace-1.jsonl.
@@ -15,7 +19,7 @@ import sys
 
 from sesame_e2e import Trace, Widgets, isolate_app_environment, wait
 
-binary, emulator, scratch = sys.argv[1:4]
+mode, binary, emulator, scratch = sys.argv[1:5]
 isolate_app_environment(os.path.join(scratch, "data"))
 here = os.path.dirname(os.path.abspath(__file__))
 
@@ -36,13 +40,19 @@ browser_result = os.path.join(scratch, "browser.json")
 os.environ["SESAME_TEST_BROWSER_RESULT"] = browser_result
 
 trace_path = os.path.join(scratch, "trace-1.jsonl")
-app = subprocess.Popen([binary, f"--emulator={emulator}", f"--trace-events={trace_path}", "--sample=directory",
-                        "--sign-in-with=browser"])
+arguments = [binary, f"--emulator={emulator}", f"--trace-events={trace_path}", "--sample=directory"]
+if mode == "setting":
+    arguments.append("--sign-in-with=browser")
+app = subprocess.Popen(arguments)
 seen = {}
 try:
     trace = Trace(trace_path)
     trace.wait_for("window-shown")
     ui = Widgets.of_process(trace_path)
+    if mode == "button":
+        trace.wait_for("page-loaded")
+        seen["button_in_view"] = ui.is_visible("push button", "Continue the sign-in in your web browser")
+        ui.click("Continue the sign-in in your web browser")
     seen["waiting"] = wait("the window saying the sign-in is in the browser",
                            lambda: ui.is_visible("label", "Waiting for the browser"))
     trace.wait_for("loopback-redirect-received", answer="received", timeout=120)
