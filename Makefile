@@ -13,12 +13,15 @@ IMPORT_CHECK := --explicit-target-dependency-import-check error
 # The sources the formatter and the linter look at.
 SWIFT_SOURCES := Sources Tests Demo Benchmarks Package.swift
 # From PyPI for the tests: Microsoft's MSAL for Python (the emulator's wire tests sign in with
-# it) and Selenium (the WebDriver client that drives `sesame --automation-mode`), in a virtual
+# it), Selenium (the WebDriver client that drives `sesame --automation-mode` and the test's default
+# browser) and oidc-provider-mock (an OpenID provider this project did not write), in a virtual
 # environment over Debian's Python, whose python3-gi reads the app's accessibility tree (AT-SPI).
 MSAL_VERSION := 1.39.0
 SELENIUM_VERSION := 4.51.0
+# A third-party OpenID Connect provider (authlib-based) for the tests of "any OpenID provider".
+OIDC_PROVIDER_MOCK_VERSION := 0.3.4
 TEST_VENV := .build/test-venv
-TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-selenium-$(SELENIUM_VERSION)
+TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-selenium-$(SELENIUM_VERSION)-oidc-$(OIDC_PROVIDER_MOCK_VERSION)
 
 .PHONY: deps build run test test-e2e fuzz lint format bench demo emulator install translations clean
 
@@ -82,7 +85,8 @@ format:
 $(TEST_VENV_STAMP): | deps
 	rm -rf $(TEST_VENV)
 	/usr/bin/python3 -m venv --system-site-packages $(TEST_VENV)
-	$(TEST_VENV)/bin/pip install -q --disable-pip-version-check --ignore-installed "msal==$(MSAL_VERSION)" "selenium==$(SELENIUM_VERSION)"
+	$(TEST_VENV)/bin/pip install -q --disable-pip-version-check --ignore-installed "msal==$(MSAL_VERSION)" "selenium==$(SELENIUM_VERSION)" \
+	  "oidc-provider-mock==$(OIDC_PROVIDER_MOCK_VERSION)"
 	@touch $@
 
 ## demo: the whole tutorial flow played by itself on a virtual display: numbered screenshots and

@@ -11,10 +11,12 @@ public struct Sample: Sendable {
         case tasks
         /// The MSAL sample: a Graph `/me` console.
         case me
+        /// Any OpenID Connect provider: the same console over the provider's userinfo endpoint.
+        case openID = "openid"
 
         /// Whether showing the sample with nobody signed in starts a sign-in (the directory
         /// and the task list do; the console waits for "Call Microsoft Graph").
-        public var signsInWhenShown: Bool { self != .me }
+        public var signsInWhenShown: Bool { self != .me && self != .openID }
     }
 
     /// Which tutorial.
@@ -33,6 +35,7 @@ public struct Sample: Sendable {
         case .directory: L("Directory")
         case .tasks: L("Tasks")
         case .me: L("Me")
+        case .openID: L("OpenID")
         }
     }
 
@@ -43,6 +46,7 @@ public struct Sample: Sendable {
         case .graph: kind = .directory
         case .b2c: kind = .tasks
         case .msal: kind = .me
+        case .openID: kind = .openID
         }
     }
 }

@@ -3,7 +3,8 @@ import SesameCore
 
 /// The MSAL sample without its widgets: "Call Microsoft Graph" gets a token silently when an
 /// account is cached and interactively otherwise (and again when the service requires
-/// interaction), calls `/me`, and writes each step to a log. Tokens show masked.
+/// interaction), calls `/me`, and writes each step to a log. Tokens show masked. For any other
+/// OpenID provider the console calls the provider's userinfo endpoint (from discovery) instead.
 @MainActor
 public final class MeConsole {
     /// The log, a line per step.
@@ -13,16 +14,32 @@ public final class MeConsole {
 
     /// Who is signed in for the sample.
     public let session: SampleSession
-    private let graphURI: URL
+    /// The resource to read: `graphURI`, or (`nil`) the provider's userinfo endpoint.
+    private let graphURI: URL?
 
-    /// The console of the MSAL sample (`graphURI` of its settings).
+    /// The console of the MSAL sample (`graphURI` of its settings), or of another OpenID provider.
     public init(session: SampleSession) {
         self.session = session
-        if case .msal(let msal) = session.sample.settings {
-            graphURI = msal.graphURI
-        } else {
-            graphURI = URL(string: "https://graph.microsoft.com/v1.0/me")!
+        switch session.sample.settings {
+        case .msal(let msal): graphURI = msal.graphURI
+        case .openID: graphURI = nil
+        default: graphURI = URL(string: "https://graph.microsoft.com/v1.0/me")!
         }
+    }
+
+    /// What the console's button says.
+    public var actionTitle: String { graphURI == nil ? L("Call the userinfo endpoint") : L("Call Microsoft Graph") }
+
+    /// The resource: the settings' URI, or the provider's `userinfo_endpoint`.
+    private func resource() async throws -> URL {
+        if let graphURI { return graphURI }
+        let provider = try await session.httpClient.store.providerConfiguration(forAccountType: session.sample.accountType)
+        guard let userinfo = provider.userinfoEndpoint else { throw NoUserInfo() }
+        return userinfo
+    }
+
+    private struct NoUserInfo: UserFacingError {
+        var userMessage: String { L("The identity provider publishes no userinfo endpoint.") }
     }
 
     /// Whether an account is cached (sign-out is possible).
@@ -51,8 +68,9 @@ public final class MeConsole {
                 token = try await interactive()
             }
             session.use(token.account)
-            let response = try await session.httpClient.perform(ResourceRequest(url: graphURI), as: token.account)
-            write("GET \(graphURI.absoluteString) → \(response.status)")
+            let url = try await resource()
+            let response = try await session.httpClient.perform(ResourceRequest(url: url), as: token.account)
+            write("GET \(url.absoluteString) → \(response.status)")
             write(Self.pretty(response.body))
         } catch {
             write(String(format: L("error: %@"), UserMessage.text(for: error)))

@@ -14,7 +14,7 @@ extension SesameCommand {
 
         @OptionGroup var options: CommonOptions
 
-        @Option(help: "The sample to open: directory, tasks or me.")
+        @Option(help: "The sample to open: directory, tasks, me or openid.")
         var sample: String?
 
         @Option(name: .customLong("trace-events"), help: ArgumentHelp("Write the flow as JSON lines to FILE.", valueName: "FILE"))
@@ -29,7 +29,7 @@ extension SesameCommand {
 
         func validate() throws {
             if let sample, Sample.Kind(rawValue: sample) == nil {
-                throw ValidationError("--sample must be directory, tasks or me, not '\(sample)'.")
+                throw ValidationError("--sample must be directory, tasks, me or openid, not '\(sample)'.")
             }
         }
 

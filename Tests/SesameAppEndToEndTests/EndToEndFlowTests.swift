@@ -228,6 +228,35 @@ final class EndToEndFlowTests: XCTestCase {
         XCTAssertFalse(run.has("sign-in-failed"), "moving to the browser showed an error")
     }
 
+    // MARK: Any OpenID provider
+
+    /// oidc-provider-mock (from PyPI; authlib inside) with a settings file that names only its
+    /// discovery URL, a client id and a secret: through the window, then `sesame token`.
+    func testAThirdPartyOpenIDProviderSignsInThroughTheWindowAndSesameToken() throws {
+        let run = try flow("openid", script: "openid_flow.py")
+        XCTAssertNil(run.seen["provider_auth_methods"] as? [String], "the provider now names its methods; the test expected the default")
+        XCTAssertTrue((run.seen["provider_page"] as? String)?.hasSuffix("/oauth2/authorize") == true, "\(run.seen)")
+        XCTAssertTrue(run.has("token-acquired", ["accountType": "openid"]))
+        let log = try XCTUnwrap(run.seen["log"] as? String)
+        XCTAssertTrue(log.contains("acquireToken (interactive)"), log)
+        XCTAssertTrue(log.contains("/userinfo → 200"), log)
+        XCTAssertTrue(log.contains("\"email\" : \"alice@example.com\""), log)
+        XCTAssertTrue((run.seen["accounts"] as? String)?.contains("alice@example.com") == true, "\(run.seen["accounts"] ?? "")")
+        XCTAssertEqual(run.seen["token_status"] as? [Int], [0, 0], run.seen["token_errors"] as? String ?? "")
+        // The provider answered the code's redemption, then the refresh of its minute-long token
+        // (HTTP Basic: the provider refuses refreshes any other way), each 200.
+        XCTAssertEqual(run.seen["token_requests"] as? [String], ["200", "200"], "the provider's token requests")
+        // `sesame token` prints the token the window refreshed (the log shows its last four characters).
+        let tokens = try XCTUnwrap(run.seen["tokens"] as? [String])
+        XCTAssertEqual(tokens.count, 2)
+        XCTAssertEqual(tokens.first, tokens.last)
+        let masked = try XCTUnwrap(log.split(separator: "\n").first { $0.hasPrefix("token: ") })
+        XCTAssertTrue(
+            masked.contains(String(tokens[0].suffix(4))) && masked.contains("(\(tokens[0].count) chars)"),
+            "\(masked) vs \(tokens[0].count) chars")
+        XCTAssertFalse(run.traceText.contains("not-a-real-secret-4711"), "the client secret reached the trace")
+    }
+
     // MARK: Restart
 
     func testTheAppRestartedWithTheSameStorageSignsInSilently() throws {

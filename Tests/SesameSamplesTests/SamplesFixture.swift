@@ -53,6 +53,9 @@ final class SamplesFixture {
             case .msal(var msal):
                 msal.clientID = clientID
                 return .msal(msal)
+            case .openID(var openID):
+                openID.clientID = clientID
+                return .openID(openID)
             }
         }
     }

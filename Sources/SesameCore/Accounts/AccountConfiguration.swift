@@ -36,6 +36,23 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// B2C's password-reset user flow (`B2C_1_PasswordReset`): when the user picks "Forgot your
     /// password?" (AADB2C90118) the sign-in goes on in this policy. `nil` for Entra.
     public var passwordResetPolicy: String?
+    /// The endpoints the settings left to discovery: the store takes them from the document at
+    /// ``discoveryURL`` (`authorization_endpoint`, `token_endpoint`) before it uses them, and
+    /// ``authorizationURL``/``tokenURL`` hold the discovery URL until then.
+    public var discoveredEndpoints: DiscoveredEndpoints = []
+    /// How the client proves itself at the token endpoint; `nil`: decided per provider (see
+    /// ``ClientAuthentication``).
+    public var clientAuthentication: ClientAuthentication?
+
+    /// Endpoints taken from the discovery document.
+    public struct DiscoveredEndpoints: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// `authorization_endpoint`.
+        public static let authorization = DiscoveredEndpoints(rawValue: 1)
+        /// `token_endpoint`.
+        public static let token = DiscoveredEndpoints(rawValue: 2)
+    }
 
     /// Creates a configuration; see each property for the wire field it sets.
     public init(

@@ -19,7 +19,7 @@ extension AccountStore {
         accountType: String, show: @Sendable (DeviceAuthorizationResponse) async -> Void
     ) async throws(AccountStoreError) -> Account {
         do throws(AccountStoreError) {
-            let configuration = try requireConfiguration(accountType)
+            let configuration = try await forTheWire(requireConfiguration(accountType))
             let authorization = try await requestDeviceCode(configuration: configuration, accountType: accountType)
             logger.info("device code issued", metadata: ["accountType": "\(accountType)", "authorization": "\(authorization)"])
             await show(authorization)
@@ -55,10 +55,15 @@ extension AccountStore {
     ) async throws(AccountStoreError) -> DeviceAuthorizationResponse {
         let url = await deviceAuthorizationURL(configuration)
         var fields = [("client_id", configuration.clientID), ("scope", configuration.scopes.joined(separator: " "))]
-        if let secret = configuration.clientSecret { fields.append(("client_secret", secret.revealed)) }
-        let request = HTTPRequest(
-            method: "POST", url: url, headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"],
-            body: Data(FormEncoding.encode(fields).utf8))
+        var headers: HTTPHeaders = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
+        if let secret = configuration.clientSecret {
+            if configuration.clientAuthentication == .clientSecretBasic {
+                headers["Authorization"] = ClientAuthentication.basicCredentials(clientID: configuration.clientID, secret: secret)
+            } else {
+                fields.append(("client_secret", secret.revealed))
+            }
+        }
+        let request = HTTPRequest(method: "POST", url: url, headers: headers, body: Data(FormEncoding.encode(fields).utf8))
         let response: HTTPResponse
         do {
             response = try await transport.send(request)

@@ -133,7 +133,7 @@ public actor AccountStore {
         accountType: String, parameters: [String: String] = [:], using userAgent: any SignInUserAgent
     ) async throws(AccountStoreError) -> Account {
         do throws(AccountStoreError) {
-            let base = try requireConfiguration(accountType)
+            let base = try await forTheWire(requireConfiguration(accountType))
             var configuration = base
             while true {
                 do throws(SessionFailure) {
@@ -400,7 +400,8 @@ public actor AccountStore {
         }
     }
 
-    private func refresh(_ account: Account, configuration: AccountConfiguration, scopes: [String]) async throws -> AccessToken {
+    private func refresh(_ account: Account, configuration stored: AccountConfiguration, scopes: [String]) async throws -> AccessToken {
+        let configuration = try await forTheWire(stored)
         let environment = account.environment
         let refreshToken = try withCache(group: configuration.storageGroup, write: false) { cache in
             cache.refreshToken(homeAccountID: account.homeAccountID, environment: environment, clientID: configuration.clientID)
@@ -571,11 +572,16 @@ public actor AccountStore {
 
     /// MSAL's `environment`: the authority host.
     static func environment(of configuration: AccountConfiguration) -> String {
-        (configuration.tokenURL.host ?? "").lowercased()
+        // A token endpoint left to discovery is known only later: the discovery document's host
+        // names the provider from the start.
+        let url = configuration.discoveredEndpoints.contains(.token) ? configuration.resolvedDiscoveryURL : configuration.tokenURL
+        return (url.host ?? "").lowercased()
     }
 
-    /// MSAL's `realm`: the token endpoint's first path segment (tenant).
+    /// MSAL's `realm`: the token endpoint's first path segment (tenant); none for a provider
+    /// whose token endpoint comes from discovery.
     static func realm(of configuration: AccountConfiguration) -> String {
-        configuration.tokenURL.pathComponents.dropFirst().first ?? ""
+        guard !configuration.discoveredEndpoints.contains(.token) else { return "" }
+        return configuration.tokenURL.pathComponents.dropFirst().first ?? ""
     }
 }

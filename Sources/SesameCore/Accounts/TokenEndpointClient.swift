@@ -12,15 +12,23 @@ struct TokenEndpointClient: Sendable {
     /// Waits (tests record instead).
     var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
-    /// Sends `request` with the configuration's client secret (confidential clients only) and
-    /// custom headers (the B2C seed's `contentType`).
+    /// Sends `request` with the configuration's client secret (confidential clients only, as
+    /// ``AccountConfiguration/clientAuthentication`` says: Basic or in the form) and custom
+    /// headers (the B2C seed's `contentType`).
     /// - Parameter homeAccountID: the account a refresh is for (carried by its errors).
     func send(
         _ request: some TokenRequest, configuration: AccountConfiguration, accountType: String, homeAccountID: String? = nil
     ) async throws(AccountStoreError) -> TokenResponse {
         var fields = request.formFields
-        if let secret = configuration.clientSecret { fields.append(("client_secret", secret.revealed)) }
         var headers: HTTPHeaders = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
+        if let secret = configuration.clientSecret {
+            switch configuration.clientAuthentication ?? .clientSecretPost {
+            case .clientSecretBasic:
+                headers["Authorization"] = ClientAuthentication.basicCredentials(clientID: configuration.clientID, secret: secret)
+            case .clientSecretPost, .none:
+                fields.append(("client_secret", secret.revealed))
+            }
+        }
         for (name, value) in configuration.customHeaderFields { headers[name] = value }
         let httpRequest = HTTPRequest(
             method: "POST", url: configuration.tokenURL, headers: headers, body: Data(FormEncoding.encode(fields).utf8))

@@ -16,6 +16,8 @@ public struct IDTokenClaims: Sendable, Hashable {
     public let issuedAt: Date?
     /// `nonce`.
     public let nonce: String?
+    /// `azp`: the party the token was issued to, when `aud` names several.
+    public let authorizedParty: String?
     /// `oid`: the user's object id.
     public let objectID: String?
     /// `tid`: the tenant id.
@@ -49,6 +51,7 @@ public struct IDTokenClaims: Sendable, Hashable {
         self.notBefore = try date("nbf")
         self.issuedAt = try date("iat")
         self.nonce = string("nonce")
+        self.authorizedParty = string("azp")
         self.objectID = string("oid")
         self.tenantID = string("tid")
         self.username = string("preferred_username") ?? string("upn") ?? claims["emails"]?.stringArray?.first ?? string("email")

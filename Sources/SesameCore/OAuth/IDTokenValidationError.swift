@@ -18,6 +18,9 @@ public enum IDTokenValidationError: Error, Sendable, Hashable, CustomStringConve
     case issuerMismatch(expected: String, actual: String)
     /// `aud` does not contain the client id.
     case audienceMismatch(expected: String, actual: [String])
+    /// `azp` is not the client id, or is missing although `aud` names several parties (OIDC
+    /// Core §3.1.3.7, items 4 and 5).
+    case authorizedPartyMismatch(expected: String, actual: String?)
     /// `nonce` is not the one sent on `/authorize`.
     case nonceMismatch
     /// `exp` has passed (beyond the allowed clock skew).
@@ -36,6 +39,9 @@ public enum IDTokenValidationError: Error, Sendable, Hashable, CustomStringConve
         case .issuerMismatch(let expected, let actual): "the id_token was issued by \(actual), expected \(expected)"
         case .audienceMismatch(let expected, let actual):
             "the id_token is for \(actual.joined(separator: ", ")), not this app (\(expected))"
+        case .authorizedPartyMismatch(let expected, let actual):
+            actual.map { "the id_token was issued to \($0) (azp), not this app (\(expected))" }
+                ?? "the id_token names several audiences but no authorized party (azp)"
         case .nonceMismatch: "the id_token's nonce does not match this sign-in request (possible replay)"
         case .expired(let date): "the id_token expired at \(date.formatted(.iso8601)); check the system clock"
         case .notYetValid(let date): "the id_token is not valid before \(date.formatted(.iso8601)); check the system clock"

@@ -3,9 +3,10 @@ import Foundation
 import _CryptoExtras
 
 /// Checks an id_token as OIDC Core §3.1.3.7 asks, with Microsoft's rules for multi-tenant
-/// issuers: RS256 signature by a key of the provider's JWKS, `iss` (with `{tenantid}` filled
-/// in from `tid`, and the key's own `issuer` if it has one), `aud`, `exp`/`nbf` with clock
-/// skew, and `nonce`.
+/// issuers: RS256 signature by a key of the provider's JWKS (the one its `kid` names, or one
+/// published without a `kid`), `iss` exactly as discovered (with Entra's `{tenantid}` filled in
+/// from `tid`, and the key's own `issuer` if it has one), `aud` as a string or an array with
+/// `azp` checked, `exp`/`nbf` with clock skew, and `nonce`.
 public struct IDTokenValidator: Sendable {
     /// How far clocks may disagree.
     public var clockSkew: TimeInterval
@@ -40,9 +41,11 @@ public struct IDTokenValidator: Sendable {
 
         let claims = try IDTokenClaims(jwt.claims)
         let keyID = jwt.header["kid"]?.stringValue
-        let candidates = keys.keys.filter { key in
-            key.keyType == "RSA" && (key.use == nil || key.use == "sig") && (keyID == nil || key.keyID == keyID)
-        }
+        let signingKeys = keys.keys.filter { key in key.keyType == "RSA" && (key.use == nil || key.use == "sig") }
+        // The key the token names; else, as OIDC Core §10.1 allows, a key published without a
+        // `kid` (a provider with one key need not name it); a token without `kid`: any key.
+        let named = signingKeys.filter { keyID == nil || $0.keyID == keyID }
+        let candidates = named.isEmpty ? signingKeys.filter { $0.keyID == nil } : named
         guard !candidates.isEmpty else { throw .unknownKey(keyID) }
         let digest = SHA256.hash(data: jwt.signingInput)
         let signature = _RSA.Signing.RSASignature(rawRepresentation: jwt.signature)
@@ -63,6 +66,11 @@ public struct IDTokenValidator: Sendable {
         }
         guard claims.audiences.contains(clientID) else {
             throw .audienceMismatch(expected: clientID, actual: claims.audiences)
+        }
+        if claims.audiences.count > 1 || claims.authorizedParty != nil {
+            guard claims.authorizedParty == clientID else {
+                throw .authorizedPartyMismatch(expected: clientID, actual: claims.authorizedParty)
+            }
         }
         guard claims.expiresAt.addingTimeInterval(clockSkew) > now else { throw .expired(claims.expiresAt) }
         if let notBefore = claims.notBefore, notBefore.addingTimeInterval(-clockSkew) > now {

@@ -13,6 +13,8 @@ public struct OpenIDConfiguration: Sendable, Hashable, Decodable {
     public let jwksURI: URL
     /// `id_token_signing_alg_values_supported`.
     public let signingAlgorithms: [String]?
+    /// `userinfo_endpoint` (OIDC Core §5.3): the signed-in user's claims, for an access token.
+    public let userinfoEndpoint: URL?
     /// `device_authorization_endpoint` (RFC 8628 §4): where a device code sign-in starts.
     public let deviceAuthorizationEndpoint: URL?
     /// `token_endpoint_auth_methods_supported`: how a client may authenticate at the token
@@ -26,6 +28,7 @@ public struct OpenIDConfiguration: Sendable, Hashable, Decodable {
         case jwksURI = "jwks_uri"
         case signingAlgorithms = "id_token_signing_alg_values_supported"
         case deviceAuthorizationEndpoint = "device_authorization_endpoint"
+        case userinfoEndpoint = "userinfo_endpoint"
         case tokenEndpointAuthMethods = "token_endpoint_auth_methods_supported"
     }
 }

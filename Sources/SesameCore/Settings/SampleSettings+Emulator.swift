@@ -22,6 +22,9 @@ extension SampleSettings {
             settings.authority = move(settings.authority)
             settings.graphURI = move(settings.graphURI)
             return .msal(settings)
+        case .openID:
+            // Another provider: the emulator does not stand in for it.
+            return self
         }
     }
 }

@@ -8,8 +8,11 @@ public enum SampleSettings: Sendable, Hashable {
     case b2c(B2CSampleSettings)
     /// The MSAL + Graph `/me` sample.
     case msal(MSALSampleSettings)
+    /// Any OpenID Connect provider, found through `discoveryURL`.
+    case openID(OpenIDSampleSettings)
 
-    /// Reads a settings file and tells which shape it has: `authority` + `graphURI` is MSAL's,
+    /// Reads a settings file and tells which shape it has: `discoveryURL` (without `taskAPI` or
+    /// `graphURI`) is any OpenID provider's, `authority` + `graphURI` is MSAL's,
     /// `accountIdentifier`/`authURL`/`taskAPI` is B2C's, `clientId` + `redirectUri` is v2.0's.
     /// - Throws: ``SettingsError`` naming the file and the key to fix.
     public static func load(contentsOf url: URL) throws(SettingsError) -> SampleSettings {
@@ -22,6 +25,9 @@ public enum SampleSettings: Sendable, Hashable {
     }
 
     private static func parse(_ reader: SettingsReader) throws(SettingsError) -> SampleSettings {
+        if reader.has("discoveryURL"), !reader.has("taskAPI", "graphURI") {
+            return .openID(try OpenIDSampleSettings(reader))
+        }
         if reader.has("authURL", "taskAPI", "bhh") {
             return .b2c(try B2CSampleSettings(reader))
         }
@@ -40,6 +46,7 @@ public enum SampleSettings: Sendable, Hashable {
         case .graph(let settings): settings.accountType
         case .b2c(let settings): settings.accountType
         case .msal(let settings): settings.accountType
+        case .openID(let settings): settings.accountType
         }
     }
 
@@ -50,6 +57,7 @@ public enum SampleSettings: Sendable, Hashable {
             case .graph(let settings): settings.signInWith
             case .b2c(let settings): settings.signInWith
             case .msal(let settings): settings.signInWith
+            case .openID(let settings): settings.signInWith
             }
         }
         set {
@@ -63,6 +71,9 @@ public enum SampleSettings: Sendable, Hashable {
             case .msal(var settings):
                 settings.signInWith = newValue
                 self = .msal(settings)
+            case .openID(var settings):
+                settings.signInWith = newValue
+                self = .openID(settings)
             }
         }
     }
@@ -73,6 +84,7 @@ public enum SampleSettings: Sendable, Hashable {
         case .graph(let settings): settings.accountConfiguration
         case .b2c(let settings): settings.accountConfiguration
         case .msal(let settings): settings.accountConfiguration
+        case .openID(let settings): settings.accountConfiguration
         }
     }
 }

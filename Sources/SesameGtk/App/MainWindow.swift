@@ -258,7 +258,7 @@ public final class MainWindow: SignInFailurePresenter {
             switch sample.kind {
             case .directory: DirectoryPage(session: session, trace: model.trace)
             case .tasks: TasksPage(session: session, trace: model.trace)
-            case .me: MePage(session: session)
+            case .me, .openID: MePage(session: session)
             }
         pages[sample.kind] = page
         let position = model.samples.filter { pages[$0.kind] != nil }.firstIndex { $0.kind == sample.kind }

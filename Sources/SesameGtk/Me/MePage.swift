@@ -2,7 +2,8 @@ import Foundation
 import SesameCore
 import SesameSamples
 
-/// The MSAL sample's widgets over ``MeConsole``: "Call Microsoft Graph", "Sign out", and the log.
+/// The MSAL sample's widgets over ``MeConsole``: "Call Microsoft Graph" (or, for another OpenID
+/// provider, "Call the userinfo endpoint"), and the log.
 @MainActor
 final class MePage: SamplePage {
     let root: Widget
@@ -12,7 +13,7 @@ final class MePage: SamplePage {
     init(session: SampleSession) {
         model = MeConsole(session: session)
         log.accessibleName = L("Log")
-        let call = Button(L("Call Microsoft Graph"), accessibleName: L("Call Microsoft Graph"))
+        let call = Button(model.actionTitle, accessibleName: model.actionTitle)
         let page = Box(vertical: true, spacing: 8)
         page.setMargin(12)
         page.pack(Box(vertical: false, spacing: 8, [call]))
@@ -27,7 +28,7 @@ final class MePage: SamplePage {
         }
     }
 
-    var title: String { L("Me") }
+    var title: String { model.session.sample.title }
 
     var session: SampleSession { model.session }
 
