@@ -97,6 +97,27 @@ struct OpenIDProviderTests {
         #expect(header == "Basic " + Data("a%20b:p%3Aw%26d".utf8).base64EncodedString())
     }
 
+    @Test("the secret goes where the method says: an Authorization header for Basic, the form for post, nowhere without one")
+    func secretOnTheWire() async throws {
+        for (method, header, inForm) in [
+            (ClientAuthentication.clientSecretBasic, true, false), (.clientSecretPost, false, true),
+        ] {
+            let transport = FakeTransport { _ in json(["access_token": "at", "token_type": "Bearer", "expires_in": 3600]) }
+            var configuration = AccountConfiguration(
+                clientID: Self.clientID, clientSecret: Secret("s3cret"), scopes: ["api"],
+                authorizationURL: URL(string: "https://id.example.org/authorize")!, tokenURL: URL(string: "https://id.example.org/token")!,
+                redirectURL: URL(string: "http://localhost/cb")!, storageGroup: "g")
+            configuration.clientAuthentication = method
+            let client = TokenEndpointClient(transport: transport, logger: .init(label: "test"))
+            _ = try await client.send(
+                RefreshTokenRequest(clientID: Self.clientID, refreshToken: Secret("rt"), scopes: ["api"], requestsClientInfo: false),
+                configuration: configuration, accountType: "t")
+            let request = try #require(transport.requests.first)
+            #expect((request.headers["Authorization"] == "Basic " + Data("sesame-desktop:s3cret".utf8).base64EncodedString()) == header)
+            #expect((request.form["client_secret"] == "s3cret") == inForm, "\(method)")
+        }
+    }
+
     @Test("settings with only discoveryURL, clientID and a secret: endpoints from discovery, defaults for the rest")
     func settings() throws {
         let plist = """

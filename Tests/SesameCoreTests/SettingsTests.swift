@@ -80,6 +80,30 @@ struct SettingsTests {
         }
     }
 
+    @Test("signInWith picks the user agent per account type: webview by default, browser when asked, anything else named as wrong")
+    func signInWith() throws {
+        func load(_ value: String?) throws -> SampleSettings {
+            try SampleSettings.parse(
+                plist(
+                    """
+                    <key>clientId</key><string>66855f8a-60cd-445e-a9bb-8cd8eadbd3fa</string>
+                    <key>authority</key><string>https://login.microsoftonline.com/common</string>
+                    <key>graphURI</key><string>https://graph.microsoft.com/v1.0/me/</string>
+                    \(value.map { "<key>signInWith</key><string>\($0)</string>" } ?? "")
+                    """), file: "me.plist")
+        }
+        #expect(try load(nil).signInWith == .webview)
+        #expect(try load("browser").signInWith == .browser)
+        #expect(try load("Browser").signInWith == .browser)
+        do {
+            _ = try load("popup")
+            Issue.record("signInWith = popup was accepted")
+        } catch let error as SettingsError {
+            #expect(error.key == "signInWith")
+            #expect(error.description.contains("webview or browser"), "\(error)")
+        }
+    }
+
     @Test("the MSAL sample's shape loads; scopes may be an array or one string")
     func msalShape() throws {
         for scopes in [

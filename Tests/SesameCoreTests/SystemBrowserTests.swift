@@ -136,6 +136,29 @@ struct SystemBrowserTests {
         #expect(!Self.isListening(late.port))
     }
 
+    @Test("the user cancels while the browser is open: cancelled, and the port closes")
+    func cancelled() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        await fixture.configure()
+        let opened = AsyncStream<URL>.makeStream()
+        let agent = SystemBrowserUserAgent { url in opened.continuation.yield(url) }
+        let signIn = Task { try await fixture.store.signIn(accountType: fixture.accountType, using: agent) }
+        var iterator = opened.stream.makeAsyncIterator()
+        let url = try #require(await iterator.next())
+        let redirectURI = try #require(
+            URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "redirect_uri" }?.value)
+        #expect(Self.isListening(URL(string: redirectURI)?.port))
+        signIn.cancel()
+        do {
+            _ = try await signIn.value
+            Issue.record("a cancelled sign-in signed in")
+        } catch let error as AccountStoreError {
+            #expect(error.code == .cancelled)
+        }
+        #expect(!Self.isListening(URL(string: redirectURI)?.port))
+    }
+
     @Test("no browser to open: the sign-in says so (userAgentUnavailable) and nothing keeps listening")
     func noBrowser() async throws {
         let fixture = StoreFixture()

@@ -94,10 +94,11 @@ final class SignInPane: SignInUserAgent, BrowserHandoff {
         browserButton.removeStyleClass("suggested-action")
         let view = signInView(forGroup: session.storageGroup)
         self.view = view
-        views.show(view.root)
         title.text = L("Sign in — the identity service’s own page")
         // The page is asked for first: WebKit starts its processes while the window shows.
         view.begin(session)
+        // After `begin` shows it: a stack makes only a visible child the one on screen.
+        views.show(view.root)
         trace.record("sign-in-page-requested", [("accountType", session.accountType)])
         onShow?()
         view.takeFocus()
