@@ -9,9 +9,6 @@ import Testing
 /// port of a listener made for the sign-in, and real HTTP requests to it carry the answer.
 @Suite("System browser sign-in")
 struct SystemBrowserTests {
-    /// The "browser": real HTTP requests from this process.
-    static let browser = AsyncHTTPClientTransport(timeout: .seconds(10))
-
     /// What a test saw, shared with the closures that saw it.
     final class Seen<Value: Sendable>: Sendable {
         let value: Mutex<Value>
@@ -44,8 +41,37 @@ struct SystemBrowserTests {
         }
     }
 
+    /// A GET as a browser sends it, over a socket of its own (HTTP/1.1, `Connection: close`),
+    /// read to the end: status and body.
     static func get(_ url: URL) async throws -> HTTPResponse {
-        try await browser.send(HTTPRequest(method: "GET", url: url), progress: nil)
+        try await Task.detached {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(url.port ?? 80).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else { throw URLError(.cannotConnectToHost) }
+            let target = url.path.isEmpty ? "/" : url.path
+            let request = "GET \(target)\(url.query.map { "?" + $0 } ?? "") HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            _ = request.withCString { send(fd, $0, strlen($0), 0) }
+            var received = Data()
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = recv(fd, &buffer, buffer.count, 0)
+                guard count > 0 else { break }
+                received.append(contentsOf: buffer[0..<count])
+            }
+            let text = String(decoding: received, as: UTF8.self)
+            let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
+            let body = text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? ""
+            return HTTPResponse(status: status, body: Data(body.utf8))
+        }.value
     }
 
     @Test(
@@ -81,6 +107,8 @@ struct SystemBrowserTests {
             onRequest: { page in heard.value.withLock { $0.append(page) } })
         let account = try await fixture.store.signIn(accountType: fixture.accountType, using: agent)
         #expect(account.username == "alex@contoso.onmicrosoft.com")
+        // The sign-in may end before the browser has read the page the answer got.
+        for _ in 0..<200 where seen.current == nil { try await Task.sleep(for: .milliseconds(50)) }
         let result = try #require(seen.current)
         let redirectURI = try #require(URL(string: result.redirectURI))
         #expect(redirectURI.scheme == "http" && redirectURI.host == "127.0.0.1" && redirectURI.path == "/", "\(redirectURI)")

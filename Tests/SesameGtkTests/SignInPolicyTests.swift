@@ -52,6 +52,11 @@ final class SignInPolicyTests: GUITestCase {
                     headers: [.contentType: "application/octet-stream", .contentDisposition: "attachment; filename=\"x.bin\""],
                     body: .init(byteBuffer: ByteBuffer(string: "not for your disk")))
             }
+            router.get("/forbidden") { _, _ -> Response in
+                Response(
+                    status: .forbidden, headers: [.contentType: "text/html"],
+                    body: .init(byteBuffer: ByteBuffer(string: "<title>403</title><p>Error 403: disallowed_useragent</p>")))
+            }
             router.get("/page") { _, _ -> Response in
                 Response(status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(string: "<p>a page</p>")))
             }
@@ -171,6 +176,22 @@ final class SignInPolicyTests: GUITestCase {
             "neither intercepted nor settled after \(timeout) s; the view shows \(view.webView.uri ?? "nothing")")
         lastTitle = view.webView.title
         return ((agent.sessions.first?.caughtRedirect, view.root.isVisible, trace), pane.suggestsBrowser)
+    }
+
+    /// A page that refuses the embedded browser (403, as Google's `disallowed_useragent`) makes
+    /// "Continue in your browser" the suggested way on.
+    func testAPageThatRefusesThisBrowserSuggestsTheSystemBrowser() throws {
+        try MainActor.assumeIsolated {
+            let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
+            let ((intercepted, shown, trace), suggestsBrowser) = try Self.runShowing(
+                start: Self.url("/forbidden", to: "/"), redirect: URL(string: nativeClient)!
+            ) { trace, _ in trace.events.contains { $0.name == "page-loaded" } }
+            XCTAssertNil(intercepted)
+            XCTAssertTrue(shown)
+            XCTAssertTrue(
+                trace.events.contains { $0.name == "page-refused-this-browser" }, trace.events.map(\.jsonLine).joined(separator: "\n"))
+            XCTAssertTrue(suggestsBrowser, "Continue in your browser is not offered prominently after a 403")
+        }
     }
 
     func testServerRedirectToNativeClientIsInterceptedAndNeverLoaded() throws {

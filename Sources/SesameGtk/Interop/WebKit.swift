@@ -172,6 +172,14 @@ public final class WebView: Widget {
     /// The address of the page shown.
     public var uri: String? { webkit_web_view_get_uri(webView).map { String(cString: $0) } }
 
+    /// The HTTP status the page shown came with (its main resource), when it came over HTTP.
+    public var mainResourceStatus: Int? {
+        guard let resource = webkit_web_view_get_main_resource(webView), let response = webkit_web_resource_get_response(resource)
+        else { return nil }
+        let status = Int(webkit_uri_response_get_status_code(response))
+        return status == 0 ? nil : status
+    }
+
     /// Whether the page shown came over TLS with a certificate that verified.
     public var isSecure: Bool {
         var certificate: UnsafeMutablePointer<GTlsCertificate>?

@@ -157,6 +157,12 @@ final class SignInView {
             // that is no page the user sees.
             if !currentLoadFailed, let uri = webView.uri, let url = URL(string: uri) {
                 trace.record("page-loaded", [("url", FlowTrace.redacted(url))])
+                // 403: the page refuses this browser (Google's `disallowed_useragent` behind a
+                // B2C user flow, an SSO page that wants its extension): the system browser may not.
+                if webView.mainResourceStatus == 403 {
+                    trace.record("page-refused-this-browser", [("url", FlowTrace.redacted(url)), ("status", "403")])
+                    onTrouble?()
+                }
             }
             onLoadFinished?()
         case .redirected:
