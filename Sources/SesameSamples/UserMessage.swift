@@ -30,6 +30,9 @@ public enum UserMessage {
     /// A sign-in or token failure: the sentence for its service code when Sesame has one (the
     /// advice Core gives in English), else the sentence for its kind; then the service's code.
     static func text(for error: AccountStoreError) -> String {
+        if let failure = error.transportFailure, error.code == .network || error.code == .providerMetadataUnavailable {
+            return text(for: failure)
+        }
         let sentence: String
         switch error.code {
         case .throttled, .cancelled, .passwordResetRequested: sentence = Self.sentence(for: error)
@@ -136,17 +139,40 @@ public enum UserMessage {
         return error.status == 0 ? sentence : "\(sentence) (HTTP \(error.status))"
     }
 
-    /// No answer from a server: its host (never a path or query), when it is only a host.
+    /// No answer from a server: what happened, naming its host (never a path or query) when it
+    /// is only a host, and the proxy when the failure is the proxy's.
     static func text(for error: HTTPTransportError) -> String {
+        func isPlainHost(_ text: String) -> Bool {
+            !text.isEmpty && text.count <= 260 && text.allSatisfy({ $0.isLetter || $0.isNumber || ".-:[]".contains($0) })
+        }
         let host = error.host
-        guard !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || ".-:[]".contains($0) }) else {
+        guard isPlainHost(host) else {
             return L("Could not reach the server. Check the network connection and try again.")
         }
+        let proxy = error.proxy.flatMap { isPlainHost($0) ? $0 : nil } ?? L("(unknown)")
         switch error.kind {
         case .unreachable: return String(format: L("Could not reach %@. Check the network connection and try again."), host)
+        case .connectionRefused:
+            return String(format: L("%@ refused the connection: nothing answers there. Check the address, or try again later."), host)
+        case .noSuchHost:
+            return String(format: L("There is no server named %@. Check the address and the network connection."), host)
+        case .networkUnreachable: return String(format: L("You are offline: %@ cannot be reached. Connect to a network."), host)
+        case .untrustedCertificate:
+            return String(
+                format: L(
+                    "The certificate of %@ is not trusted on this computer, so Sesame did not connect. If your organization inspects its traffic, ask IT to install its certificate authority."
+                ), host)
+        case .tlsFailed: return String(format: L("A secure connection to %@ could not be set up. Try again later."), host)
         case .timedOut: return String(format: L("%@ did not answer in time. Try again later."), host)
         case .tooLarge: return String(format: L("%@ sent an answer too large to read. Try again later."), host)
         case .brokenAnswer: return String(format: L("The connection to %@ broke before its answer was complete. Try again."), host)
+        case .proxyUnreachable:
+            return String(format: L("The proxy at %@ cannot be reached. Check the network proxy settings."), proxy)
+        case .proxyRefused:
+            return String(format: L("The proxy at %1$@ refused to connect to %2$@."), proxy, host)
+        case .proxyAuthenticationRequired:
+            return String(
+                format: L("The proxy at %@ asks for a sign-in. Add its user name and password to the network proxy settings."), proxy)
         }
     }
 

@@ -197,6 +197,48 @@ struct UserMessageTests {
         #expect(unreachable == String(format: L("Could not reach %@. Check the network connection and try again."), "login.example:8443"))
         #expect(UserMessage.text(for: CancellationError()) == L("The request was cancelled."))
     }
+
+    @Test("each way a connection fails reads as its own sentence, naming the host (and the proxy), in the user's language")
+    func connectionFailures() throws {
+        let url = try #require(URL(string: "https://login.contoso.test/common/oauth2/v2.0/token?code=SECRET"))
+        func text(_ kind: HTTPTransportError.Kind, proxy: String? = nil) -> String {
+            UserMessage.text(for: HTTPTransportError(url: url, reason: "details", kind: kind, proxy: proxy))
+        }
+        let host = "login.contoso.test"
+        #expect(
+            text(.connectionRefused)
+                == String(format: L("%@ refused the connection: nothing answers there. Check the address, or try again later."), host))
+        #expect(text(.noSuchHost) == String(format: L("There is no server named %@. Check the address and the network connection."), host))
+        #expect(text(.networkUnreachable) == String(format: L("You are offline: %@ cannot be reached. Connect to a network."), host))
+        #expect(
+            text(.untrustedCertificate).hasPrefix(
+                String(
+                    format: L(
+                        "The certificate of %@ is not trusted on this computer, so Sesame did not connect. If your organization inspects its traffic, ask IT to install its certificate authority."
+                    ), host)))
+        #expect(
+            text(.proxyAuthenticationRequired, proxy: "proxy.corp:3128")
+                == String(
+                    format: L("The proxy at %@ asks for a sign-in. Add its user name and password to the network proxy settings."),
+                    "proxy.corp:3128"))
+        #expect(
+            text(.proxyRefused, proxy: "proxy.corp:3128")
+                == String(format: L("The proxy at %1$@ refused to connect to %2$@."), "proxy.corp:3128", host))
+        #expect(
+            text(.proxyUnreachable, proxy: "proxy.corp:3128")
+                == String(format: L("The proxy at %@ cannot be reached. Check the network proxy settings."), "proxy.corp:3128"))
+        let kinds: [HTTPTransportError.Kind] = [
+            .unreachable, .connectionRefused, .noSuchHost, .networkUnreachable, .untrustedCertificate, .tlsFailed, .timedOut, .tooLarge,
+            .brokenAnswer, .proxyUnreachable, .proxyRefused, .proxyAuthenticationRequired,
+        ]
+        #expect(Set(kinds.map { text($0, proxy: "proxy.corp:3128") }).count == kinds.count, "two kinds read the same")
+        #expect(kinds.allSatisfy { !text($0).contains("SECRET") && !text($0).contains("details") })
+
+        // The account store's network errors read as the failure underneath.
+        var failure = AccountStoreError(.network, "Could not reach the identity service: the exchange failed")
+        failure.transportFailure = HTTPTransportError(url: url, reason: "connection refused", kind: .connectionRefused)
+        #expect(UserMessage.text(for: failure) == text(.connectionRefused))
+    }
 }
 
 // MARK: The sources

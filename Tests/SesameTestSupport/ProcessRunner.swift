@@ -40,3 +40,15 @@ public enum ProcessRunner {
             stderr: String(decoding: stderr.data, as: UTF8.self))
     }
 }
+
+extension Process {
+    /// Ends a program a test started: SIGTERM, then SIGKILL if it is still there a second later
+    /// (a server finishing its open connections, socat's forked children), and waits for it.
+    public func end() {
+        if isRunning { terminate() }
+        let deadline = Date().addingTimeInterval(1)
+        while isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if isRunning { kill(processIdentifier, SIGKILL) }
+        waitUntilExit()
+    }
+}

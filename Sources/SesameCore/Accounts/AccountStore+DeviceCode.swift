@@ -68,7 +68,7 @@ extension AccountStore {
         do {
             response = try await transport.send(request)
         } catch {
-            throw AccountStoreError(.network, "Could not reach the identity service: \(error)")
+            throw AccountStoreError(.network, "Could not reach the identity service", cause: error)
         }
         // Entra answers this endpoint's errors with HTTP 200: look for `error` first.
         if let refusal = try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body) {

@@ -11,7 +11,7 @@ extension AccountStore {
             throw error
         } catch {
             throw AccountStoreError(
-                .providerMetadataUnavailable, "The identity provider's OpenID configuration could not be fetched: \(error)")
+                .providerMetadataUnavailable, "The identity provider's OpenID configuration could not be fetched", cause: error)
         }
     }
 
@@ -34,7 +34,7 @@ extension AccountStore {
                 throw error
             } catch {
                 throw AccountStoreError(
-                    .providerMetadataUnavailable, "The identity provider's OpenID configuration could not be fetched: \(error)")
+                    .providerMetadataUnavailable, "The identity provider's OpenID configuration could not be fetched", cause: error)
             }
         }
         if configuration.discoveredEndpoints.contains(.authorization) {

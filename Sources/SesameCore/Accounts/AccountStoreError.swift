@@ -67,11 +67,22 @@ public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
     public var claimsChallenge: String?
     /// For ``Code-swift.struct/throttled``: how long the service asked to wait (`Retry-After`).
     public var retryAfter: Duration?
+    /// For ``Code-swift.struct/network`` and ``Code-swift.struct/providerMetadataUnavailable``:
+    /// the exchange that got no answer, and why (refused, no such host, the proxy's refusal, …).
+    public var transportFailure: HTTPTransportError?
 
     /// An error of `code` with a user-facing message.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+    }
+
+    /// An error of `code` for a failure underneath: when the cause is an exchange that got no
+    /// answer, it is kept as ``transportFailure`` so the user reads what happened to which host.
+    /// - Parameter message: the sentence's beginning; the cause's description follows a colon.
+    init(_ code: Code, _ message: String, cause: any Error) {
+        self.init(code, "\(message): \(cause)")
+        transportFailure = cause as? HTTPTransportError
     }
 
     public var description: String {

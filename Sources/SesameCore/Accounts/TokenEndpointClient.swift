@@ -68,7 +68,7 @@ struct TokenEndpointClient: Sendable {
         do {
             return try await transport.send(request)
         } catch {
-            var failure = AccountStoreError(.network, "Could not reach the identity service: \(error)")
+            var failure = AccountStoreError(.network, "Could not reach the identity service", cause: error)
             failure.accountType = accountType
             throw failure
         }

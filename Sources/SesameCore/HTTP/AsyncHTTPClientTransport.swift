@@ -4,15 +4,18 @@ import NIOCore
 import NIOHTTP1
 
 /// The real transport: AsyncHTTPClient (SwiftNIO), TLS verified against the system's trust
-/// store. Every exchange is bounded: it never follows a redirect (a token request's form — the
-/// code, the verifier, a refresh token — must not be re-sent elsewhere, and an API's answer is
-/// never a redirect Sesame needs), a whole exchange, body included, ends by its deadline however
-/// slowly the body trickles, and a body larger than the cap is refused.
+/// store, each request through the proxy its ``ProxyResolver`` names for its URL. Every exchange
+/// is bounded: it never follows a redirect (a token request's form — the code, the verifier, a
+/// refresh token — must not be re-sent elsewhere, and an API's answer is never a redirect Sesame
+/// needs), a whole exchange, body included, ends by its deadline however slowly the body
+/// trickles, and a body larger than the cap is refused. A connection that cannot be made fails
+/// at once with what happened (refused, no such host, an untrusted certificate, the proxy's
+/// refusal): it is not tried again until the connect timeout, as AsyncHTTPClient does by default.
 public struct AsyncHTTPClientTransport: HTTPTransport {
-    /// The client; `nil` for the process's bounded one, made at the first exchange (its event
-    /// loop threads are not started by an app that only opens its window).
+    /// The client the caller gave; `nil` for the process's bounded ones, one per proxy route, made
+    /// at the first exchange that takes it (an app that only opens its window starts no threads).
     private let givenClient: HTTPClient?
-    private var client: HTTPClient { givenClient ?? Self.bounded }
+    private let proxyResolver: any ProxyResolver
     private let timeout: Duration
     private let maximumBodySize: Int
 
@@ -22,37 +25,37 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     /// The answer Sesame reads at most by default: 16 MiB (a Graph page of 999 users is about 1 MiB).
     public static let defaultMaximumBodySize = 16 * 1024 * 1024
 
-    /// The process's client: no redirects followed, connections given 10 s.
-    static let bounded: HTTPClient = {
-        var configuration = HTTPClient.Configuration()
-        configuration.redirectConfiguration = .disallow
-        configuration.timeout = .init(connect: .seconds(10), read: .seconds(30))
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-    }()
-
-    /// A transport on the process's bounded client.
+    /// A transport on the process's bounded clients.
     /// - Parameters:
+    ///   - proxyResolver: the route of each request; the app passes the desktop's
+    ///     (`DesktopProxyResolver`), a library user without one gets direct connections.
     ///   - timeout: the longest a whole exchange may take, the body's last byte included.
     ///   - maximumBodySize: the largest answer read; a larger one is an error.
-    public init(timeout: Duration = .seconds(60), maximumBodySize: Int = defaultMaximumBodySize) {
+    public init(
+        proxyResolver: any ProxyResolver = FixedProxyResolver(.direct), timeout: Duration = .seconds(60),
+        maximumBodySize: Int = defaultMaximumBodySize
+    ) {
         givenClient = nil
+        self.proxyResolver = proxyResolver
         self.timeout = timeout
         self.maximumBodySize = maximumBodySize
     }
 
     /// A transport on a given client; the caller shuts that client down (and decides whether it
-    /// follows redirects).
+    /// follows redirects and which proxy it takes).
     public init(client: HTTPClient, timeout: Duration = .seconds(60), maximumBodySize: Int = defaultMaximumBodySize) {
         givenClient = client
+        proxyResolver = FixedProxyResolver(.direct)
         self.timeout = timeout
         self.maximumBodySize = maximumBodySize
     }
 
     public func send(_ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?) async throws -> HTTPResponse {
         let timeout = timeout
+        let route = givenClient == nil ? await proxyResolver.route(for: request.url) : .direct
         do {
             return try await withThrowingTaskGroup(of: HTTPResponse?.self) { group in
-                group.addTask { try await exchange(request, progress: progress) }
+                group.addTask { try await exchange(request, route: route, progress: progress) }
                 group.addTask {
                     try await Task.sleep(for: timeout)
                     return nil
@@ -65,20 +68,16 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             }
         } catch let error as HTTPTransportError {
             throw error
-        } catch let error as HTTPClientError {
-            let (reason, kind) = Self.describe(error)
-            throw HTTPTransportError(url: request.url, reason: reason, kind: kind)
         } catch is CancellationError {
             throw CancellationError()
-        } catch is HTTPParserError {
-            throw HTTPTransportError(
-                url: request.url, reason: "the answer was cut off or malformed (the connection broke mid-answer)", kind: .brokenAnswer)
         } catch {
-            throw HTTPTransportError(url: request.url, reason: "the exchange failed (\(type(of: error)))")
+            throw ConnectionFailure.classify(error, url: request.url, route: route)
         }
     }
 
-    private func exchange(_ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?) async throws -> HTTPResponse {
+    private func exchange(
+        _ request: HTTPRequest, route: ProxyRoute, progress: (@Sendable (TransferProgress) -> Void)?
+    ) async throws -> HTTPResponse {
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method)
         for field in request.headers { outgoing.headers.add(name: field.name, value: field.value) }
@@ -90,6 +89,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
                 progress?(TransferProgress(direction: .upload, completedBytes: Int64(body.count), totalBytes: Int64(body.count)))
             }
         }
+        let client = givenClient ?? ClientPool.shared.client(for: route)
         let response = try await client.execute(outgoing, timeout: .seconds(Int64(timeout.components.seconds) + 1))
         let total = response.headers.first(name: "content-length").flatMap(Int64.init)
         let tooLarge = HTTPTransportError(
@@ -107,16 +107,6 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         for (name, value) in response.headers { headers.add(name, value) }
         return HTTPResponse(
             status: Int(response.status.code), headers: headers, body: collected, reasonPhrase: response.status.reasonPhrase)
-    }
-
-    private static func describe(_ error: HTTPClientError) -> (String, HTTPTransportError.Kind) {
-        switch error {
-        case .deadlineExceeded, .readTimeout: ("the server did not answer in time", .timedOut)
-        case .connectTimeout: ("the server could not be reached in time", .unreachable)
-        case .remoteConnectionClosed: ("the server closed the connection", .brokenAnswer)
-        case .cancelled: ("the request was cancelled", .unreachable)
-        default: ("\(error)", .unreachable)
-        }
     }
 
     /// A body handed to AsyncHTTPClient chunk by chunk, reporting each chunk as it is taken.

@@ -153,25 +153,48 @@ public struct HTTPTransportError: Error, Sendable, CustomStringConvertible {
     public let reason: String
     /// What went wrong, for the sentence a user reads.
     public let kind: Kind
+    /// The proxy the request went through (`host:port`, never its credentials), if any.
+    public var proxy: String?
 
     /// The ways an exchange fails without an HTTP answer.
     public enum Kind: Sendable, Equatable {
-        /// No connection: the host is unknown, refuses, or the network is down.
+        /// No connection, for a reason none of the other kinds names.
         case unreachable
-        /// The server did not finish its answer by the exchange's deadline.
+        /// The host refused the connection (nothing listens on its port).
+        case connectionRefused
+        /// The host's name resolves to no address.
+        case noSuchHost
+        /// No route to the host: the computer is offline or the network is down.
+        case networkUnreachable
+        /// The server's certificate is not trusted on this computer (an unknown certificate
+        /// authority, or a certificate for another host).
+        case untrustedCertificate
+        /// The secure connection could not be set up for another reason.
+        case tlsFailed
+        /// The server did not answer (or connect) by the exchange's deadline.
         case timedOut
         /// The answer is larger than the client reads.
         case tooLarge
         /// The connection broke mid-answer, or the answer was not HTTP.
         case brokenAnswer
+        /// The proxy could not be reached (refused, unknown, unreachable).
+        case proxyUnreachable
+        /// The proxy would not open a tunnel to the host (a non-2xx answer to `CONNECT`).
+        case proxyRefused
+        /// The proxy asks for credentials Sesame does not have, or refused the ones it gave (407).
+        case proxyAuthenticationRequired
     }
 
     /// An error for a request to `url`.
-    public init(url: URL, reason: String, kind: Kind = .unreachable) {
+    public init(url: URL, reason: String, kind: Kind = .unreachable, proxy: String? = nil) {
         self.host = url.host.map { h in url.port.map { "\(h):\($0)" } ?? h } ?? url.absoluteString
         self.reason = reason
         self.kind = kind
+        self.proxy = proxy
     }
 
-    public var description: String { "the exchange with \(host) failed: \(reason)" }
+    public var description: String {
+        let through = proxy.map { " through the proxy at \($0)" } ?? ""
+        return "the exchange with \(host)\(through) failed: \(reason)"
+    }
 }

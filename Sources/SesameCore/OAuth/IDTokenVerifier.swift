@@ -38,7 +38,7 @@ struct IDTokenVerifier: Sendable {
         } catch let error as AccountStoreError {
             throw error
         } catch {
-            throw AccountStoreError(.providerMetadataUnavailable, "The identity provider's signing keys could not be fetched: \(error)")
+            throw AccountStoreError(.providerMetadataUnavailable, "The identity provider's signing keys could not be fetched", cause: error)
         }
     }
 }
