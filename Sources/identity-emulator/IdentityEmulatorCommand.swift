@@ -19,6 +19,13 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on.")
     var host = "127.0.0.1"
 
+    @Option(
+        help: ArgumentHelp(
+            "The name clients reach the emulator by, when not the listen address (behind a proxy, at a name only the proxy "
+                + "resolves): its base URL, pages, discovery, tokens and --tls certificate use it.",
+            valueName: "NAME"))
+    var hostname: String?
+
     @Option(help: "Port to listen on (0 = any free port).")
     var port = 0
 
@@ -106,6 +113,15 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         if let faults {
             do { _ = try FaultPlan.parse(faults) } catch { throw ValidationError("--faults: \(error)") }
         }
+        if let hostname {
+            let valid =
+                !hostname.isEmpty && hostname.count <= 253 && hostname.first != "-" && hostname.first != "."
+                && hostname.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }
+            guard valid else {
+                throw ValidationError(
+                    "--hostname must be a DNS name such as login.contoso.test (letters, digits, '-' and '.'), not '\(hostname)'.")
+            }
+        }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
         guard users >= 0 else { throw ValidationError("--users must be 0 or more.") }
         if let accessTokenLifetime, accessTokenLifetime <= 0 {
@@ -131,6 +147,7 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
     func run() async throws {
         var configuration = EmulatorConfiguration()
         configuration.host = host
+        configuration.hostname = hostname?.lowercased()
         configuration.port = port
         configuration.tls = tls
         configuration.stateDirectory = stateDirectory.map { URL(filePath: $0) }

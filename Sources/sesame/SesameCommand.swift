@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import SesameCore
+import SesameGtk
 import SesameKeyring
 
 /// `sesame`: the window by default, and headless commands over the same store. `main` is
@@ -114,11 +115,19 @@ struct CommonOptions: ParsableArguments {
         let profiles = try profiles()
         let (storage, notice) = try SecretServiceTokenStorage.chosen()
         if let notice { FileHandle.standardError.write(Data("sesame: note: \(notice)\n".utf8)) }
-        let store = AccountStore(storage: storage)
+        let store = AccountStore(storage: storage, transport: SesameCommand.desktopTransport())
         for profile in profiles {
             await store.setConfiguration(profile.accountConfiguration, forAccountType: profile.accountType)
         }
         return (store, profiles)
+    }
+}
+
+extension SesameCommand {
+    /// The HTTP transport of the window and of every command: each request through the proxy the
+    /// desktop gives for its URL (GIO's resolver, as WebKit's).
+    static func desktopTransport() -> AsyncHTTPClientTransport {
+        AsyncHTTPClientTransport(proxyResolver: DesktopProxyResolver())
     }
 }
 

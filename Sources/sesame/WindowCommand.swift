@@ -73,7 +73,7 @@ extension SesameCommand {
                     filesStorage: (storage as? FileTokenStorage)?.directory, reportStalls: traceFile != nil)
                 return SesameApplication.run(
                     makeModel: {
-                        let transport = TracingTransport(trace: trace)
+                        let transport = TracingTransport(base: SesameCommand.desktopTransport(), trace: trace)
                         return await AppModel(
                             store: AccountStore(storage: storage, transport: transport), settings: profiles,
                             trace: trace, transport: transport)

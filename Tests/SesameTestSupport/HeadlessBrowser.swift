@@ -34,22 +34,26 @@ public final class HeadlessBrowser: @unchecked Sendable {
         }
     }
 
-    /// A browser over real sockets to `base` (relative URIs are resolved against it).
-    public static func sockets(base: URL, codes: OneTimeCodes) -> HeadlessBrowser {
-        HeadlessBrowser(codes: codes) { method, uri, headers, body in
-            let url = URL(string: uri, relativeTo: base)?.absoluteURL.absoluteString ?? uri
-            var request = HTTPClientRequest(url: url)
-            request.method = NIOHTTP1.HTTPMethod(rawValue: method.rawValue)
-            for field in headers { request.headers.add(name: field.name.rawName, value: field.value) }
-            if let body { request.body = .bytes(ByteBuffer(string: body)) }
-            let response = try await Self.client.execute(request, timeout: .seconds(15))
-            var fields = HTTPFields()
-            for (name, value) in response.headers {
-                if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
+    /// A browser over real sockets to `base` (relative URIs are resolved against it), on `client`
+    /// (one that follows no redirect) when the test gives one: a company network's, through its
+    /// proxy.
+    public static func sockets(base: URL, codes: OneTimeCodes, client given: HTTPClient? = nil) -> HeadlessBrowser {
+        let client = given ?? Self.client
+        return
+            HeadlessBrowser(codes: codes) { method, uri, headers, body in
+                let url = URL(string: uri, relativeTo: base)?.absoluteURL.absoluteString ?? uri
+                var request = HTTPClientRequest(url: url)
+                request.method = NIOHTTP1.HTTPMethod(rawValue: method.rawValue)
+                for field in headers { request.headers.add(name: field.name.rawName, value: field.value) }
+                if let body { request.body = .bytes(ByteBuffer(string: body)) }
+                let response = try await client.execute(request, timeout: .seconds(15))
+                var fields = HTTPFields()
+                for (name, value) in response.headers {
+                    if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
+                }
+                let text = String(buffer: try await response.body.collect(upTo: 4 << 20))
+                return Page(status: HTTPResponse.Status(code: Int(response.status.code)), headers: fields, text: text)
             }
-            let text = String(buffer: try await response.body.collect(upTo: 4 << 20))
-            return Page(status: HTTPResponse.Status(code: Int(response.status.code)), headers: fields, text: text)
-        }
     }
 
     /// The sockets' client: it never follows a redirect (the redirect URI is the app's).

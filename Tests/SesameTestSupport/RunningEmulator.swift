@@ -67,10 +67,17 @@ public final class EmulatorProcess: @unchecked Sendable {
     private let output = Pipe()
     private let errors = Pipe()
 
-    /// Starts `identity-emulator` with `arguments`.
-    public init(_ arguments: [String]) throws {
-        process.executableURL = try Repository.product("identity-emulator")
-        process.arguments = arguments
+    /// Starts `identity-emulator` with `arguments`, through `launcher` when there is one
+    /// (`ip netns exec NAME`: in a network namespace).
+    public init(_ arguments: [String], launcher: [String] = []) throws {
+        let product = try Repository.product("identity-emulator")
+        if let first = launcher.first {
+            process.executableURL = URL(filePath: first)
+            process.arguments = Array(launcher.dropFirst()) + [product.path] + arguments
+        } else {
+            process.executableURL = product
+            process.arguments = arguments
+        }
         process.standardOutput = output
         process.standardError = errors
         try process.run()
@@ -97,10 +104,7 @@ public final class EmulatorProcess: @unchecked Sendable {
     public var isRunning: Bool { process.isRunning }
 
     /// Ends it and waits.
-    public func stop() {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-    }
+    public func stop() { process.end() }
 
     /// Waits for it to end by itself.
     public func waitUntilExit() { process.waitUntilExit() }

@@ -4,6 +4,11 @@ import Foundation
 public struct EmulatorConfiguration: Sendable {
     /// `--host`: the address to listen on.
     public var host: String = "127.0.0.1"
+    /// `--hostname`: the name the emulator is reached by — in its base URL, every URL it prints
+    /// or puts in a page, discovery, tokens' issuers and its TLS certificate — when that is not
+    /// the listen address (behind a proxy, or at a name only the proxy resolves). `nil`: the
+    /// listen address (`127.0.0.1` for `0.0.0.0`).
+    public var hostname: String?
     /// `--port`: 0 picks any free port.
     public var port: Int = 0
     /// `--tls`: serve HTTPS with a local CA kept in the state directory.

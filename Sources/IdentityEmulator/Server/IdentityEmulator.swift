@@ -51,7 +51,7 @@ public final class IdentityEmulator: Sendable {
             fabrikam: fabrikam, state: state, tasks: TaskStore(stateDirectory: configuration.stateDirectory),
             keys: try SigningKeys(
                 directory: configuration.stateDirectory, interval: configuration.keyRolloverInterval, now: configuration.clock.now),
-            base: base ?? URL(string: "http://\(configuration.host):\(configuration.port)")!, logger: logger)
+            base: base ?? URL(string: "http://\(configuration.hostname ?? configuration.host):\(configuration.port)")!, logger: logger)
         for user in await state.signedUpUsers { fabrikam.restore(user) }
     }
 
@@ -166,13 +166,14 @@ public final class IdentityEmulator: Sendable {
         let server: HTTPServerBuilder
         var caPath: String?
         if configuration.tls {
-            let authority = try LocalCertificateAuthority.loadOrCreate(in: configuration.tlsDirectory, now: clock.now)
+            let authority = try LocalCertificateAuthority.loadOrCreate(
+                in: configuration.tlsDirectory, hostname: configuration.hostname, now: clock.now)
             caPath = authority.caCertificatePath
             server = try .tls(.http1(), tlsConfiguration: authority.serverConfiguration())
         } else {
             server = .http1()
         }
-        let displayHost = configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host
+        let displayHost = configuration.hostname ?? (configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host)
         let app = Application(
             router: router(),
             server: server,

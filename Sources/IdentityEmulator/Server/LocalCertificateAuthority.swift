@@ -5,14 +5,16 @@ import SwiftASN1
 import X509
 
 /// The `--tls` material: a local certificate authority, created once in the state directory, and
-/// a server certificate it signs for `localhost`, `127.0.0.1` and `::1`. Clients trust the CA's
-/// PEM (`ca-certificate <path>`); nothing is added to the system's trust store.
+/// a server certificate it signs for `localhost`, `127.0.0.1`, `::1` and the `--hostname` the
+/// emulator serves under. Clients trust the CA's PEM (`ca-certificate <path>`); nothing is added
+/// to the system's trust store.
 struct LocalCertificateAuthority {
     let caCertificatePath: String
     let serverCertificatePEM: String
     let serverKeyPEM: String
 
-    static func loadOrCreate(in directory: URL, now: Date) throws -> LocalCertificateAuthority {
+    /// - Parameter hostname: a name the server certificate must also cover (`--hostname`).
+    static func loadOrCreate(in directory: URL, hostname: String? = nil, now: Date) throws -> LocalCertificateAuthority {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let caFile = directory.appending(path: "ca-certificate.pem")
         let caKeyFile = directory.appending(path: "ca-key.pem")
@@ -54,11 +56,19 @@ struct LocalCertificateAuthority {
             try? FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: caFile.path)
         }
 
-        // The server certificate is renewed when it is missing, unreadable or within 30 days of expiry.
+        // The server certificate is renewed when it is missing, unreadable, within 30 days of
+        // expiry, or not for the host name asked.
+        var names: [GeneralName] = [
+            .dnsName("localhost"),
+            .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
+            .ipAddress(ASN1OctetString(contentBytes: ArraySlice([UInt8](repeating: 0, count: 15) + [1]))),
+        ]
+        if let hostname, hostname != "localhost" { names.append(.dnsName(hostname)) }
         if let pem = try? String(contentsOf: serverFile, encoding: .utf8),
             let keyPEM = try? String(contentsOf: serverKeyFile, encoding: .utf8),
             let certificate = try? Certificate(pemEncoded: pem), certificate.issuer == ca.subject,
-            certificate.notValidAfter > now.addingTimeInterval(30 * 86_400)
+            certificate.notValidAfter > now.addingTimeInterval(30 * 86_400),
+            let covered = try? certificate.extensions.subjectAlternativeNames, Set(names).isSubset(of: Set(covered))
         {
             return LocalCertificateAuthority(caCertificatePath: caFile.path, serverCertificatePEM: pem, serverKeyPEM: keyPEM)
         }
@@ -68,17 +78,13 @@ struct LocalCertificateAuthority {
         let server = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: serverPublicKey,
             notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(365 * 86_400),
-            issuer: ca.subject, subject: try DistinguishedName { CommonName("localhost") },
+            issuer: ca.subject, subject: try DistinguishedName { CommonName(hostname ?? "localhost") },
             signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true, keyEncipherment: true))
                 try ExtendedKeyUsage([.serverAuth])
-                SubjectAlternativeNames([
-                    .dnsName("localhost"),
-                    .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
-                    .ipAddress(ASN1OctetString(contentBytes: ArraySlice([UInt8](repeating: 0, count: 15) + [1]))),
-                ])
+                SubjectAlternativeNames(names)
                 SubjectKeyIdentifier(hash: serverPublicKey)
                 AuthorityKeyIdentifier(keyIdentifier: caIdentifier)
             },

@@ -1,0 +1,148 @@
+import Foundation
+import SesameTestSupport
+import XCTest
+
+/// `sesame` at work: the identity service is reachable only through the company's proxy
+/// (Debian's tinyproxy in a network namespace, ``CompanyNetwork``), its certificate is signed by
+/// the company's CA (installed the Debian way for the test), and the desktop names the proxy in
+/// one of its three ways: the environment (`https_proxy`), GNOME's settings, a PAC file. Sesame
+/// signs in with a device code, refreshes its token, and the proxy's log shows its tunnels.
+/// Without the proxy, it says at once that the service's name resolves to nothing.
+final class CompanyNetworkTests: XCTestCase {
+    private var network: CompanyNetwork?
+    private var cleanup: [() -> Void] = []
+
+    override func setUp() async throws {
+        try XCTSkipUnless(CompanyNetwork.isAvailable, "a company network needs root (ip netns, the trust store)")
+        let network = try await CompanyNetwork(emulatorArguments: ["--device-code-interval", "1", "--access-token-lifetime", "120"])
+        self.network = network
+        try network.installCertificateAuthority()
+    }
+
+    override func tearDown() {
+        for step in cleanup.reversed() { step() }
+        cleanup = []
+        network?.stop()
+        network = nil
+    }
+
+    /// `sesame`'s environment: a file store of its own, no session bus, no proxy.
+    func environment() -> [String: String] {
+        let data = Repository.temporaryDirectory("sesame-at-work")
+        cleanup.append { try? FileManager.default.removeItem(at: data) }
+        var environment = ProcessInfo.processInfo.environment
+        for name in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"] {
+            environment[name] = nil
+        }
+        environment["XDG_DATA_HOME"] = data.appending(path: "data").path
+        // Files, also where a GNOME session's bus offers a Secret Service (one with no keyring).
+        let sesameData = data.appending(path: "data/sesame")
+        try? FileManager.default.createDirectory(at: sesameData, withIntermediateDirectories: true)
+        try? Data("files\n".utf8).write(to: sesameData.appending(path: "storage"))
+        environment["XDG_CONFIG_HOME"] = data.appending(path: "config").path
+        environment["XDG_CURRENT_DESKTOP"] = nil
+        environment["SESAME_REQUIRE_SECRET_SERVICE"] = nil
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
+        return environment
+    }
+
+    /// A GNOME session of the test's own for `sesame`: a private D-Bus session bus (with dconf
+    /// behind GSettings) whose `org.gnome.system.proxy` settings are `settings`, and
+    /// `XDG_CURRENT_DESKTOP=GNOME`, so that GIO takes its proxy from GNOME's settings.
+    func gnomeSession(_ settings: [(String, String, String)], environment: inout [String: String]) throws {
+        environment["XDG_CURRENT_DESKTOP"] = "GNOME"
+        let bus = try SessionBus(environment: environment)
+        cleanup.append { bus.stop() }
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        for (schema, key, value) in settings {
+            let set = try ProcessRunner.run(URL(filePath: "/usr/bin/gsettings"), ["set", schema, key, value], environment: environment)
+            XCTAssertEqual(set.status, 0, "gsettings set \(schema) \(key) \(value): \(set.stderr)")
+        }
+    }
+
+    /// Signs alex in with a device code through whatever proxy `environment` gives, then asks for
+    /// a token (short-lived tokens: it refreshes); returns the proxy's tunnels `sesame token` opened.
+    func signInAndRefresh(environment: [String: String]) async throws -> [String] {
+        let network = try XCTUnwrap(network)
+        let sesame = try Repository.product("sesame")
+        let base = network.base.absoluteString
+        let login = try DeviceCodeLoginTests.RunningProgram(
+            sesame, ["login", "--account-type", "myGraphService", "--device-code", "--emulator", base], environment: environment)
+        let userCode = try login.waitForStderr(DeviceCodeLoginTests.codePattern)
+        XCTAssertTrue(login.stderr.contains("open the page \(base)/devicelogin"), login.stderr)
+
+        let client = try network.client()
+        defer { Task { try? await client.shutdown() } }
+        let browser = HeadlessBrowser.sockets(base: network.base, codes: network.codes, client: client)
+        let last = try await browser.verifyDevice(userCode: userCode, as: "alex@contoso.onmicrosoft.com")
+        XCTAssertTrue(last.contains("You have signed in to the Sesame Directory application on your device."), last.text)
+        let ended = login.finish()
+        XCTAssertEqual(ended.status, 0, ended.stderr)
+        XCTAssertEqual(ended.stdout, "Signed in as Alex Wilber <alex@contoso.onmicrosoft.com> (myGraphService).\n")
+
+        let before = network.tunnels.count
+        let token = try ProcessRunner.run(
+            sesame, ["token", "--account-type", "myGraphService", "--emulator", base], environment: environment)
+        XCTAssertEqual(token.status, 0, token.stderr)
+        XCTAssertEqual(token.stdout.trimmingCharacters(in: .newlines).split(separator: ".").count, 3, "not a JWT: \(token.stdout)")
+        return Array(network.tunnels.dropFirst(before))
+    }
+
+    func testFromTheEnvironmentsProxyVariables() async throws {
+        let network = try XCTUnwrap(network)
+        var environment = environment()
+        environment["https_proxy"] = "http://127.0.0.1:\(network.proxyPort)"
+        environment["no_proxy"] = "localhost,127.0.0.1"
+        let tunnels = try await signInAndRefresh(environment: environment)
+        XCTAssertTrue(tunnels.contains("\(CompanyNetwork.hostname):443"), "sesame token opened no tunnel: \(network.tunnels)")
+    }
+
+    func testFromGnomesProxySettings() async throws {
+        let network = try XCTUnwrap(network)
+        var environment = environment()
+        try gnomeSession(
+            [
+                ("org.gnome.system.proxy", "mode", "manual"),
+                ("org.gnome.system.proxy.https", "host", "127.0.0.1"),
+                ("org.gnome.system.proxy.https", "port", String(network.proxyPort)),
+            ], environment: &environment)
+        let tunnels = try await signInAndRefresh(environment: environment)
+        XCTAssertTrue(tunnels.contains("\(CompanyNetwork.hostname):443"), "sesame token opened no tunnel: \(network.tunnels)")
+    }
+
+    func testFromAPACFile() async throws {
+        let network = try XCTUnwrap(network)
+        let pac = Repository.temporaryDirectory("pac").appending(path: "proxy.pac")
+        cleanup.append { try? FileManager.default.removeItem(at: pac.deletingLastPathComponent()) }
+        try """
+        function FindProxyForURL(url, host) {
+          if (dnsDomainIs(host, ".contoso.test")) return "PROXY 127.0.0.1:\(network.proxyPort)";
+          return "DIRECT";
+        }
+
+        """.write(to: pac, atomically: true, encoding: .utf8)
+        var environment = environment()
+        try gnomeSession(
+            [("org.gnome.system.proxy", "mode", "auto"), ("org.gnome.system.proxy", "autoconfig-url", pac.absoluteString)],
+            environment: &environment)
+        let tunnels = try await signInAndRefresh(environment: environment)
+        XCTAssertTrue(tunnels.contains("\(CompanyNetwork.hostname):443"), "sesame token opened no tunnel: \(network.tunnels)")
+    }
+
+    func testWithoutTheProxyItSaysAtOnceThatTheServiceCannotBeFound() throws {
+        let network = try XCTUnwrap(network)
+        let tunnels = network.tunnels.count
+        let started = Date()
+        let login = try ProcessRunner.run(
+            Repository.product("sesame"),
+            ["login", "--account-type", "myGraphService", "--device-code", "--emulator", network.base.absoluteString],
+            environment: environment())
+        let took = Date().timeIntervalSince(started)
+        XCTAssertEqual(login.status, 1, login.stderr)
+        XCTAssertTrue(login.stderr.contains("Could not reach the identity service"), login.stderr)
+        XCTAssertTrue(login.stderr.contains("\(CompanyNetwork.hostname):443"), login.stderr)
+        XCTAssertTrue(login.stderr.contains("no such host"), login.stderr)
+        XCTAssertLessThan(took, 5, "a name that resolves to nothing took \(took) s to report (the process's start included)")
+        XCTAssertEqual(network.tunnels.count, tunnels, "\(network.tunnels)")
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// A D-Bus session bus of a test's own (`dbus-daemon --session`): the services it starts on
+/// demand (dconf, glib-pacrunner) see `environment`, so a test's GSettings live in its own
+/// `XDG_CONFIG_HOME` and not in the machine's.
+public final class SessionBus: @unchecked Sendable {
+    /// `DBUS_SESSION_BUS_ADDRESS` for the programs that join it.
+    public let address: String
+    private let process = Process()
+
+    /// Starts the bus with `environment` (its services inherit it).
+    public init(environment: [String: String]) throws {
+        let output = Pipe()
+        process.executableURL = URL(filePath: "/usr/bin/dbus-daemon")
+        process.arguments = ["--session", "--nofork", "--print-address=1"]
+        process.environment = environment
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while true {
+            let byte = output.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty || byte == Data("\n".utf8) { break }
+            line.append(byte)
+        }
+        guard !line.isEmpty else { throw TestSupportError("dbus-daemon --session printed no address") }
+        address = String(decoding: line, as: UTF8.self)
+    }
+
+    /// Ends the bus and the services it started (dconf-service and glib-pacrunner outlive it).
+    public func stop() {
+        for pid in services() { kill(pid, SIGKILL) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// The processes that joined this bus from their start: those whose environment names it.
+    private func services() -> [Int32] {
+        let marker = Data("DBUS_SESSION_BUS_ADDRESS=\(address)\u{0}".utf8)
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry in
+            guard let pid = Int32(entry), pid != getpid(),
+                let environment = FileManager.default.contents(atPath: "/proc/\(entry)/environ"),
+                environment.range(of: marker) != nil
+            else { return nil }
+            return pid
+        }
+    }
+
+    deinit { stop() }
+}
