@@ -30,7 +30,7 @@ public enum UserMessage {
     /// A sign-in or token failure: the sentence for its service code when Sesame has one (the
     /// advice Core gives in English), else the sentence for its kind; then the service's code.
     static func text(for error: AccountStoreError) -> String {
-        if let failure = error.transportFailure, error.code == .network || error.code == .providerMetadataUnavailable {
+        if let failure = error.transportFailure, error.code == .network {
             return text(for: failure)
         }
         let sentence: String

@@ -4,41 +4,38 @@ import SesameTestSupport
 import Testing
 
 /// Sesame's own HTTP client at work: through a real proxy (Debian's tinyproxy), with the proxy's
-/// credentials or without them, and every way a connection fails, each told apart — and the
-/// refusals within two seconds, not after a retry loop.
+/// credentials or without them, and every way a connection fails, each told apart. How fast a
+/// refusal is reported is measured where nothing else competes for the threads: by the `sesame`
+/// process in `CompanyNetworkTests` (this suite runs beside the fuzzers, which hold the
+/// cooperative pool for seconds).
 @Suite("Proxies and failures that say what happened")
 struct NetworkFailureTests {
-    /// The failure of one GET of `url`, and how long it took to come.
-    func failure(
-        of url: String, through route: ProxyRoute = .direct
-    ) async throws -> (error: HTTPTransportError, took: Duration) {
+    /// The failure of one GET of `url`.
+    func failure(of url: String, through route: ProxyRoute = .direct) async throws -> HTTPTransportError {
         let transport = AsyncHTTPClientTransport(proxyResolver: FixedProxyResolver(route), timeout: .seconds(30))
-        let started = ContinuousClock.now
         do {
             let response = try await transport.send(SesameCore.HTTPRequest(method: "GET", url: try #require(URL(string: url))))
             Issue.record("expected a failure, got HTTP \(response.status)")
             throw TestSupportError("no failure")
         } catch let error as HTTPTransportError {
-            return (error, ContinuousClock.now - started)
+            return error
         }
     }
 
-    @Test("nothing listening: “connection refused”, naming the host, within 2 s")
+    @Test("nothing listening: “connection refused”, naming the host")
     func refused() async throws {
         let port = try FreePort.pick()
-        let (error, took) = try await failure(of: "http://127.0.0.1:\(port)/common/oauth2/v2.0/token")
+        let error = try await failure(of: "http://127.0.0.1:\(port)/common/oauth2/v2.0/token")
         #expect(error.kind == .connectionRefused)
         #expect(error.host == "127.0.0.1:\(port)")
         #expect(error.description.contains("connection refused"))
-        #expect(took < .seconds(2), "took \(took)")
     }
 
-    @Test("a name that resolves to nothing: “no such host”, within 2 s")
+    @Test("a name that resolves to nothing: “no such host”")
     func noSuchHost() async throws {
-        let (error, took) = try await failure(of: "https://login.no-such-tenant.invalid/common/v2.0/.well-known/openid-configuration")
+        let error = try await failure(of: "https://login.no-such-tenant.invalid/common/v2.0/.well-known/openid-configuration")
         #expect(error.kind == .noSuchHost)
         #expect(error.host == "login.no-such-tenant.invalid")
-        #expect(took < .seconds(2), "took \(took)")
     }
 
     @Test("a certificate from a CA this computer does not trust is refused and said so")
@@ -50,7 +47,7 @@ struct NetworkFailureTests {
             $0.stateDirectory = state
         }
         defer { emulator.stop() }
-        let (error, _) = try await failure(of: "\(emulator.base)/common/v2.0/.well-known/openid-configuration")
+        let error = try await failure(of: "\(emulator.base)/common/v2.0/.well-known/openid-configuration")
         #expect(error.kind == .untrustedCertificate, "\(error)")
     }
 
@@ -81,12 +78,12 @@ struct NetworkFailureTests {
             .send(SesameCore.HTTPRequest(method: "GET", url: url))
         #expect(response.status == 200)
 
-        let (error, _) = try await failure(of: url.absoluteString, through: .http(ProxyServer(host: "127.0.0.1", port: proxy.port)))
+        let error = try await failure(of: url.absoluteString, through: .http(ProxyServer(host: "127.0.0.1", port: proxy.port)))
         #expect(error.kind == .proxyAuthenticationRequired)
         #expect(error.proxy == "127.0.0.1:\(proxy.port)")
 
         let wrong = try #require(ProxyRoute(proxyURI: "http://alice:not-it@127.0.0.1:\(proxy.port)"))
-        let (refused, _) = try await failure(of: url.absoluteString, through: wrong)
+        let refused = try await failure(of: url.absoluteString, through: wrong)
         // Wrong credentials: squid answers 407 again, tinyproxy 401, which AsyncHTTPClient reports
         // only as "not a 2xx answer to CONNECT": either way the proxy's refusal, never the password.
         #expect([.proxyAuthenticationRequired, .proxyRefused].contains(refused.kind), "\(refused)")
@@ -94,28 +91,26 @@ struct NetworkFailureTests {
         #expect(!refused.description.contains("not-it"))
     }
 
-    @Test("a proxy that is not there: “the proxy cannot be reached”, within 2 s")
+    @Test("a proxy that is not there: “the proxy cannot be reached”")
     func proxyDown() async throws {
         let port = try FreePort.pick()
-        let (error, took) = try await failure(
+        let error = try await failure(
             of: "https://login.microsoftonline.com/common/v2.0/.well-known/openid-configuration",
             through: .http(ProxyServer(host: "127.0.0.1", port: port)))
         #expect(error.kind == .proxyUnreachable)
         #expect(error.proxy == "127.0.0.1:\(port)")
         #expect(error.host == "login.microsoftonline.com")
-        #expect(took < .seconds(2), "took \(took)")
     }
 
     @Test("a proxy that cannot reach the server: “the proxy refused to connect”, naming both")
     func proxyRefuses() async throws {
         let proxy = try TinyProxy()
         let port = try FreePort.pick()
-        let (error, took) = try await failure(
+        let error = try await failure(
             of: "http://127.0.0.1:\(port)/common/oauth2/v2.0/token", through: .http(ProxyServer(host: "127.0.0.1", port: proxy.port)))
         #expect(error.kind == .proxyRefused)
         #expect(error.proxy == "127.0.0.1:\(proxy.port)")
         #expect(error.host == "127.0.0.1:\(port)")
-        #expect(took < .seconds(2), "took \(took)")
     }
 
     @Test("the account store keeps what happened: a token request to a refused port is a network error that says “refused”")
@@ -127,7 +122,6 @@ struct NetworkFailureTests {
             .pointed(at: try #require(URL(string: "http://127.0.0.1:\(port)")))
         let store = AccountStore(storage: FileTokenStorage(directory: directory), transport: AsyncHTTPClientTransport())
         await store.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
-        let started = ContinuousClock.now
         do {
             _ = try await store.signInWithDeviceCode(accountType: settings.accountType) { _ in }
             Issue.record("the sign-in did not fail")
@@ -136,6 +130,5 @@ struct NetworkFailureTests {
             #expect(error.transportFailure?.kind == .connectionRefused, "\(error)")
             #expect(error.description.contains("connection refused"), "\(error)")
         }
-        #expect(ContinuousClock.now - started < .seconds(2))
     }
 }
