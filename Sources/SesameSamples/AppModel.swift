@@ -63,6 +63,8 @@ public final class AppModel {
     public let trace: FlowTrace
     /// The transport every API call goes through (traced).
     public let transport: any HTTPTransport
+    /// Whether the computer is on a network (the window feeds it from the desktop's monitor).
+    public let network: NetworkStatus
     private var listening: Task<Void, Never>?
 
     /// A client for API calls as an account, through the traced transport.
@@ -71,10 +73,15 @@ public final class AppModel {
     /// Configures `store` for every sample and records the store's failures in the trace.
     /// - Parameter transport: the store's own transport should be this one too, so that the
     ///   token exchange shows in the trace.
-    public init(store: AccountStore, settings: [SampleSettings], trace: FlowTrace, transport: any HTTPTransport) async {
+    /// - Parameter network: whether the computer is on a network; online until someone says otherwise.
+    public init(
+        store: AccountStore, settings: [SampleSettings], trace: FlowTrace, transport: any HTTPTransport,
+        network: NetworkStatus = NetworkStatus()
+    ) async {
         self.store = store
         self.transport = transport
         self.trace = trace
+        self.network = network
         samples = settings.map(Sample.init(settings:))
         await store.setConfigurations(
             Dictionary(samples.map { ($0.accountType, $0.settings.accountConfiguration) }) { _, last in last })

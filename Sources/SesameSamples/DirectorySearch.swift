@@ -142,13 +142,18 @@ public final class DirectorySearch {
                 self.replace(with: page)
             } catch {
                 guard let self, current == self.generation, !Task.isCancelled else { return }
-                self.setStatus(.failed(UserMessage.text(for: error), action: SampleAction.after(error)))
+                self.setStatus(.failed(self.session.message(for: error), action: SampleAction.after(error)))
             }
         }
     }
 
     /// Searches the same text again (Retry).
     public func retry() { search(text) }
+
+    /// The network is back: a search that failed for a reason Retry can mend runs again.
+    public func networkReturned() {
+        if case .failed(_, action: .retry) = status { retry() }
+    }
 
     /// The next page, when the user scrolled to the end and there is one.
     public func loadMore() {
@@ -161,7 +166,7 @@ public final class DirectorySearch {
             } catch {
                 guard let self, current == self.generation else { return }
                 self.pageTask = nil
-                self.setStatus(.failed(UserMessage.text(for: error), action: SampleAction.after(error)))
+                self.setStatus(.failed(self.session.message(for: error), action: SampleAction.after(error)))
                 return
             }
             guard let self, current == self.generation else { return }

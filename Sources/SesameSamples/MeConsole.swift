@@ -73,7 +73,7 @@ public final class MeConsole {
             write("GET \(url.absoluteString) → \(response.status)")
             write(Self.pretty(response.body))
         } catch {
-            write(String(format: L("error: %@"), UserMessage.text(for: error)))
+            write(String(format: L("error: %@"), session.message(for: error)))
         }
     }
 

@@ -52,6 +52,15 @@ public final class SampleSession {
     /// The store and the traced transport the session's sample calls its API with.
     public var httpClient: AuthorizedHTTPClient { model.httpClient }
 
+    /// Whether the computer is on a network.
+    public var network: NetworkStatus { model.network }
+
+    /// What a page says for a failed request: "you are offline" when the desktop says so and
+    /// the request got no answer, else the failure's own sentence.
+    public func message(for error: any Error) -> String {
+        !network.isOnline && NetworkStatus.isNoAnswer(error) ? UserMessage.offline : UserMessage.text(for: error)
+    }
+
     /// The stored account, without any interaction.
     @discardableResult
     public func restore() async -> Account? {

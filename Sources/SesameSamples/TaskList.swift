@@ -75,10 +75,17 @@ public final class TaskList {
             statusText = tasks.isEmpty ? L("No tasks yet.") : String(format: tasks.count == 1 ? L("%d task") : L("%d tasks"), tasks.count)
             action = nil
         } catch {
-            statusText = UserMessage.text(for: error)
+            statusText = session.message(for: error)
             action = SampleAction.after(error)
         }
         changed()
+    }
+
+    /// The network is back: a list that failed for a reason Retry can mend is read again (the
+    /// text of a task being added stays in its field until the user adds it again).
+    public func networkReturned() async {
+        guard action == .retry else { return }
+        await reload()
     }
 
     /// Whether an add is on its way (a second Enter meanwhile adds nothing).
@@ -100,7 +107,7 @@ public final class TaskList {
         do {
             try await service.add(trimmed, idempotencyKey: key)
         } catch {
-            statusText = UserMessage.text(for: error)
+            statusText = session.message(for: error)
             action = SampleAction.after(error)
             changed()
             return false

@@ -27,6 +27,9 @@ public enum UserMessage {
         }
     }
 
+    /// What the window and its pages say while the desktop says there is no network.
+    public static var offline: String { L("You are offline. Sesame will try again when the network is back.") }
+
     /// A sign-in or token failure: the sentence for its service code when Sesame has one (the
     /// advice Core gives in English), else the sentence for its kind; then the service's code.
     static func text(for error: AccountStoreError) -> String {

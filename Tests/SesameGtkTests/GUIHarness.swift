@@ -43,27 +43,33 @@ class GUITestCase: XCTestCase {
 /// by the widgets' accessible names (as a screen reader finds them).
 @MainActor
 final class GUIHarness {
-    let emulator: RunningEmulator
+    /// The in-process emulator, unless the test brought its own service.
+    let emulator: RunningEmulator?
     let trace: FlowTrace
     let window: MainWindow
-    var base: URL { emulator.base }
-    var codes: OneTimeCodes { emulator.codes }
+    /// Where the identity service is.
+    let base: URL
+    var codes: OneTimeCodes { emulator?.codes ?? OneTimeCodes() }
     private var shot = 0
     private let screenshotPrefix: String?
     /// The page loads the test has already waited for: a step waits for a load after these, so
     /// that a page still showing from before never passes for the one the step expects.
     private var pagesSeen = 0
 
-    /// Starts an emulator (`configure` changes its configuration) and opens the window on
-    /// `sample` with the bundled `settingsFile` (`adjust` changes the settings).
+    /// Starts an emulator (`configure` changes its configuration) — or takes the test's own
+    /// `service` — and opens the window on `sample` with the bundled `settingsFile` (`adjust`
+    /// changes the settings). With `network`, the test says when the network comes and goes (the
+    /// window does not follow the desktop's monitor).
     init(
         settingsFile: String, sample: Sample.Kind, screenshotPrefix: String? = nil,
         configure: @escaping @Sendable (inout EmulatorConfiguration) -> Void = { _ in },
-        adjust: (SampleSettings) -> SampleSettings = { $0 }, transportTimeout: Duration = .seconds(60)
+        adjust: (SampleSettings) -> SampleSettings = { $0 }, transportTimeout: Duration = .seconds(60),
+        service: URL? = nil, network: NetworkStatus? = nil
     ) throws {
         self.screenshotPrefix = screenshotPrefix
-        emulator = try RunningEmulator.startBlocking(configure: configure)
-        let settings = adjust(try SampleSettings.load(contentsOf: Repository.settings(settingsFile)).pointed(at: emulator.base))
+        emulator = try service == nil ? RunningEmulator.startBlocking(configure: configure) : nil
+        base = try service ?? XCTUnwrap(emulator).base
+        let settings = adjust(try SampleSettings.load(contentsOf: Repository.settings(settingsFile)).pointed(at: base))
         trace = try FlowTrace(file: nil)
         let transport = TracingTransport(base: AsyncHTTPClientTransport(timeout: transportTimeout), trace: trace)
         let storage = FileTokenStorage(directory: Repository.temporaryDirectory("sesame-gui"))
@@ -71,16 +77,19 @@ final class GUIHarness {
         let trace = trace
         Task { @MainActor in
             model = await AppModel(
-                store: AccountStore(storage: storage, transport: transport), settings: [settings], trace: trace, transport: transport)
+                store: AccountStore(storage: storage, transport: transport), settings: [settings], trace: trace, transport: transport,
+                network: network ?? NetworkStatus())
         }
         XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { model != nil })
-        window = MainWindow(application: nil, model: try XCTUnwrap(model), options: .init(webDataDirectory: nil, initialSample: sample))
+        window = MainWindow(
+            application: nil, model: try XCTUnwrap(model),
+            options: .init(webDataDirectory: nil, initialSample: sample, followsDesktopNetwork: network == nil))
     }
 
     /// Closes the window, as the user does.
     func close() {
         window.window.destroy()
-        emulator.stop()
+        emulator?.stop()
     }
 
     // MARK: What the user sees

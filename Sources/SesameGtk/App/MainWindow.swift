@@ -21,6 +21,12 @@ public final class MainWindow: SignInFailurePresenter {
     private let inspectorSlot = Box(vertical: true, spacing: 0)
     private let errorBar = Box(vertical: false, spacing: 8)
     private let errorLabel = Label("", wrap: true, xalign: 0)
+    /// "You are offline", while the desktop says so.
+    private let offlineBar = Box(vertical: false, spacing: 8)
+    /// The desktop's network monitor, feeding the model's ``NetworkStatus``.
+    private var networkMonitor: DesktopNetworkMonitor?
+    /// The error bar shows a failure that got no answer: the network's return answers Retry.
+    private var errorWantsNetwork = false
     /// Who is signed in for the sample showing, with its menu.
     private let account = MenuButton(title: "")
     private let accountName = Label("", xalign: 0)
@@ -55,16 +61,20 @@ public final class MainWindow: SignInFailurePresenter {
         /// Record every main-loop stall longer than a frame (16 ms) in the trace as
         /// `main-loop-stall` (with `--trace-events`: a window that froze shows in the file).
         public var reportStalls: Bool
+        /// Follow the desktop's network monitor (GIO's); without it, whoever made the model's
+        /// ``NetworkStatus`` says when the network comes and goes.
+        public var followsDesktopNetwork: Bool
 
         public init(
             webDataDirectory: URL?, automation: Bool = false, initialSample: Sample.Kind? = nil, filesStorage: URL? = nil,
-            reportStalls: Bool = false
+            reportStalls: Bool = false, followsDesktopNetwork: Bool = true
         ) {
             self.webDataDirectory = webDataDirectory
             self.automation = automation
             self.initialSample = initialSample
             self.filesStorage = filesStorage
             self.reportStalls = reportStalls
+            self.followsDesktopNetwork = followsDesktopNetwork
         }
     }
 
@@ -95,7 +105,13 @@ public final class MainWindow: SignInFailurePresenter {
         errorLabel.accessibleName = L("Sign-in error")
         errorBar.setName("sign-in-error")
         errorBar.pack(errorLabel, expand: true)
+        let offlineLabel = Label(UserMessage.offline, wrap: true, xalign: 0)
+        offlineLabel.accessibleName = L("Offline")
+        offlineBar.setMargin(8)
+        offlineBar.setName("offline")
+        offlineBar.pack(offlineLabel, expand: true)
         let content = Box(vertical: true, spacing: 0)
+        content.pack(offlineBar)
         content.pack(errorBar)
         content.pack(mainStack, expand: true)
         let panes = Paned(content, inspectorSlot, position: 660, resizeEnd: true)
@@ -168,6 +184,9 @@ public final class MainWindow: SignInFailurePresenter {
         header.showAll()
         panes.showAll()
         errorBar.hide()
+        offlineBar.isVisible = !model.network.isOnline
+        model.network.observe { [weak self] online in self?.networkChanged(online: online) }
+        if options.followsDesktopNetwork { networkMonitor = DesktopNetworkMonitor(feeding: model.network) }
         showAccount()
         start()
         Task { [weak self] in
@@ -305,20 +324,40 @@ public final class MainWindow: SignInFailurePresenter {
         }
     }
 
+    // MARK: The network
+
+    /// The desktop says the network went or came back. Offline, the window says so once, above
+    /// whatever failed; back online, what failed for want of it is tried again by itself: a
+    /// sign-in page that could not load reloads, a sign-in error that got no answer is retried,
+    /// each page retries what it could not read.
+    private func networkChanged(online: Bool) {
+        guard !isClosed else { return }
+        model.trace.record(online ? "network-online" : "network-offline")
+        offlineBar.isVisible = !online
+        guard online else { return }
+        signIn.networkReturned()
+        if errorWantsNetwork { answerError(retry: true) }
+        for page in pages.values { page.networkReturned() }
+    }
+
     // MARK: SignInFailurePresenter
 
-    /// Shows a failed sign-in in the error bar and waits for Retry or Cancel.
+    /// Shows a failed sign-in in the error bar and waits for Retry or Cancel — or, when it got no
+    /// answer at all, for the network to come back.
     public func retryAfter(_ error: AccountStoreError) async -> Bool {
         guard !isClosed else { return false }
         showWindow()
         answerError(retry: false)
         // A sentence made for the user, in their language, with the service's code (AADSTS65004).
-        errorLabel.text = UserMessage.text(for: error)
+        let offline = !model.network.isOnline && NetworkStatus.isNoAnswer(error)
+        errorLabel.text = offline ? UserMessage.offline : UserMessage.text(for: error)
+        errorWantsNetwork = NetworkStatus.isNoAnswer(error)
         errorBar.showAll()
         return await withCheckedContinuation { errorChoice = $0 }
     }
 
     private func answerError(retry: Bool) {
+        errorWantsNetwork = false
         errorBar.hide()
         let choice = errorChoice
         errorChoice = nil

@@ -76,6 +76,8 @@ final class DirectoryPage: SamplePage {
 
     func close() { model.close() }
 
+    func networkReturned() { model.networkReturned() }
+
     private func render(_ change: DirectorySearch.Change) {
         switch change {
         case .replaced:
@@ -150,6 +152,8 @@ protocol SamplePage: AnyObject {
     func signOut() async
     /// The account menu's "Switch account": sign out, then someone signs in.
     func switchAccount() async
+    /// The network is back: what failed for want of it is tried again.
+    func networkReturned()
     /// The window is closing: stop every request, touch no widget again.
     func close()
 }

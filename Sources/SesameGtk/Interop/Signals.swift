@@ -96,6 +96,15 @@ enum Signals {
         owner.connect(signal, unsafeBitCast(trampoline, to: GCallback.self), SignalBox(handler))
     }
 
+    /// `void handler(GObject*, gboolean, gpointer)`: GNetworkMonitor's network-changed.
+    static func flag(_ owner: GObjectReference, _ signal: String, _ handler: @escaping @MainActor (Bool) -> Void) {
+        let trampoline: @convention(c) (gpointer?, gboolean, gpointer?) -> Void = { _, value, data in
+            let box: SignalBox<@MainActor (Bool) -> Void> = Signals.box(data)
+            MainActor.assumeIsolated { box.handler(value != 0) }
+        }
+        owner.connect(signal, unsafeBitCast(trampoline, to: GCallback.self), SignalBox(handler))
+    }
+
     /// `gboolean handler(GObject*, gpointer object, <enum>, gpointer)`: decide-policy.
     static func objectAndEnum(
         _ owner: GObjectReference, _ signal: String, _ handler: @escaping @MainActor (UnsafeMutableRawPointer, UInt32) -> Bool

@@ -42,4 +42,7 @@ final class MePage: SamplePage {
     func signOut() async { await model.signOut() }
 
     func close() { model.close() }
+
+    /// The console calls only when asked: nothing to try again.
+    func networkReturned() {}
 }

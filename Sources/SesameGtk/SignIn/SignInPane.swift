@@ -143,6 +143,12 @@ final class SignInPane: SignInUserAgent, BrowserHandoff {
         onHide?()
     }
 
+    /// The network is back: a sign-in page that could not be reached loads again.
+    func networkReturned() {
+        guard current != nil else { return }
+        view?.reloadUnreachablePage()
+    }
+
     /// Closes sign-in without a result (Cancel, or the window closing).
     func cancel() {
         guard let current else { return }

@@ -20,6 +20,11 @@ final class SignInView {
     private var currentLoadFailed = false
     /// Whether this sign-in already loaded a page again after a cancellation nobody asked for.
     private var retriedAfterCancellation = false
+    /// The page that could not be reached (its explanation shows in its place), until another
+    /// loads: what to load when the network is back.
+    private var unreachablePage: URL?
+    /// The last navigation the view let through, with its method.
+    private var lastNavigation: (url: URL, method: String)?
     /// Called when the view caught its session's redirect (it has hidden itself).
     var onRedirect: (() -> Void)?
     /// Called when a load has finished (a page shown, or a failure's page).
@@ -64,6 +69,7 @@ final class SignInView {
     func begin(_ session: SignInSession) {
         self.session = session
         retriedAfterCancellation = false
+        unreachablePage = nil
         root.show()
         webView.load(session.authorizationURL)
     }
@@ -77,7 +83,22 @@ final class SignInView {
     func end() {
         webView.stopLoading()
         session = nil
+        unreachablePage = nil
         root.hide()
+    }
+
+    /// The network is back: a page that could not be reached loads again, as a browser does —
+    /// unless a form was being sent to it, which a browser would send again: the sign-in starts
+    /// over at the service's first page instead (it asks only what its session does not know).
+    func reloadUnreachablePage() {
+        guard let session, let page = unreachablePage else { return }
+        unreachablePage = nil
+        let resend = lastNavigation.map { $0.url == page && $0.method.uppercased() != "GET" } ?? false
+        let target = resend ? session.authorizationURL : page
+        trace.record("page-reloaded", [("url", FlowTrace.redacted(target)), ("reason", "network-returned")])
+        // The explanation may still be loading in the page's place: it gives way.
+        webView.stopLoading()
+        webView.load(target)
     }
 
     /// Deletes cookies and web data ("Forget sign-in data").
@@ -127,6 +148,8 @@ final class SignInView {
             trace.record("popup-refused", [("url", FlowTrace.redacted(url))])
             return true
         }
+        if url != unreachablePage { unreachablePage = nil }
+        if decision.kind == .navigation { lastNavigation = (url, decision.method) }
         trace.record(
             "navigation", [("method", decision.method), ("url", FlowTrace.redacted(url)), ("kind", kind.rawValue), ("action", "show")])
         return false
@@ -215,6 +238,7 @@ final class SignInView {
             break
         }
         let host = URL(string: uri)?.host ?? uri
+        unreachablePage = URL(string: uri)
         trace.record("sign-in-failed", [("error", "load failed: \(error.message)")])
         onTrouble?()
         showPage(title: String(format: L("Can’t reach %@"), host), message: error.message, for: uri)

@@ -61,6 +61,10 @@ final class TasksPage: SamplePage {
 
     func close() { model.close() }
 
+    func networkReturned() {
+        Task { await model.networkReturned() }
+    }
+
     private func render() {
         who.text = model.signedInText
         status.text = model.statusText
