@@ -5,9 +5,11 @@ import XCTest
 /// `sesame` at work: the identity service is reachable only through the company's proxy
 /// (Debian's tinyproxy in a network namespace, ``CompanyNetwork``), its certificate is signed by
 /// the company's CA (installed the Debian way for the test), and the desktop names the proxy in
-/// one of its three ways: the environment (`https_proxy`), GNOME's settings, a PAC file. Sesame
-/// signs in with a device code, refreshes its token, and the proxy's log shows its tunnels.
-/// Without the proxy, it says at once that the service's name resolves to nothing.
+/// one of its three ways: the environment (`https_proxy`), GNOME's settings, a PAC file. Through
+/// the window alex signs in (WebDriver fills the pages, which load through the proxy; the token
+/// exchange and Graph go through it too) and the directory fills; `sesame login` signs in with a
+/// device code, `sesame token` refreshes, and the proxy's log shows the tunnels. Without the
+/// proxy, it says at once that the service's name resolves to nothing.
 final class CompanyNetworkTests: XCTestCase {
     private var network: CompanyNetwork?
     private var cleanup: [() -> Void] = []
@@ -60,12 +62,25 @@ final class CompanyNetworkTests: XCTestCase {
         }
     }
 
-    /// Signs alex in with a device code through whatever proxy `environment` gives, then asks for
-    /// a token (short-lived tokens: it refreshes); returns the proxy's tunnels `sesame token` opened.
+    /// Signs alex in through the window, then with a device code, through whatever proxy
+    /// `environment` gives, then asks for a token (short-lived tokens: it refreshes); returns the
+    /// proxy's tunnels `sesame token` opened.
     func signInAndRefresh(environment: [String: String]) async throws -> [String] {
         let network = try XCTUnwrap(network)
         let sesame = try Repository.product("sesame")
         let base = network.base.absoluteString
+
+        let tunnelsBeforeWindow = network.tunnels.count
+        let window = try windowSignsAlexIn(environment: environment)
+        XCTAssertEqual(window.seen["host"] as? String, "🔒 \(CompanyNetwork.hostname) — secure connection", "the host bar")
+        XCTAssertGreaterThan(window.seen["rows"] as? Int ?? 0, 0, "the directory did not fill")
+        XCTAssertTrue(window.events.contains { $0["event"] as? String == "token-acquired" }, "no token through the proxy")
+        XCTAssertTrue(
+            window.events.contains { $0["event"] as? String == "api-call" && ($0["url"] as? String)?.contains("/users") == true },
+            "Graph was not called")
+        XCTAssertGreaterThanOrEqual(
+            network.tunnels.dropFirst(tunnelsBeforeWindow).filter { $0 == "\(CompanyNetwork.hostname):443" }.count, 2,
+            "the view's pages and Sesame's own requests each open a tunnel: \(network.tunnels)")
         let login = try DeviceCodeLoginTests.RunningProgram(
             sesame, ["login", "--account-type", "myGraphService", "--device-code", "--emulator", base], environment: environment)
         let userCode = try login.waitForStderr(DeviceCodeLoginTests.codePattern)
@@ -86,6 +101,36 @@ final class CompanyNetworkTests: XCTestCase {
         XCTAssertEqual(token.status, 0, token.stderr)
         XCTAssertEqual(token.stdout.trimmingCharacters(in: .newlines).split(separator: ".").count, 3, "not a JWT: \(token.stdout)")
         return Array(network.tunnels.dropFirst(before))
+    }
+
+    /// What the window flow (`e2e_flow.py company`) saw, and the app's trace.
+    struct WindowRun {
+        let seen: [String: Any]
+        let events: [[String: Any]]
+    }
+
+    /// Runs the window flow `company` (alex signs in, the directory fills) with `environment`:
+    /// the app under WebKitWebDriver, its pages filled by Selenium, its widgets read through the
+    /// accessibility bus of the test's session (the app's own session bus, when `environment`
+    /// names one, carries GNOME's settings).
+    func windowSignsAlexIn(environment: [String: String]) throws -> WindowRun {
+        let network = try XCTUnwrap(network)
+        let scratch = URL(filePath: try XCTUnwrap(environment["XDG_DATA_HOME"])).deletingLastPathComponent()
+        var flowEnvironment = environment
+        flowEnvironment["DBUS_SESSION_BUS_ADDRESS"] = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]
+        flowEnvironment["SESAME_E2E_APP_BUS"] = environment["DBUS_SESSION_BUS_ADDRESS"]
+        let script = Repository.root.appending(path: "Tests/SesameAppEndToEndTests/EndToEnd/e2e_flow.py")
+        let result = try ProcessRunner.run(
+            try Repository.python(),
+            [script.path, "company", try Repository.product("sesame").path, network.base.absoluteString, scratch.path],
+            environment: flowEnvironment)
+        XCTAssertEqual(result.status, 0, "the window flow: \(result.stderr.suffix(3000))")
+        let seen = try XCTUnwrap(
+            try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+            "the window flow printed no result: \(result.stderr.suffix(3000))")
+        let trace = (try? String(contentsOf: scratch.appending(path: "trace-1.jsonl"), encoding: .utf8)) ?? ""
+        let events = trace.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        return WindowRun(seen: seen, events: events)
     }
 
     func testFromTheEnvironmentsProxyVariables() async throws {

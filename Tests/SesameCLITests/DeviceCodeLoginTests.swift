@@ -23,7 +23,7 @@ final class DeviceCodeLoginTests: XCTestCase {
             process.environment = environment
             process.standardOutput = out
             process.standardError = err
-            try process.run()
+            try process.start()
             Thread.detachNewThread { [self] in
                 while case let chunk = err.fileHandleForReading.availableData, !chunk.isEmpty {
                     printed.withLock { $0.stderr += String(decoding: chunk, as: UTF8.self) }

@@ -184,7 +184,7 @@ public final class CompanyNetwork: @unchecked Sendable {
         process.arguments = Array(command.dropFirst())
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.start()
         return process
     }
 }

@@ -24,7 +24,7 @@ public enum ProcessRunner {
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        try process.start()
         final class Box: @unchecked Sendable { var data = Data() }
         let stderr = Box()
         let stderrRead = DispatchSemaphore(value: 0)
@@ -42,6 +42,29 @@ public enum ProcessRunner {
 }
 
 extension Process {
+    /// Starts the program with no signal blocked, whatever thread asks. A child inherits the
+    /// signal mask of the thread that starts it, and the threads async tests run on block most
+    /// signals, SIGTERM among them: a program started from one ignored `end()`'s SIGTERM (and
+    /// WebKitWebDriver, started by a flow started so, ignored Selenium's for its minute).
+    public func start() throws {
+        final class Outcome: @unchecked Sendable {
+            let process: Process
+            var failure: (any Error)?
+            init(_ process: Process) { self.process = process }
+        }
+        let outcome = Outcome(self)
+        let started = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            var none = sigset_t()
+            sigemptyset(&none)
+            pthread_sigmask(SIG_SETMASK, &none, nil)
+            do { try outcome.process.run() } catch { outcome.failure = error }
+            started.signal()
+        }
+        started.wait()
+        if let failure = outcome.failure { throw failure }
+    }
+
     /// Ends a program a test started: SIGTERM, then SIGKILL if it is still there a second later
     /// (a server finishing its open connections, socat's forked children), and waits for it.
     public func end() {

@@ -80,7 +80,7 @@ public final class EmulatorProcess: @unchecked Sendable {
         }
         process.standardOutput = output
         process.standardError = errors
-        try process.run()
+        try process.start()
     }
 
     /// The next line on stdout (nil at end of output).

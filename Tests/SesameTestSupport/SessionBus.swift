@@ -17,7 +17,7 @@ public final class SessionBus: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try process.start()
         var line = Data()
         while true {
             let byte = output.fileHandleForReading.readData(ofLength: 1)

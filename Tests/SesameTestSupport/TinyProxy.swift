@@ -40,7 +40,7 @@ public final class TinyProxy: @unchecked Sendable {
         process.arguments = command
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.start()
         if launcher.isEmpty { try FreePort.waitUntilListening(self.port, timeout: 10) }
     }
 

@@ -293,6 +293,15 @@ def keyboard_sam(app):
     seen["sam"] = wait("the signed-in line", lambda: signed_in_as(app))
 
 
+def company(app):
+    """alex at work: the pages and the token exchange go through the company's proxy, to a host
+    whose certificate the company's CA signed (CompanyNetworkTests sets the scene)."""
+    app.page_with("i0116", "the user name page")
+    seen["host"] = wait("the host bar", lambda: next((t for t in app.ui.label_texts() if "contoso" in t), None))
+    app.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
+    seen["rows"] = rows_after(app, 0)
+
+
 def restart(first):
     first.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
     seen["first_rows"] = rows_after(first, 0)
@@ -312,6 +321,7 @@ FLOWS = {
     "consent-retry": ("directory", consent_retry), "tasks": ("tasks", tasks), "forgot-password": ("tasks", forgot_password),
     "sign-up": ("tasks", sign_up), "me": ("me", me), "restart": ("directory", restart),
     "keyboard-megan": ("directory", keyboard_megan), "keyboard-sam": ("tasks", keyboard_sam),
+    "company": ("directory", company),
 }
 
 sample, run = FLOWS[flow]

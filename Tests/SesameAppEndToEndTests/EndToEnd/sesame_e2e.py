@@ -87,12 +87,13 @@ def read(what, reader, timeout=TIMEOUT):
 def isolate_app_environment(data_home):
     """The app's environment for one run: its own XDG data folder (tokens and web data), the
     accessibility bus given directly, and no session bus, so that its tokens go to files in that
-    folder rather than to the test session's keyring, which every run would share."""
+    folder rather than to the test session's keyring, which every run would share — or the bus
+    SESAME_E2E_APP_BUS names (a desktop session of a test's own: GNOME's proxy settings)."""
     bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
     reply = bus.call_sync("org.a11y.Bus", "/org/a11y/bus", "org.a11y.Bus", "GetAddress", None,
                           GLib.VariantType("(s)"), Gio.DBusCallFlags.NONE, 5000, None)
     os.environ["AT_SPI_BUS_ADDRESS"] = reply.unpack()[0]
-    os.environ["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
+    os.environ["DBUS_SESSION_BUS_ADDRESS"] = os.environ.get("SESAME_E2E_APP_BUS", "unix:path=/nonexistent")
     os.environ["XDG_DATA_HOME"] = data_home
     os.environ["WEBKIT_DISABLE_COMPOSITING_MODE"] = "1"
 
