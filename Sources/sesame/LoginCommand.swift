@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SesameCore
 import SesameGtk
+import SesameSamples
 
 extension SesameCommand {
     /// `sesame login`: signs an account in from the command line, in the system browser or, on
@@ -50,6 +51,8 @@ extension SesameCommand {
             case .cancelled: return "Sign-in cancelled; nothing was stored."
             case .deviceCodeDeclined: return "The sign-in was declined on the other device; nothing was stored. \(again)"
             case .deviceCodeExpired: return "The code expired before anyone signed in with it; nothing was stored. \(again)"
+            // No answer from a server: the window's sentence, naming the host (and the proxy).
+            case _ where error.transportFailure != nil: return "\(UserMessage.text(for: error)) Nothing was stored."
             default: return "\(error.description) Nothing was stored."
             }
         }

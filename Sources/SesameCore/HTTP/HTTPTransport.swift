@@ -187,10 +187,19 @@ public struct HTTPTransportError: Error, Sendable, CustomStringConvertible {
 
     /// An error for a request to `url`.
     public init(url: URL, reason: String, kind: Kind = .unreachable, proxy: String? = nil) {
-        self.host = url.host.map { h in url.port.map { "\(h):\($0)" } ?? h } ?? url.absoluteString
+        self.host = Self.hostAndPort(of: url)
         self.reason = reason
         self.kind = kind
         self.proxy = proxy
+    }
+
+    /// `host`, or `host:port` when the port is not the scheme's own (443 for https, 80 for
+    /// http): what a user sees in an address bar, and the same in every sentence about it.
+    public static func hostAndPort(of url: URL) -> String {
+        guard let host = url.host, !host.isEmpty else { return url.absoluteString }
+        let defaultPort = ["https": 443, "http": 80][url.scheme?.lowercased() ?? ""]
+        guard let port = url.port, port != defaultPort else { return host }
+        return "\(host):\(port)"
     }
 
     public var description: String {

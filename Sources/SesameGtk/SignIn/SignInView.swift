@@ -247,7 +247,8 @@ final class SignInView {
 
     private func tlsFailed(_ uri: String, _ problems: CertificateProblems) -> Bool {
         currentLoadFailed = true
-        let host = URL(string: uri)?.host ?? uri
+        let url = URL(string: uri)
+        let host = url?.host ?? uri
         // The trace keeps English (it is a log); the page speaks the user's language.
         var reasons: [(trace: String, shown: String)] = []
         if problems.contains(.unknownAuthority) {
@@ -266,16 +267,24 @@ final class SignInView {
             ? "its certificate could not be verified" : "its certificate cannot be trusted: " + reasons.map(\.trace).joined(separator: "; ")
         trace.record("sign-in-failed", [("error", "TLS: \(host): \(why)")])
         onTrouble?()
-        showPage(
-            title: L("This connection is not secure"),
-            message: String(
+        let message: String
+        var details = reasons.map(\.shown)
+        if problems.contains(.unknownAuthority), let url {
+            // An authority this computer does not trust — a company's CA IT has not installed — is
+            // told in the very sentence Sesame's own requests use for it, so the page and every
+            // other error about the host say the same.
+            message = UserMessage.text(for: HTTPTransportError(url: url, reason: why, kind: .untrustedCertificate))
+            details.removeFirst()
+        } else {
+            message = String(
                 format: reasons.isEmpty
                     ? L("Sesame did not open %@ because its certificate could not be verified.")
                     : L("Sesame did not open %@ because its certificate cannot be trusted:"),
-                host),
-            details: reasons.map(\.shown),
-            closing: L("Sign-in stops here; it never continues over an untrusted connection."),
-            for: uri)
+                host)
+        }
+        showPage(
+            title: L("This connection is not secure"), message: message, details: details,
+            closing: L("Sign-in stops here; it never continues over an untrusted connection."), for: uri)
         return true
     }
 

@@ -302,6 +302,14 @@ def company(app):
     seen["rows"] = rows_after(app, 0)
 
 
+def untrusted(app):
+    """The service's certificate is signed by a CA this computer does not trust: the view shows
+    Sesame's page instead of the service's, and never goes on."""
+    seen["error"] = app.text_of("errorMessage", "Sesame's page about the certificate")
+    seen["title"] = app.driver.title
+    seen["host"] = wait("the host bar", lambda: next((t for t in app.ui.label_texts() if "contoso" in t), None))
+
+
 def restart(first):
     first.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
     seen["first_rows"] = rows_after(first, 0)
@@ -321,7 +329,7 @@ FLOWS = {
     "consent-retry": ("directory", consent_retry), "tasks": ("tasks", tasks), "forgot-password": ("tasks", forgot_password),
     "sign-up": ("tasks", sign_up), "me": ("me", me), "restart": ("directory", restart),
     "keyboard-megan": ("directory", keyboard_megan), "keyboard-sam": ("tasks", keyboard_sam),
-    "company": ("directory", company),
+    "company": ("directory", company), "untrusted": ("directory", untrusted),
 }
 
 sample, run = FLOWS[flow]
