@@ -43,6 +43,22 @@ final class EmulatorServices: Sendable {
         get { baseURL.withLock { $0 } }
         set { baseURL.withLock { $0 = newValue } }
     }
+
+    /// The identity provider's host name: `--federation-hostname`, or the default for the base's.
+    var federationHost: String { configuration.federationHost(forEmulatorHost: base.host ?? "127.0.0.1") }
+
+    /// The base's scheme and port on the federation host name.
+    var federationBase: URL {
+        var components = URLComponents(url: base, resolvingAgainstBaseURL: false) ?? URLComponents()
+        components.host = federationHost
+        components.path = ""
+        return components.url ?? base
+    }
+
+    /// Whether `request` came by the identity provider's host name.
+    func isFederationHost(_ request: Request) -> Bool {
+        request.hostName == federationHost.lowercased()
+    }
 }
 
 /// One family of endpoints (sign-in pages, token, discovery, Graph, tasks, B2C) over the shared

@@ -30,6 +30,10 @@ public final class IdentityEmulator: Sendable {
     /// The URL clients reach the emulator at (known once it listens; tests may set it).
     public var base: URL { services.base }
 
+    /// The URL of the federated organisation's identity provider: the base's scheme and port, the
+    /// federation host name (`--federation-hostname`).
+    public var federationBase: URL { services.federationBase }
+
     /// Builds the directories, loads (or creates) the signing key and the saved state.
     public init(configuration: EmulatorConfiguration, base: URL? = nil) async throws {
         if let directory = configuration.stateDirectory {
@@ -39,6 +43,12 @@ public final class IdentityEmulator: Sendable {
         guard configuration.userCount >= 0 else { throw EmulatorConfigurationError("--users must be 0 or more.") }
         if let lifetime = configuration.accessTokenLifetime, lifetime <= 0 {
             throw EmulatorConfigurationError("--access-token-lifetime must be a positive number of seconds, not \(lifetime).")
+        }
+        let emulatorHost = base?.host ?? Self.displayHost(configuration)
+        if configuration.federationHost(forEmulatorHost: emulatorHost).caseInsensitiveCompare(emulatorHost) == .orderedSame {
+            throw EmulatorConfigurationError(
+                "--federation-hostname must differ from the emulator's own host name (\(emulatorHost)): the identity provider is "
+                    + "told apart by its host name.")
         }
         var logger = Logger(label: "identity-emulator")
         logger.logLevel = .warning
@@ -51,7 +61,7 @@ public final class IdentityEmulator: Sendable {
             fabrikam: fabrikam, state: state, tasks: TaskStore(stateDirectory: configuration.stateDirectory),
             keys: try SigningKeys(
                 directory: configuration.stateDirectory, interval: configuration.keyRolloverInterval, now: configuration.clock.now),
-            base: base ?? URL(string: "http://\(configuration.hostname ?? configuration.host):\(configuration.port)")!, logger: logger)
+            base: base ?? URL(string: "http://\(emulatorHost):\(configuration.port)")!, logger: logger)
         for user in await state.signedUpUsers { fabrikam.restore(user) }
     }
 
@@ -167,13 +177,14 @@ public final class IdentityEmulator: Sendable {
         var caPath: String?
         if configuration.tls {
             let authority = try LocalCertificateAuthority.loadOrCreate(
-                in: configuration.tlsDirectory, hostname: configuration.hostname, now: clock.now)
+                in: configuration.tlsDirectory, hostname: configuration.hostname,
+                federationHostname: configuration.federationHost(forEmulatorHost: Self.displayHost(configuration)), now: clock.now)
             caPath = authority.caCertificatePath
             server = try .tls(.http1(), tlsConfiguration: authority.serverConfiguration())
         } else {
             server = .http1()
         }
-        let displayHost = configuration.hostname ?? (configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host)
+        let displayHost = Self.displayHost(configuration)
         let app = Application(
             router: router(),
             server: server,
@@ -186,6 +197,11 @@ public final class IdentityEmulator: Sendable {
             },
             logger: services.logger)
         try await app.runService()
+    }
+
+    /// The host name of the base URL: `--hostname`, or the listen address (`127.0.0.1` for `0.0.0.0`).
+    static func displayHost(_ configuration: EmulatorConfiguration) -> String {
+        configuration.hostname ?? (configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host)
     }
 
     private static func homePage() -> Response {
