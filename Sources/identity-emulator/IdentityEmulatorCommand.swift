@@ -13,7 +13,9 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         abstract: "A local Microsoft identity platform (Entra v2.0 + B2C), Graph users API and B2C task API.",
         discussion: """
             Demo accounts (password Passw0rd!): alex@contoso.onmicrosoft.com, megan@contoso.onmicrosoft.com (SMS code, \
-            printed as 'mfa-code <user> <code>'); B2C tenant fabrikamb2c: sam@example.com, kim@example.com.
+            printed as 'mfa-code <user> <code>'); federated domain fabrikam.example (Fabrikam's AD FS at \
+            --federation-hostname): pat@fabrikam.example, lee@fabrikam.example; B2C tenant fabrikamb2c: sam@example.com, \
+            kim@example.com.
             """)
 
     @Option(help: "Address to listen on.")
@@ -29,7 +31,7 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("federation-hostname"),
         help: ArgumentHelp(
-            "The name the federated domain's identity provider (AD FS, paths under /adfs/) is reached by: the same "
+            "The name the federated domain fabrikam.example's identity provider (AD FS, paths under /adfs/) is reached by: the same "
                 + "listener, another host name. Default: localhost for 127.0.0.1, 127.0.0.1 for localhost, else sts.<hostname>.",
             valueName: "NAME"))
     var federationHostname: String?

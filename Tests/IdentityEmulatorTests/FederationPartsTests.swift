@@ -46,6 +46,8 @@ struct FederationPartsTests {
         configuration.userCount = 0
         let emulator = try await IdentityEmulator(configuration: configuration, base: URL(string: "https://127.0.0.1:8443")!)
         #expect(emulator.federationBase.absoluteString == "https://localhost:8443")
+        #expect(emulator.federatedDomains.first?.passiveEndpoint.absoluteString == "https://localhost:8443/adfs/ls/")
+        #expect(emulator.federatedDomains.first?.issuerURI == "http://localhost/adfs/services/trust")
 
         configuration.federationHostname = "127.0.0.1"
         await #expect(throws: EmulatorConfigurationError.self) {

@@ -34,6 +34,9 @@ public final class IdentityEmulator: Sendable {
     /// federation host name (`--federation-hostname`).
     public var federationBase: URL { services.federationBase }
 
+    /// The tenants' federated domains (`fabrikam.example`), with their identity provider's endpoints.
+    public var federatedDomains: [FederatedDomain] { services.federatedDomains }
+
     /// Builds the directories, loads (or creates) the signing key and the saved state.
     public init(configuration: EmulatorConfiguration, base: URL? = nil) async throws {
         if let directory = configuration.stateDirectory {
@@ -61,6 +64,9 @@ public final class IdentityEmulator: Sendable {
             fabrikam: fabrikam, state: state, tasks: TaskStore(stateDirectory: configuration.stateDirectory),
             keys: try SigningKeys(
                 directory: configuration.stateDirectory, interval: configuration.keyRolloverInterval, now: configuration.clock.now),
+            federationKey: try SigningKey.loadOrCreate(
+                in: configuration.stateDirectory, stem: "federation-signing",
+                commonName: "ADFS Signing - \(FederatedDomain.fabrikamName)", now: configuration.clock.now),
             base: base ?? URL(string: "http://\(emulatorHost):\(configuration.port)")!, logger: logger)
         for user in await state.signedUpUsers { fabrikam.restore(user) }
     }
@@ -81,6 +87,8 @@ public final class IdentityEmulator: Sendable {
         let graph = GraphController(services: services)
         let tasks = TaskController(services: services)
         let device = DeviceCodeController(services: services)
+        let federation = FederationController(services: services)
+        let adfs = ADFSController(services: services)
 
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ServiceHeadersMiddleware())
@@ -117,6 +125,11 @@ public final class IdentityEmulator: Sendable {
         router.get("/:tenant/login") { request, context in
             try await signIn.login(request, tenantSegment: context.parameters.require("tenant"))
         }
+        // Federation: the answers of federated domains' identity providers come back to Entra
+        // here; Fabrikam's AD FS itself answers under the federation host name only.
+        router.post(RouterPath(FederationController.signInResponsePath)) { request, _ in await federation.signInResponse(request) }
+        router.get(RouterPath(ADFSController.passivePath)) { request, _ in await adfs.passiveSignIn(request) }
+        router.post(RouterPath(ADFSController.passivePath)) { request, _ in await adfs.passiveSignIn(request) }
 
         // Microsoft Graph.
         router.get("/v1.0/me") { request, _ in await graph.graphMe(request) }
