@@ -13,7 +13,9 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         abstract: "A local Microsoft identity platform (Entra v2.0 + B2C), Graph users API and B2C task API.",
         discussion: """
             Demo accounts (password Passw0rd!): alex@contoso.onmicrosoft.com, megan@contoso.onmicrosoft.com (SMS code, \
-            printed as 'mfa-code <user> <code>'); B2C tenant fabrikamb2c: sam@example.com, kim@example.com.
+            printed as 'mfa-code <user> <code>'); federated domain fabrikam.example (Fabrikam's AD FS at \
+            --federation-hostname): pat@fabrikam.example, lee@fabrikam.example; B2C tenant fabrikamb2c: sam@example.com, \
+            kim@example.com.
             """)
 
     @Option(help: "Address to listen on.")
@@ -25,6 +27,14 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
                 + "resolves): its base URL, pages, discovery, tokens and --tls certificate use it.",
             valueName: "NAME"))
     var hostname: String?
+
+    @Option(
+        name: .customLong("federation-hostname"),
+        help: ArgumentHelp(
+            "The name the federated domain fabrikam.example's identity provider (AD FS, paths under /adfs/) is reached by: the same "
+                + "listener, another host name. Default: localhost for 127.0.0.1, 127.0.0.1 for localhost, else sts.<hostname>.",
+            valueName: "NAME"))
+    var federationHostname: String?
 
     @Option(help: "Port to listen on (0 = any free port).")
     var port = 0
@@ -113,13 +123,15 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         if let faults {
             do { _ = try FaultPlan.parse(faults) } catch { throw ValidationError("--faults: \(error)") }
         }
-        if let hostname {
+        for (option, name, example) in [
+            ("--hostname", hostname, "login.contoso.test"), ("--federation-hostname", federationHostname, "sts.fabrikam.test"),
+        ] {
+            guard let name else { continue }
             let valid =
-                !hostname.isEmpty && hostname.count <= 253 && hostname.first != "-" && hostname.first != "."
-                && hostname.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }
+                !name.isEmpty && name.count <= 253 && name.first != "-" && name.first != "."
+                && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }
             guard valid else {
-                throw ValidationError(
-                    "--hostname must be a DNS name such as login.contoso.test (letters, digits, '-' and '.'), not '\(hostname)'.")
+                throw ValidationError("\(option) must be a DNS name such as \(example) (letters, digits, '-' and '.'), not '\(name)'.")
             }
         }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
@@ -148,6 +160,7 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         var configuration = EmulatorConfiguration()
         configuration.host = host
         configuration.hostname = hostname?.lowercased()
+        configuration.federationHostname = federationHostname?.lowercased()
         configuration.port = port
         configuration.tls = tls
         configuration.stateDirectory = stateDirectory.map { URL(filePath: $0) }

@@ -90,6 +90,17 @@ struct StructuredFuzzTests {
         }
     }
 
+    @Test("a federated provider's answer at /login.srf: the XML reader and the signature check", arguments: ["wresult"])
+    func wresults(target: String) async throws {
+        let key = try SigningKey.create(now: Date())
+        try await Self.fuzz(target) { data in
+            let text = String(decoding: data, as: UTF8.self)
+            _ = try? XMLTree(parsing: text)
+            guard let response = try? WSFederationResponse(reading: text) else { return }
+            _ = try? response.verify(with: key)
+        }
+    }
+
     // MARK: The fuzzer
 
     static var configuration: AccountConfiguration {
@@ -132,6 +143,7 @@ struct StructuredFuzzTests {
     static let tokens: [String] = [
         "1e300", "-1e300", "9223372036854775807", "-1", "0", "\"", "'", "''", "{", "}", "[", "]", "\\u0000", "\u{0}", "%", "%00", "=", "&",
         "?", "#", "..", "//", ":", "null", "true", "\"\"", "eyJ", ".", "<!DOCTYPE plist>", "<dict>", "</dict>", "<key>", "<integer>",
+        "<ds:Signature>", "</saml:Assertion>", "&#x110000;", "<![CDATA[",
         "(", ")", " or ", " and ", "startswith(", ",", "é", "王", "🙂", String(repeating: "a", count: 5000),
         String(repeating: "[", count: 300),
     ]

@@ -80,6 +80,50 @@ struct WireTests {
         #expect(refused.status.code == 401)
     }
 
+    @Test("pat signs in through Fabrikam's AD FS over sockets and TLS: https://localhost:PORT/adfs/ls/, then 127.0.0.1's /login.srf")
+    func federatedSignInOverSockets() async throws {
+        let state = Repository.temporaryDirectory("identity-emulator")
+        defer { try? FileManager.default.removeItem(at: state) }
+        let emulator = try EmulatorProcess(["--port", "0", "--tls", "--state-dir", state.path, "--users", "20"])
+        defer { emulator.stop() }
+        let base = String(try #require(emulator.readLine()).split(separator: " ").last!)
+        let ca = String(try #require(emulator.readLine()).dropFirst("ca-certificate ".count))
+        let port = try #require(URL(string: base)?.port)
+
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file(ca)
+        let client = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls, redirectConfiguration: .disallow))
+        let browser = HeadlessBrowser.sockets(base: try #require(URL(string: base)), codes: OneTimeCodes(), client: client)
+        let authorize =
+            "\(base)/contoso.onmicrosoft.com/oauth2/v2.0/authorize?client_id=\(Clients.directory)&response_type=code"
+            + "&redirect_uri=\(FormFields.encode(Clients.nativeClient))&scope=openid+profile+User.Read"
+            + "&code_challenge=\(ProofKey.challenge)&code_challenge_method=S256"
+        let tokens: HeadlessBrowser.Page
+        do {
+            let redirect = try await browser.signIn("pat@fabrikam.example", authorize: authorize)
+            let code = try #require(redirect.redirectFields["code"], "\(redirect.status) \(redirect.text.prefix(400))")
+            tokens = try await browser.post(
+                "\(base)/contoso.onmicrosoft.com/oauth2/v2.0/token",
+                form: [
+                    ("client_id", Clients.directory), ("grant_type", "authorization_code"), ("code", code),
+                    ("redirect_uri", Clients.nativeClient), ("code_verifier", ProofKey.verifier),
+                ])
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+
+        let trace = browser.visited
+        #expect(trace.contains { $0.hasPrefix("https://localhost:\(port)/adfs/ls/?wa=wsignin1.0&wtrealm=") }, "\(trace)")
+        #expect(trace.contains("\(base)/login.srf"), "\(trace)")
+        let (_, claims) = try jwtParts(try #require(tokens.json["id_token"] as? String, "\(tokens.text)"))
+        #expect(claims["preferred_username"] as? String == "pat@fabrikam.example")
+        // The provider's signing key is kept with the emulator's other state.
+        #expect(FileManager.default.fileExists(atPath: state.appending(path: "federation-signing-key.pem").path))
+    }
+
     @Test(
         "Microsoft's MSAL for Python: auth code + PKCE + nonce + client_info, a silent token, a refresh, a device code sign-in")
     func msalPython() async throws {

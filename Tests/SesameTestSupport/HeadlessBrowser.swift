@@ -16,6 +16,7 @@ public final class HeadlessBrowser: @unchecked Sendable {
     private let exchange: Exchange
     private let lock = NSLock()
     private var cookies: [String: String] = [:]
+    private var requested: [String] = []
     /// The one-time codes the emulator sent (to answer the SMS step).
     public let codes: OneTimeCodes
 
@@ -25,11 +26,24 @@ public final class HeadlessBrowser: @unchecked Sendable {
         self.exchange = exchange
     }
 
-    /// A browser over Hummingbird's router test client.
+    /// A browser over Hummingbird's router test client. An absolute URI (the federated identity
+    /// provider's, or Entra's `/login.srf` the provider posts to) is sent as its path and query
+    /// with its host in the `Host` header, which the emulator reads to tell the hosts apart.
     public convenience init(router client: any TestClientProtocol, codes: OneTimeCodes) {
         self.init(codes: codes) { method, uri, headers, body in
+            var fields = headers
+            var target = uri
+            if let url = URL(string: uri), let host = url.host, url.scheme != nil {
+                fields[HTTPField.Name("Host")!] = url.port.map { "\(host):\($0)" } ?? host
+                var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+                components?.scheme = nil
+                components?.host = nil
+                components?.port = nil
+                target = components?.string ?? url.path
+                if target.isEmpty { target = "/" }
+            }
             let response = try await client.executeRequest(
-                uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+                uri: target, method: method, headers: fields, body: body.map { ByteBuffer(string: $0) })
             return Page(status: response.status, headers: response.headers, text: String(buffer: response.body))
         }
     }
@@ -64,6 +78,8 @@ public final class HeadlessBrowser: @unchecked Sendable {
         public let status: HTTPResponse.Status
         public let headers: HTTPFields
         public let text: String
+        /// The URI the browser asked for (a path, or absolute), to resolve the page's own links.
+        public internal(set) var uri: String?
 
         public init(status: HTTPResponse.Status, headers: HTTPFields, text: String) {
             self.status = status
@@ -76,19 +92,55 @@ public final class HeadlessBrowser: @unchecked Sendable {
 
         /// Where the page's form posts (its `action`).
         public var formAction: String? {
-            firstMatch(#"<form method="post" action="([^"]*)""#).map { $0.replacingOccurrences(of: "&amp;", with: "&") }
+            firstMatch(#"<form method="post" action="([^"]*)""#).map(Self.unescape)
         }
 
-        /// A hidden field's value (`ctx`).
+        /// Where the form whose `id` or `name` is `identifier` posts (AD FS's `loginForm`, the
+        /// auto-submitting `hiddenform`), resolved against the page's own address.
+        public func formAction(of identifier: String) -> String? {
+            guard let tag = firstMatch(#"(<form\b[^>]*\b(?:id|name)="\#(identifier)"[^>]*>)"#),
+                let action = Self.firstMatch(#"\baction="([^"]*)""#, in: tag)
+            else { return nil }
+            return resolve(Self.unescape(action))
+        }
+
+        /// A reference on this page made absolute against the page's URI (when that is absolute):
+        /// a browser resolves a link against the page, not against where it started.
+        public func resolve(_ reference: String) -> String {
+            guard let uri, let page = URL(string: uri), page.scheme != nil,
+                let resolved = URL(string: reference, relativeTo: page)?.absoluteString
+            else { return reference }
+            return resolved
+        }
+
+        /// A hidden field's value (`ctx`, `wresult`), its HTML escapes undone.
         public func hidden(_ name: String) -> String? {
-            firstMatch(#"name="\#(name)" value="([^"]*)""#)
+            firstMatch(#"name="\#(name)" value="([^"]*)""#).map(Self.unescape)
+        }
+
+        /// Undoes the escapes the emulator's pages write in attribute values.
+        static func unescape(_ text: String) -> String {
+            guard text.contains("&") else { return text }
+            return text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+                .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
+                .replacingOccurrences(of: "&amp;", with: "&")
+        }
+
+        /// Where a redirect goes when it goes to a WS-Federation identity provider (Entra's home
+        /// realm discovery for a federated domain's user): its absolute URL.
+        public var identityProviderLocation: String? {
+            guard (300..<400).contains(status.code), let location, location.contains("wa=wsignin1.0") else { return nil }
+            return location
         }
 
         /// Whether the page's HTML contains `fragment` (an element id, say).
         public func contains(_ fragment: String) -> Bool { text.contains(fragment) }
 
         /// The first capture group of `pattern` in the page.
-        public func firstMatch(_ pattern: String) -> String? {
+        public func firstMatch(_ pattern: String) -> String? { Self.firstMatch(pattern, in: text) }
+
+        /// The first capture group of `pattern` in `text`.
+        static func firstMatch(_ pattern: String, in text: String) -> String? {
             guard let regex = try? NSRegularExpression(pattern: pattern),
                 let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
                 let range = Range(match.range(at: 1), in: text)
@@ -121,9 +173,13 @@ public final class HeadlessBrowser: @unchecked Sendable {
     /// Sends a request with the cookies the browser holds, and keeps the ones it is given.
     public func send(_ uri: String, method: HTTPRequest.Method, headers: HTTPFields, body: String?) async throws -> Page {
         var fields = headers
-        let jar = lock.withLock { cookies }
+        let jar = lock.withLock {
+            requested.append(uri)
+            return cookies
+        }
         if !jar.isEmpty { fields[.cookie] = jar.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
-        let page = try await exchange(method, uri, fields, body)
+        var page = try await exchange(method, uri, fields, body)
+        page.uri = uri
         lock.withLock {
             for header in page.headers[values: .setCookie] {
                 let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
@@ -137,6 +193,10 @@ public final class HeadlessBrowser: @unchecked Sendable {
         }
         return page
     }
+
+    /// Every URI the browser asked for, in order (paths, or absolute URLs for other hosts): the
+    /// trace of a sign-in.
+    public var visited: [String] { lock.withLock { requested } }
 
     /// Forgets every cookie (a new browser profile).
     public func forgetCookies() { lock.withLock { cookies = [:] } }
@@ -176,10 +236,17 @@ public final class HeadlessBrowser: @unchecked Sendable {
         return try await walkSignIn(user, password: password, ctx: ctx, login: login, consent: consent)
     }
 
-    /// Microsoft's pages from the user name on, in the transaction `ctx`.
+    /// Microsoft's pages from the user name on, in the transaction `ctx`. A federated domain's
+    /// user is sent to the organisation's identity provider after the user name: the walk signs
+    /// in there (``signInAtIdentityProvider(_:user:password:)``) and goes on where the provider's
+    /// answer lands.
     private func walkSignIn(_ user: String, password: String, ctx: String, login: String, consent: Bool) async throws -> Page {
         var page = try await post(login, form: [("ctx", ctx), ("step", "username"), (SignInPageIDs.Fields.userName, user)])
-        page = try await post(login, form: [("ctx", ctx), ("step", "password"), (SignInPageIDs.Fields.password, password)])
+        if let provider = page.identityProviderLocation {
+            page = try await signInAtIdentityProvider(provider, user: user, password: password)
+        } else {
+            page = try await post(login, form: [("ctx", ctx), ("step", "password"), (SignInPageIDs.Fields.password, password)])
+        }
         if page.contains(SignInPageIDs.smsCode) {
             guard let code = codes.code(for: user) else { throw TestSupportError("the emulator sent \(user) no SMS code") }
             page = try await post(login, form: [("ctx", ctx), ("step", "otc"), (SignInPageIDs.Fields.smsCode, code)])
@@ -191,6 +258,26 @@ public final class HeadlessBrowser: @unchecked Sendable {
             page = try await post(login, form: [("ctx", ctx), ("step", "consent"), ("consent", consent ? "accept" : "cancel")])
         }
         return page
+    }
+
+    /// A federated organisation's AD FS, as a browser goes through it: its sign-in page at
+    /// `location` (the passive endpoint, on the provider's own host), the user name and password
+    /// in its `loginForm`, then its auto-submitting `hiddenform` posted to Entra's `/login.srf`.
+    /// Returns Entra's answer to that post ("Stay signed in?", the SMS page, an error page), or
+    /// the provider's page when it refused the password.
+    public func signInAtIdentityProvider(_ location: String, user: String, password: String) async throws -> Page {
+        let signInPage = try await get(location)
+        guard let action = signInPage.formAction(of: SignInPageIDs.adfsLoginForm) else { return signInPage }
+        let answer = try await post(
+            action,
+            form: [
+                (SignInPageIDs.Fields.adfsUserName, user), (SignInPageIDs.Fields.adfsPassword, password),
+                (SignInPageIDs.Fields.adfsAuthMethod, "FormsAuthentication"),
+            ])
+        guard let target = answer.formAction(of: SignInPageIDs.adfsHiddenForm) else { return answer }
+        // The form's script posts it at once; a browser without scripts presses Submit.
+        let fields = ["wa", "wresult", "wctx"].compactMap { name in answer.hidden(name).map { (name, $0) } }
+        return try await post(target, form: fields)
     }
 
     /// Walks B2C's combined sign-in page and returns the answer, whose `location` is the redirect.

@@ -34,6 +34,19 @@ public enum SignInPageIDs {
     /// B2C: "Sign up now".
     public static let b2cCreateAccount = "createAccount"
 
+    /// AD FS (a federated domain's identity provider): the sign-in form.
+    public static let adfsLoginForm = "loginForm"
+    /// AD FS: the user name field (`UserName`).
+    public static let adfsUserName = "userNameInput"
+    /// AD FS: the password field (`Password`).
+    public static let adfsPassword = "passwordInput"
+    /// AD FS: "Sign in".
+    public static let adfsSubmit = "submitButton"
+    /// AD FS: the error under the title ("Incorrect user ID or password. …").
+    public static let adfsError = "errorText"
+    /// AD FS: the auto-submitting form (its `name`) that posts the signed answer to Entra.
+    public static let adfsHiddenForm = "hiddenform"
+
     /// The form field names the pages post (`FORM_FIELD=value`).
     public enum Fields {
         public static let userName = "loginfmt"
@@ -41,6 +54,9 @@ public enum SignInPageIDs {
         public static let smsCode = "otc"
         public static let b2cSignInName = "signInName"
         public static let b2cPassword = "password"
+        public static let adfsUserName = "UserName"
+        public static let adfsPassword = "Password"
+        public static let adfsAuthMethod = "AuthMethod"
     }
 
     /// The bundled samples' demo password.

@@ -120,13 +120,12 @@ struct SignInController: EmulatorController {
 
     func login(_ request: Request, tenantSegment: String) async throws -> Response {
         let now = clock.now
+        // Entra's pages are not served under the identity provider's name (a browser that came
+        // back from the provider really crossed hosts).
+        if services.isFederationHost(request) { return ADFSController.notFound(services: services) }
         let form = request.method == .post ? try await request.formFields() : request.queryFields
         guard let ctx = form.nonEmpty("ctx"), var transaction = await state.transaction(ctx) else {
-            return errorPage(
-                .entra(
-                    "invalid_request", 50089,
-                    "Authentication failed due to flow token expired. Go back to the application and sign in again."), correlationID: nil,
-                now: now)
+            return errorPage(.flowTokenExpired, correlationID: nil, now: now)
         }
         let authorization = transaction.request
         let endpoint = authorization.endpoint
@@ -140,21 +139,38 @@ struct SignInController: EmulatorController {
                     SignInPages.username(
                         action: action, ctx: ctx, hint: nil, error: "Enter a valid email address, phone number, or Skype name."))
             }
+            transaction.passwordVerified = false
+            transaction.federationVerified = false
+            transaction.smsVerified = false
+            transaction.fromSession = false
+            // Home realm discovery: a federated domain's users sign in at their organisation's
+            // identity provider, whether or not Entra knows them yet (the provider decides).
+            if let domain = services.federatedDomain(forUserName: name, in: endpoint.tenant) {
+                transaction.userID = users.user(signInName: name)?.id
+                transaction.federatedUserName = name
+                await state.update(transaction)
+                return FederationController(services: services).homeRealmRedirect(transaction, to: domain)
+            }
+            transaction.federatedUserName = nil
             guard let user = users.user(signInName: name) else {
+                transaction.userID = nil
+                await state.update(transaction)
                 return .html(
                     SignInPages.username(
                         action: action, ctx: ctx, hint: name,
                         error: "This username may be incorrect. Make sure you typed it correctly. Otherwise, contact your admin."))
             }
             transaction.userID = user.id
-            transaction.passwordVerified = false
-            transaction.smsVerified = false
-            transaction.fromSession = false
             await state.update(transaction)
             return .html(SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: nil))
 
         case "password":
-            guard let user = transaction.userID.flatMap(users.user(id:)) else { return restart(transaction, action: action) }
+            // A federated user's password is the identity provider's to check, never Entra's.
+            guard transaction.federatedUserName == nil, let user = transaction.userID.flatMap(users.user(id:)),
+                services.federatedDomain(forUserName: user.userPrincipalName, in: endpoint.tenant) == nil
+            else {
+                return restart(transaction, action: action)
+            }
             if form["action"] == "back" {
                 return .html(SignInPages.username(action: action, ctx: ctx, hint: user.userPrincipalName, error: nil))
             }
@@ -169,26 +185,22 @@ struct SignInController: EmulatorController {
                         error: "Your account or password is incorrect. If you don't remember your password, reset it now."))
             }
             transaction.passwordVerified = true
-            if await needsMFA(user, transaction) {
-                let code = Identifiers.oneTimeCode()
-                transaction.smsCode = code
-                await state.update(transaction)
-                configuration.announce("mfa-code \(user.userPrincipalName) \(code)")
-                return .html(
-                    SignInPages.sms(
-                        action: action, ctx: ctx, username: user.userPrincipalName, maskedPhone: user.maskedMobile,
-                        demoCode: configuration.demoMode ? code : nil, error: nil))
-            }
-            await state.update(transaction)
-            return .html(SignInPages.staySignedIn(action: action, ctx: ctx, username: user.userPrincipalName))
+            return await afterFirstFactor(transaction, user: user)
 
         case "otc":
-            guard let user = transaction.userID.flatMap(users.user(id:)), transaction.passwordVerified, let expected = transaction.smsCode
+            guard let user = transaction.userID.flatMap(users.user(id:)), transaction.firstFactorVerified,
+                let expected = transaction.smsCode
             else {
                 return restart(transaction, action: action)
             }
             if form["action"] == "back" {
                 transaction.passwordVerified = false
+                if transaction.federationVerified {
+                    // Back from a federated sign-in's SMS page: the user name again (then the provider).
+                    transaction.federationVerified = false
+                    await state.update(transaction)
+                    return .html(SignInPages.username(action: action, ctx: ctx, hint: user.userPrincipalName, error: nil))
+                }
                 await state.update(transaction)
                 return .html(SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: nil))
             }
@@ -260,11 +272,30 @@ struct SignInController: EmulatorController {
         }
     }
 
-    /// Password (and SMS code, when MFA is needed) checked, or signed in by the session.
+    /// After the first factor (Entra's password, or a federated provider's answer): the SMS code
+    /// when this sign-in needs MFA, else "Stay signed in?".
+    func afterFirstFactor(_ input: SignInTransaction, user: DirectoryUser) async -> Response {
+        var transaction = input
+        let action = loginAction(transaction.request.endpoint)
+        if await needsMFA(user, transaction) {
+            let code = Identifiers.oneTimeCode()
+            transaction.smsCode = code
+            await state.update(transaction)
+            configuration.announce("mfa-code \(user.userPrincipalName) \(code)")
+            return .html(
+                SignInPages.sms(
+                    action: action, ctx: transaction.id, username: user.userPrincipalName, maskedPhone: user.maskedMobile,
+                    demoCode: configuration.demoMode ? code : nil, error: nil))
+        }
+        await state.update(transaction)
+        return .html(SignInPages.staySignedIn(action: action, ctx: transaction.id, username: user.userPrincipalName))
+    }
+
+    /// First factor (and SMS code, when MFA is needed) checked, or signed in by the session.
     func isAuthenticated(_ transaction: SignInTransaction, users: Directory) async -> Bool {
         guard let user = transaction.userID.flatMap(users.user(id:)) else { return false }
         if transaction.fromSession { return true }
-        guard transaction.passwordVerified else { return false }
+        guard transaction.firstFactorVerified else { return false }
         if transaction.smsVerified { return true }
         return await !needsMFA(user, transaction)
     }

@@ -7,7 +7,8 @@ enum DirectoryGenerator {
     /// The password of every emulated user.
     static let password = "Passw0rd!"
 
-    /// Contoso's fixed users: the demo accounts and one user per naming case worth testing.
+    /// Contoso's fixed users: the demo accounts, one user per naming case worth testing, and the
+    /// users of its federated domain `fabrikam.example`.
     static let contosoFixedUsers: [DirectoryUser] = [
         DirectoryUser(
             id: "4c1b9a54-7f4e-4f2b-9a5f-2a0c6c1d7e01", userPrincipalName: "alex@contoso.onmicrosoft.com",
@@ -39,6 +40,18 @@ enum DirectoryGenerator {
             displayName: "王伟", givenName: "伟", surname: "王", mail: "wang.wei@contoso.com",
             businessPhones: ["+86 10 5555 0185", "+86 10 5555 0186"], mobilePhone: "+86 139 5555 0187",
             jobTitle: "产品经理", officeLocation: "Shanghai", preferredLanguage: "zh-CN", password: password),
+        // fabrikam.example is a federated domain (``FederatedDomain``): Fabrikam's AD FS checks
+        // these users' passwords, never Entra's password page.
+        DirectoryUser(
+            id: "5d2e8f1a-3c4b-4a6d-9e7f-1a2b3c4d5e96", userPrincipalName: "pat@fabrikam.example",
+            displayName: "Pat Kowalski", givenName: "Pat", surname: "Kowalski", mail: "pat@fabrikam.example",
+            businessPhones: ["+1 206 555 0131"], mobilePhone: "+1 206 555 0136", jobTitle: "Logistics Coordinator",
+            officeLocation: "Redmond/2210", preferredLanguage: "en-US", password: password),
+        DirectoryUser(
+            id: "6e3f9a2b-4d5c-4b7e-8f9a-2b3c4d5e6f07", userPrincipalName: "lee@fabrikam.example",
+            displayName: "Lee Chen", givenName: "Lee", surname: "Chen", mail: "lee@fabrikam.example",
+            businessPhones: ["+1 206 555 0132"], mobilePhone: nil, jobTitle: "Sales Director",
+            officeLocation: "Seattle/0412", preferredLanguage: "en-US", password: password),
     ]
 
     /// Fabrikam's B2C consumers; sign-up adds more.

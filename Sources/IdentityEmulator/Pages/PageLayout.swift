@@ -35,6 +35,25 @@ enum PageLayout {
                 """, bodyClass: "b2c-page")
     }
 
+    /// A page of a federated organisation's own identity provider, in AD FS's look (not
+    /// Microsoft's): the organisation's name over a white panel beside an illustration.
+    static func organization(name: String, title: String, body: HTML) -> HTML {
+        document(
+            title: title,
+            body: """
+                <div id="fullPage">
+                  <div id="brandingWrapper" class="float" aria-hidden="true"><div id="branding"></div></div>
+                  <div id="contentWrapper" class="float">
+                    <main id="content" aria-labelledby="companyName">
+                      <div id="header"><div id="companyName" class="companyName">\(name)</div></div>
+                      <div id="workArea">\(body)</div>
+                      <div id="footerPlaceholder"></div>
+                    </main>
+                  </div>
+                </div>
+                """, bodyClass: "adfs")
+    }
+
     /// The identity banner: the account being signed in, with a way back.
     static func identityBanner(_ username: String) -> HTML {
         """
@@ -155,5 +174,17 @@ enum PageLayout {
         .b2c .btn-primary{background:#2f6fba}
         .b2c .row{display:flex;justify-content:space-between;font-size:14px;margin:8px 0}
         .b2c .divider{margin:20px 0 0;font-size:14px;text-align:center}
+        body.adfs{background:#fff;font-family:"Segoe UI","Segoe",Cantarell,"Noto Sans",Tahoma,Helvetica,Arial,sans-serif;min-height:100vh}
+        #fullPage{display:flex;min-height:100vh}
+        #brandingWrapper{flex:1;background:#3c6e8f linear-gradient(160deg,#1f4e6e 0%,#3c6e8f 55%,#7aa6c2 100%)}
+        #contentWrapper{width:500px;max-width:100vw;padding:60px 60px 40px;background:#fff}
+        .companyName{font-size:28px;font-weight:300;color:#333;margin-bottom:44px}
+        .groupMargin{margin-bottom:24px}#loginMessage,#openingMessage{font-size:17px;color:#333}
+        .adfs .fullWidth{width:100%;font-size:15px;padding:8px;border:1px solid #bbb;margin:0 0 12px;font-family:inherit}
+        .adfs .hidden{position:absolute;left:-9999px}
+        .adfs .submit{background:#2672ec;color:#fff;border:none;min-width:120px;padding:8px 16px;font-size:15px;cursor:pointer}
+        .adfs .submit:hover{background:#1f5fc5}
+        .adfs .error{color:#c85305;margin-bottom:12px}.adfs .smallText{font-size:13px}
+        #errorDetails{color:#666;margin-top:12px}
         """
 }

@@ -7,8 +7,9 @@ enum SignInPages {
     static func username(action: String, ctx: String, hint: String?, error: String?, demoNote: Bool = false) -> HTML {
         let demo: HTML? =
             demoNote
-            ? "<div class=\"demo\" id=\"demoAccounts\">Demo mode: alex@contoso.onmicrosoft.com, or megan@contoso.onmicrosoft.com "
-                + "(SMS code); the password is <code>Passw0rd!</code></div>"
+            ? "<div class=\"demo\" id=\"demoAccounts\">Demo mode: alex@contoso.onmicrosoft.com, megan@contoso.onmicrosoft.com "
+                + "(SMS code), or pat@fabrikam.example (federated: Fabrikam’s own sign-in page); the password is "
+                + "<code>Passw0rd!</code></div>"
             : nil
         return PageLayout.microsoft(
             title: "Sign in to your account",
@@ -183,6 +184,17 @@ enum SignInPages {
         return failure.service == .b2c
             ? PageLayout.b2c(tenant: "Fabrikam", title: "Error", body: body)
             : PageLayout.microsoft(title: "Sign in to your account", body: body)
+    }
+
+    /// Microsoft's "page not found", for a path this host does not serve (the federated
+    /// identity provider's, asked of Entra's host).
+    static func notFound() -> HTML {
+        PageLayout.microsoft(
+            title: "Page not found",
+            body: """
+                <h1 id="pageTitle">We couldn’t find that page</h1>
+                <p id="errorMessage" role="alert">The address is not served by this host (HTTP 404).</p>
+                """)
     }
 
     /// `response_mode=form_post`: an auto-submitting form to the redirect URI.

@@ -178,6 +178,52 @@ extension ServiceError {
         )
     }
 
+    /// The sign-in pages' `ctx` (or `/login.srf`'s `wctx`) names no transaction: it expired, it
+    /// finished, or it was made up.
+    static let flowTokenExpired = entra(
+        "invalid_request", 50089, "Authentication failed due to flow token expired. Go back to the application and sign in again.")
+
+    // Federation: the organisation's identity provider's answer at /login.srf
+
+    /// Not a WS-Federation answer Entra can read, for the wrong audience, or one seen before.
+    static let samlTokenInvalid = entra("invalid_request", 50008, "SAML token is invalid.")
+
+    /// The digest or the signature does not match the domain's registered signing certificate.
+    static let samlSignatureInvalid = entra(
+        "invalid_request", 50006, "Signature verification failed because of an invalid signature.")
+
+    /// The answer was signed with a certificate the federated domain did not register.
+    static let samlSigningKeyNotRegistered = entra(
+        "invalid_request", 5_000_811,
+        "Unable to verify token signature. The signing key identifier does not match any valid registered keys.")
+
+    /// No federated domain of the tenant has this issuer URI.
+    static func federationRealmNotFound(_ issuer: String) -> ServiceError {
+        entra("invalid_request", 50107, "The requested federation realm object '\(issuer)' does not exist.")
+    }
+
+    /// The assertion is not yet, or no longer, valid.
+    static func samlAssertionNotValidNow(now: Date, notBefore: Date, notOnOrAfter: Date) -> ServiceError {
+        entra(
+            "invalid_request", 500_133,
+            "Assertion is not within its valid time range. Current time: \(now.entraTimestamp), assertion valid from "
+                + "\(notBefore.entraTimestamp) to \(notOnOrAfter.entraTimestamp).")
+    }
+
+    /// The assertion's user (`UPN`, `ImmutableID`) is missing, outside the provider's domain, or
+    /// not the user this sign-in was sent to the provider for.
+    static func samlUserInvalid(_ detail: String) -> ServiceError {
+        entra("invalid_request", 5_000_819, "SAML Assertion is invalid. \(detail)")
+    }
+
+    /// The provider vouched for a user the tenant does not have.
+    static func userNotInDirectory(_ userName: String, tenant: String) -> ServiceError {
+        entra(
+            "invalid_request", 50034,
+            "The user account \(userName) does not exist in the \(tenant) directory. To sign into this application, the account "
+                + "must be added to the directory.")
+    }
+
     // Token endpoint
 
     static let codeRedeemed = entra(

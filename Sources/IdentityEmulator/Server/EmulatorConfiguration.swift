@@ -9,6 +9,11 @@ public struct EmulatorConfiguration: Sendable {
     /// the listen address (behind a proxy, or at a name only the proxy resolves). `nil`: the
     /// listen address (`127.0.0.1` for `0.0.0.0`).
     public var hostname: String?
+    /// `--federation-hostname`: the name the federated organisation's identity provider (Fabrikam's
+    /// AD FS, paths under `/adfs/`) is reached by. The same listener serves it, but only under this
+    /// name, as another server would be: a browser that signs a federated user in really crosses
+    /// hosts. `nil`: ``defaultFederationHostname(forEmulatorHost:)``.
+    public var federationHostname: String?
     /// `--port`: 0 picks any free port.
     public var port: Int = 0
     /// `--tls`: serve HTTPS with a local CA kept in the state directory.
@@ -65,6 +70,22 @@ public struct EmulatorConfiguration: Sendable {
             var client = client
             if lenient || multiTenant.contains(client.clientID) { client.multiTenant = true }
             return client
+        }
+    }
+
+    /// The federation host name of an emulator reached as `emulatorHost`: `--federation-hostname`,
+    /// or the default.
+    public func federationHost(forEmulatorHost emulatorHost: String) -> String {
+        federationHostname ?? Self.defaultFederationHostname(forEmulatorHost: emulatorHost)
+    }
+
+    /// `localhost` for an emulator reached as `127.0.0.1` and `127.0.0.1` for one reached as
+    /// `localhost` (both resolve without DNS), otherwise `sts.<its host name>` (AD FS's usual name).
+    public static func defaultFederationHostname(forEmulatorHost emulatorHost: String) -> String {
+        switch emulatorHost.lowercased() {
+        case "127.0.0.1": "localhost"
+        case "localhost": "127.0.0.1"
+        default: "sts.\(emulatorHost.lowercased())"
         }
     }
 

@@ -16,6 +16,9 @@ final class EmulatorServices: Sendable {
     let tasks: TaskStore
     /// The signing keys: the current one and those it replaced.
     let keys: SigningKeys
+    /// The key Fabrikam's identity provider signs its assertions with; its certificate is the
+    /// federated domain's registered signing certificate on Entra's side.
+    let federationKey: SigningKey
     let clients: [ClientRegistration]
     let logger: Logger
     /// The faults in force.
@@ -24,7 +27,7 @@ final class EmulatorServices: Sendable {
 
     init(
         configuration: EmulatorConfiguration, contoso: Directory, fabrikam: Directory, state: IdentityState, tasks: TaskStore,
-        keys: SigningKeys, base: URL, logger: Logger
+        keys: SigningKeys, federationKey: SigningKey, base: URL, logger: Logger
     ) {
         self.configuration = configuration
         self.contoso = contoso
@@ -32,6 +35,7 @@ final class EmulatorServices: Sendable {
         self.state = state
         self.tasks = tasks
         self.keys = keys
+        self.federationKey = federationKey
         clients = configuration.clients
         baseURL = Mutex(base)
         self.logger = logger
@@ -42,6 +46,32 @@ final class EmulatorServices: Sendable {
     var base: URL {
         get { baseURL.withLock { $0 } }
         set { baseURL.withLock { $0 = newValue } }
+    }
+
+    /// The identity provider's host name: `--federation-hostname`, or the default for the base's.
+    var federationHost: String { configuration.federationHost(forEmulatorHost: base.host ?? "127.0.0.1") }
+
+    /// The base's scheme and port on the federation host name.
+    var federationBase: URL {
+        var components = URLComponents(url: base, resolvingAgainstBaseURL: false) ?? URLComponents()
+        components.host = federationHost
+        components.path = ""
+        return components.url ?? base
+    }
+
+    /// Every federated domain (one: Contoso's `fabrikam.example`), its endpoints on today's base.
+    var federatedDomains: [FederatedDomain] {
+        [FederatedDomain.fabrikam(identityProvider: federationBase, signingKey: federationKey)]
+    }
+
+    /// Whether `request` came by the identity provider's host name.
+    func isFederationHost(_ request: Request) -> Bool {
+        request.hostName == federationHost.lowercased()
+    }
+
+    /// The federated domain `userName` belongs to in `tenant`, if any.
+    func federatedDomain(forUserName userName: String, in tenant: Tenant) -> FederatedDomain? {
+        federatedDomains.first { $0.tenantID == tenant.id && $0.contains(userName: userName) }
     }
 }
 

@@ -9,6 +9,7 @@ extension HTTPField.Name {
     static let consistencyLevel = Self("ConsistencyLevel")!
     static let pragma = Self("Pragma")!
     static let xMSRequestID = Self("x-ms-request-id")!
+    static let host = Self("Host")!
 }
 
 extension Response {
@@ -48,6 +49,20 @@ extension Request {
     func bodyText(limit: Int = 1 << 20) async throws -> String {
         let buffer = try await body.collect(upTo: limit)
         return String(buffer: buffer)
+    }
+
+    /// The host name the client asked for, lower-cased, without the port: the `Host` header.
+    /// On the wire HTTP/1's `Host` becomes the request's authority; Hummingbird's router test
+    /// client sets the authority to `localhost` itself and passes a `Host` header through as a
+    /// field, so a field wins.
+    var hostName: String? {
+        guard let authority = headers[.host] ?? head.authority, !authority.isEmpty else { return nil }
+        if authority.hasPrefix("[") {
+            // An IPv6 literal: `[::1]:8400`.
+            guard let end = authority.firstIndex(of: "]") else { return authority.lowercased() }
+            return String(authority[authority.index(after: authority.startIndex)..<end]).lowercased()
+        }
+        return String(authority.split(separator: ":", maxSplits: 1).first ?? Substring(authority)).lowercased()
     }
 
     /// The bearer token of `Authorization: Bearer …`, if any.

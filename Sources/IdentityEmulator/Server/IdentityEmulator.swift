@@ -30,6 +30,13 @@ public final class IdentityEmulator: Sendable {
     /// The URL clients reach the emulator at (known once it listens; tests may set it).
     public var base: URL { services.base }
 
+    /// The URL of the federated organisation's identity provider: the base's scheme and port, the
+    /// federation host name (`--federation-hostname`).
+    public var federationBase: URL { services.federationBase }
+
+    /// The tenants' federated domains (`fabrikam.example`), with their identity provider's endpoints.
+    public var federatedDomains: [FederatedDomain] { services.federatedDomains }
+
     /// Builds the directories, loads (or creates) the signing key and the saved state.
     public init(configuration: EmulatorConfiguration, base: URL? = nil) async throws {
         if let directory = configuration.stateDirectory {
@@ -39,6 +46,12 @@ public final class IdentityEmulator: Sendable {
         guard configuration.userCount >= 0 else { throw EmulatorConfigurationError("--users must be 0 or more.") }
         if let lifetime = configuration.accessTokenLifetime, lifetime <= 0 {
             throw EmulatorConfigurationError("--access-token-lifetime must be a positive number of seconds, not \(lifetime).")
+        }
+        let emulatorHost = base?.host ?? Self.displayHost(configuration)
+        if configuration.federationHost(forEmulatorHost: emulatorHost).caseInsensitiveCompare(emulatorHost) == .orderedSame {
+            throw EmulatorConfigurationError(
+                "--federation-hostname must differ from the emulator's own host name (\(emulatorHost)): the identity provider is "
+                    + "told apart by its host name.")
         }
         var logger = Logger(label: "identity-emulator")
         logger.logLevel = .warning
@@ -51,7 +64,10 @@ public final class IdentityEmulator: Sendable {
             fabrikam: fabrikam, state: state, tasks: TaskStore(stateDirectory: configuration.stateDirectory),
             keys: try SigningKeys(
                 directory: configuration.stateDirectory, interval: configuration.keyRolloverInterval, now: configuration.clock.now),
-            base: base ?? URL(string: "http://\(configuration.hostname ?? configuration.host):\(configuration.port)")!, logger: logger)
+            federationKey: try SigningKey.loadOrCreate(
+                in: configuration.stateDirectory, stem: "federation-signing",
+                commonName: "ADFS Signing - \(FederatedDomain.fabrikamName)", now: configuration.clock.now),
+            base: base ?? URL(string: "http://\(emulatorHost):\(configuration.port)")!, logger: logger)
         for user in await state.signedUpUsers { fabrikam.restore(user) }
     }
 
@@ -71,6 +87,8 @@ public final class IdentityEmulator: Sendable {
         let graph = GraphController(services: services)
         let tasks = TaskController(services: services)
         let device = DeviceCodeController(services: services)
+        let federation = FederationController(services: services)
+        let adfs = ADFSController(services: services)
 
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ServiceHeadersMiddleware())
@@ -107,6 +125,11 @@ public final class IdentityEmulator: Sendable {
         router.get("/:tenant/login") { request, context in
             try await signIn.login(request, tenantSegment: context.parameters.require("tenant"))
         }
+        // Federation: the answers of federated domains' identity providers come back to Entra
+        // here; Fabrikam's AD FS itself answers under the federation host name only.
+        router.post(RouterPath(FederationController.signInResponsePath)) { request, _ in await federation.signInResponse(request) }
+        router.get(RouterPath(ADFSController.passivePath)) { request, _ in await adfs.passiveSignIn(request) }
+        router.post(RouterPath(ADFSController.passivePath)) { request, _ in await adfs.passiveSignIn(request) }
 
         // Microsoft Graph.
         router.get("/v1.0/me") { request, _ in await graph.graphMe(request) }
@@ -167,13 +190,14 @@ public final class IdentityEmulator: Sendable {
         var caPath: String?
         if configuration.tls {
             let authority = try LocalCertificateAuthority.loadOrCreate(
-                in: configuration.tlsDirectory, hostname: configuration.hostname, now: clock.now)
+                in: configuration.tlsDirectory, hostname: configuration.hostname,
+                federationHostname: configuration.federationHost(forEmulatorHost: Self.displayHost(configuration)), now: clock.now)
             caPath = authority.caCertificatePath
             server = try .tls(.http1(), tlsConfiguration: authority.serverConfiguration())
         } else {
             server = .http1()
         }
-        let displayHost = configuration.hostname ?? (configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host)
+        let displayHost = Self.displayHost(configuration)
         let app = Application(
             router: router(),
             server: server,
@@ -186,6 +210,11 @@ public final class IdentityEmulator: Sendable {
             },
             logger: services.logger)
         try await app.runService()
+    }
+
+    /// The host name of the base URL: `--hostname`, or the listen address (`127.0.0.1` for `0.0.0.0`).
+    static func displayHost(_ configuration: EmulatorConfiguration) -> String {
+        configuration.hostname ?? (configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host)
     }
 
     private static func homePage() -> Response {

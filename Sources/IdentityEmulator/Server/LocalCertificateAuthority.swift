@@ -5,8 +5,9 @@ import SwiftASN1
 import X509
 
 /// The `--tls` material: a local certificate authority, created once in the state directory, and
-/// a server certificate it signs for `localhost`, `127.0.0.1`, `::1` and the `--hostname` the
-/// emulator serves under. Clients trust the CA's PEM (`ca-certificate <path>`); nothing is added
+/// a server certificate it signs for `localhost`, `127.0.0.1`, `::1`, the `--hostname` the
+/// emulator serves under and the `--federation-hostname` its organisation's identity provider is
+/// reached by. Clients trust the CA's PEM (`ca-certificate <path>`); nothing is added
 /// to the system's trust store.
 struct LocalCertificateAuthority {
     let caCertificatePath: String
@@ -14,7 +15,10 @@ struct LocalCertificateAuthority {
     let serverKeyPEM: String
 
     /// - Parameter hostname: a name the server certificate must also cover (`--hostname`).
-    static func loadOrCreate(in directory: URL, hostname: String? = nil, now: Date) throws -> LocalCertificateAuthority {
+    /// - Parameter federationHostname: another one (the identity provider's host name).
+    static func loadOrCreate(
+        in directory: URL, hostname: String? = nil, federationHostname: String? = nil, now: Date
+    ) throws -> LocalCertificateAuthority {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let caFile = directory.appending(path: "ca-certificate.pem")
         let caKeyFile = directory.appending(path: "ca-key.pem")
@@ -63,7 +67,10 @@ struct LocalCertificateAuthority {
             .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
             .ipAddress(ASN1OctetString(contentBytes: ArraySlice([UInt8](repeating: 0, count: 15) + [1]))),
         ]
-        if let hostname, hostname != "localhost" { names.append(.dnsName(hostname)) }
+        for name in [hostname, federationHostname].compactMap({ $0 }) {
+            let alternative = Self.subjectAlternativeName(name)
+            if !names.contains(alternative) { names.append(alternative) }
+        }
         if let pem = try? String(contentsOf: serverFile, encoding: .utf8),
             let keyPEM = try? String(contentsOf: serverKeyFile, encoding: .utf8),
             let certificate = try? Certificate(pemEncoded: pem), certificate.issuer == ca.subject,
@@ -94,6 +101,15 @@ struct LocalCertificateAuthority {
         try StateFile.writeAtomically(Data(pem.utf8), to: serverFile)
         return LocalCertificateAuthority(
             caCertificatePath: caFile.path, serverCertificatePEM: pem, serverKeyPEM: serverKey.pemRepresentation)
+    }
+
+    /// An IPv4 address as an `iPAddress` name (a client connecting by address checks that one),
+    /// anything else as a `dNSName`.
+    static func subjectAlternativeName(_ name: String) -> GeneralName {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        let octets = parts.compactMap { $0.count <= 3 && $0.allSatisfy(\.isASCII) ? UInt8($0) : nil }
+        guard parts.count == 4, octets.count == 4 else { return .dnsName(name) }
+        return .ipAddress(ASN1OctetString(contentBytes: ArraySlice(octets)))
     }
 
     func serverConfiguration() throws -> TLSConfiguration {

@@ -108,6 +108,19 @@ actor IdentityState {
 
     func finish(_ id: String) { transactions[id] = nil }
 
+    // MARK: Federation
+
+    /// The `AssertionID`s of federated providers' assertions already accepted, until they expire.
+    private var acceptedAssertions: [String: Date] = [:]
+
+    /// Records an assertion accepted for a sign-in; false when it was accepted before (a replay).
+    func acceptAssertion(id: String, expiresAt: Date, now: Date) -> Bool {
+        acceptedAssertions = acceptedAssertions.filter { $0.value > now }
+        guard acceptedAssertions[id] == nil else { return false }
+        acceptedAssertions[id] = expiresAt
+        return true
+    }
+
     // MARK: Codes
 
     func issueCode(_ record: CodeRecord) -> String {

@@ -26,8 +26,19 @@ struct SignInTransaction: Sendable {
     /// The device authorization these pages sign in for (the device code flow's verification
     /// page started them): finishing approves the device instead of redirecting with a code.
     var deviceKey: String?
+    /// Home realm discovery sent the browser to a federated domain's identity provider for this
+    /// user name (a UPN): only an assertion for it may continue the sign-in.
+    var federatedUserName: String?
+    /// The identity provider's signed answer for ``federatedUserName`` was accepted at `/login.srf`
+    /// (the first factor, in place of Entra's password).
+    var federationVerified = false
 
-    var methods: [String] { smsVerified ? ["pwd", "mfa"] : ["pwd"] }
+    /// The first factor is done: Entra's password, or the federated provider's answer.
+    var firstFactorVerified: Bool { passwordVerified || federationVerified }
+
+    /// `amr`: `pwd` (a password, Entra's or the provider's), `fed` when a federated provider
+    /// vouched for it, `mfa` after the SMS code.
+    var methods: [String] { (federationVerified ? ["pwd", "fed"] : ["pwd"]) + (smsVerified ? ["mfa"] : []) }
 }
 
 /// A browser's sign-in session: what the session cookie (`ESTSAUTH`, `x-ms-cpim-sso:…`) points to.

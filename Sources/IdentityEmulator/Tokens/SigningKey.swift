@@ -26,9 +26,14 @@ struct SigningKey: Sendable {
     }
 
     /// Loads the key from `directory`, or creates one (and saves it there when a directory is given).
-    static func loadOrCreate(in directory: URL?, now: Date) throws -> SigningKey {
-        let keyFile = directory?.appending(path: "signing-key.pem")
-        let certificateFile = directory?.appending(path: "signing-certificate.pem")
+    /// - Parameter stem: the files' names, `<stem>-key.pem` and `<stem>-certificate.pem`: Entra's
+    ///   token signing key is `signing`; the federated organisation's has its own.
+    /// - Parameter commonName: the new certificate's subject.
+    static func loadOrCreate(
+        in directory: URL?, stem: String = "signing", commonName: String = "accounts.accesscontrol.windows.net", now: Date
+    ) throws -> SigningKey {
+        let keyFile = directory?.appending(path: "\(stem)-key.pem")
+        let certificateFile = directory?.appending(path: "\(stem)-certificate.pem")
         if let keyFile, let certificateFile,
             let keyPEM = try? String(contentsOf: keyFile, encoding: .utf8),
             let certificatePEM = try? String(contentsOf: certificateFile, encoding: .utf8)
@@ -42,15 +47,15 @@ struct SigningKey: Sendable {
                     "The signing key in \(keyFile.path) cannot be read (\(error)). Move it away to start with a new key.")
             }
         }
-        let signingKey = try create(now: now)
-        if let directory { try signingKey.save(in: directory) }
+        let signingKey = try create(commonName: commonName, now: now)
+        if let directory { try signingKey.save(in: directory, stem: stem) }
         return signingKey
     }
 
     /// A new key with its self-signed certificate.
-    static func create(now: Date) throws -> SigningKey {
+    static func create(commonName: String = "accounts.accesscontrol.windows.net", now: Date) throws -> SigningKey {
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        let name = try DistinguishedName { CommonName("accounts.accesscontrol.windows.net") }
+        let name = try DistinguishedName { CommonName(commonName) }
         let certificate = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey),
             notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(5 * 365 * 86_400),
@@ -59,10 +64,11 @@ struct SigningKey: Sendable {
         return try SigningKey(privateKey: key, certificate: certificate, certificatePEM: certificate.serializeAsPEM().pemString)
     }
 
-    /// Keeps the key (and its certificate) in `directory`, replacing the one there.
-    func save(in directory: URL) throws {
-        try StateFile.writeAtomically(Data(privateKey.pemRepresentation.utf8), to: directory.appending(path: "signing-key.pem"))
-        try StateFile.writeAtomically(Data(certificatePEM.utf8), to: directory.appending(path: "signing-certificate.pem"))
+    /// Keeps the key (and its certificate) in `directory` as `<stem>-key.pem` and
+    /// `<stem>-certificate.pem`, replacing the ones there.
+    func save(in directory: URL, stem: String = "signing") throws {
+        try StateFile.writeAtomically(Data(privateKey.pemRepresentation.utf8), to: directory.appending(path: "\(stem)-key.pem"))
+        try StateFile.writeAtomically(Data(certificatePEM.utf8), to: directory.appending(path: "\(stem)-certificate.pem"))
     }
 
     /// The JWK: `kty`, `use`, `kid`, `x5t`, `n`, `e`, `x5c`, and `issuer` when given (Entra publishes

@@ -36,12 +36,19 @@ struct EmulatorFixture {
     let announcements: Announcements
     let clock: EmulatorClock
     static let base = URL(string: "http://127.0.0.1:8400")!
+    /// The federated identity provider's host name. Not the default (`localhost` for
+    /// 127.0.0.1): Hummingbird's router test client says `localhost` for every request that names
+    /// no `Host`, and Entra's pages must keep answering those.
+    static let federationHostname = "sts.fabrikam.example"
+    /// Where the fixture's Fabrikam AD FS answers.
+    static let federationBase = URL(string: "http://\(federationHostname):8400")!
 
     init(
         users: Int = 60, stateDirectory: URL? = nil, extraClients: [ClientRegistration] = [], demo: Bool = false,
         accessTokenLifetime: Int? = nil, userConsent: UserConsentPolicy = .allowed, lenient: Bool = false
     ) async throws {
         var configuration = EmulatorConfiguration()
+        configuration.federationHostname = Self.federationHostname
         configuration.userCount = users
         configuration.stateDirectory = stateDirectory
         configuration.extraClients = extraClients
