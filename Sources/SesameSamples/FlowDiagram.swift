@@ -1,13 +1,14 @@
 import Foundation
 
 /// The flow as a sequence diagram: the trace's events as arrows between four lanes (the app, the
-/// sign-in view, the identity service, the APIs) and notes on a lane, in the order they happened.
-/// UI-free: the window draws it, the tests read it. Everything in it comes from the trace, whose
-/// URLs are already redacted.
+/// sign-in view, the identity service, the APIs) — five when the sign-in goes to the user's
+/// organisation's own identity provider (a federated domain: AD FS, Okta…) — and notes on a
+/// lane, in the order they happened. UI-free: the window draws it, the tests read it. Everything
+/// in it comes from the trace, whose URLs are already redacted.
 public struct FlowDiagram: Sendable {
     /// A participant of the flow, one vertical line.
     public enum Lane: Int, CaseIterable, Sendable {
-        case app, signInView, identityService, apis
+        case app, signInView, identityService, organization, apis
 
         /// The lane's heading.
         public var title: String {
@@ -15,10 +16,15 @@ public struct FlowDiagram: Sendable {
             case .app: L("App")
             case .signInView: L("Sign-in view")
             case .identityService: L("Identity service")
+            case .organization: L("Organisation")
             case .apis: L("APIs")
             }
         }
     }
+
+    /// The lanes drawn, left to right: the organisation's only once a page of another host than
+    /// the identity service's was asked for.
+    public private(set) var lanes: [Lane] = Lane.allCases.filter { $0 != .organization }
 
     /// How a step is drawn.
     public enum Style: Sendable, Equatable {
@@ -54,6 +60,9 @@ public struct FlowDiagram: Sendable {
     public private(set) var steps: [Step] = []
     /// The events the rows come from, by ``Step/event``.
     public private(set) var events: [FlowTrace.Event] = []
+    /// The identity service's hosts (`host:port`): those of its authorize and login pages, its
+    /// discovery and its token endpoint. A page of any other host is the organisation's.
+    private var serviceHosts: Set<String> = []
 
     public init() {}
 
@@ -69,8 +78,35 @@ public struct FlowDiagram: Sendable {
         let index = events.count
         events.append(event)
         let before = steps.count
-        steps += Self.steps(for: event, index: index)
+        learnServiceHost(from: event)
+        let added = steps(for: event, index: index)
+        if lanes.count < Lane.allCases.count, added.contains(where: { $0.from == .organization || $0.to == .organization }) {
+            lanes = Lane.allCases
+        }
+        steps += added
         return steps.count - before
+    }
+
+    private mutating func learnServiceHost(from event: FlowTrace.Event) {
+        func field(_ name: String) -> String? { event.fields.first { $0.0 == name }?.1 }
+        let isService =
+            switch event.name {
+            case "navigation": ["authorize", "login"].contains(field("kind") ?? "")
+            case "discovery", "token-request": true
+            default: false
+            }
+        if isService, let host = Self.host(of: field("url")) { serviceHosts.insert(host) }
+    }
+
+    /// The lane of a page at `url`: the identity service's, unless it is on another host.
+    private func pageLane(_ url: String?) -> Lane {
+        guard let host = Self.host(of: url), !serviceHosts.isEmpty, !serviceHosts.contains(host) else { return .identityService }
+        return .organization
+    }
+
+    private static func host(of url: String?) -> String? {
+        guard let components = url.flatMap(URLComponents.init(string:)), let host = components.host?.lowercased() else { return nil }
+        return components.port.map { "\(host):\($0)" } ?? host
     }
 
     /// The text shown for the row at `index` when it is selected: the time, the event and its
@@ -83,7 +119,7 @@ public struct FlowDiagram: Sendable {
         return lines.joined(separator: "\n")
     }
 
-    static func steps(for event: FlowTrace.Event, index: Int) -> [Step] {
+    func steps(for event: FlowTrace.Event, index: Int) -> [Step] {
         func field(_ name: String) -> String? { event.fields.first { $0.0 == name }?.1 }
         func arrow(
             _ from: Lane, _ to: Lane, _ label: String, _ style: Style = .request, highlighted: Bool = false, failure: Bool = false,
@@ -100,14 +136,14 @@ public struct FlowDiagram: Sendable {
             if field("action") == "intercept" {
                 return [arrow(.identityService, .signInView, L("redirect to the app: intercepted"), .response, highlighted: true)]
             }
-            return [arrow(.signInView, .identityService, (field("method") ?? "GET") + " " + shortPath(url))]
+            return [arrow(.signInView, pageLane(url), (field("method") ?? "GET") + " " + Self.shortPath(url))]
         case "page-loaded":
-            return [arrow(.identityService, .signInView, L("page shown"), .response)]
+            return [arrow(pageLane(field("url")), .signInView, L("page shown"), .response)]
         case "redirect-intercepted":
             return [arrow(.signInView, .app, L("authorization code → app"), highlighted: true)]
         case "token-request", "discovery", "api-call":
             let target: Lane = event.name == "api-call" ? .apis : .identityService
-            let request = (field("method") ?? "GET") + " " + shortPath(field("url") ?? "")
+            let request = (field("method") ?? "GET") + " " + Self.shortPath(field("url") ?? "")
             let milliseconds = field("ms").map { " · \($0) ms" } ?? ""
             // The event is recorded when the answer came; the request left its latency earlier.
             let sent = event.time - Double(field("ms").flatMap { Int($0) } ?? 0) / 1000

@@ -94,6 +94,33 @@ final class EndToEndFlowTests: XCTestCase {
         XCTAssertEqual(run.seen["error_visible_after"] as? Bool, false)
     }
 
+    // MARK: Federation
+
+    /// pat's domain, fabrikam.example, is federated: Entra sends the view to his organisation's
+    /// own AD FS on another host (the emulator's federation host, `localhost` beside its
+    /// `127.0.0.1`), which takes his password and posts its signed answer back to Entra. The view
+    /// follows, the host bar shows where he is, and only the redirect to the app is intercepted.
+    func testPatSignsInThroughHisOrganisationsOwnSignInPage() throws {
+        let run = try flow("federated")
+        let port = try XCTUnwrap(run.base.port)
+        XCTAssertEqual(run.seen["organisation_page"] as? String, "http://localhost:\(port)/adfs/ls/")
+        XCTAssertEqual(run.seen["organisation_title"] as? String, "Sign In")
+        XCTAssertEqual(run.seen["organisation_host"] as? String, "localhost:\(port) — not encrypted", "the host bar at AD FS")
+        XCTAssertEqual(run.seen["back_at"] as? String, run.base.appending(path: "login.srf").absoluteString)
+        let navigations = run.matching("navigation", [:]).compactMap { $0["url"] as? String }
+        let there = try XCTUnwrap(navigations.firstIndex { $0.hasPrefix("http://localhost:\(port)/adfs/ls/") }, "\(navigations)")
+        let back = try XCTUnwrap(navigations.firstIndex { $0 == run.base.appending(path: "login.srf").absoluteString }, "\(navigations)")
+        XCTAssertLessThan(there, back, "\(navigations)")
+        XCTAssertEqual(run.count("redirect-intercepted"), 1)
+        XCTAssertEqual(run.count("navigation", ["action": "intercept"]), 1)
+        XCTAssertTrue(run.has("token-acquired", ["accountType": "myGraphService"]))
+        XCTAssertGreaterThan(run.seen["rows"] as? Int ?? 0, 0)
+        let names = run.events.compactMap { $0["event"] as? String }
+        XCTAssertLessThan(
+            try XCTUnwrap(names.firstIndex(of: "redirect-intercepted")), try XCTUnwrap(names.firstIndex(of: "list-rendered")), "\(names)")
+        XCTAssertFalse(run.traceText.contains("Passw0rd"), "the password reached the trace")
+    }
+
     // MARK: Tasks (B2C)
 
     func testSamAddsTwoTasksSignsOutAndKimSeesNoneOfThem() throws {

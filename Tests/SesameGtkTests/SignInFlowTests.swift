@@ -30,6 +30,38 @@ final class SignInFlowTests: GUITestCase {
         }
     }
 
+    /// pat's domain is federated: the view follows Entra to his organisation's own sign-in page on
+    /// another host and back. The host bar says where he is at each step, and the flow inspector
+    /// draws the hop on a lane of its own.
+    func testPatsFederatedSignInShowsHisOrganisationsHostAndTheInspectorDrawsTheHop() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, screenshotPrefix: "federated-")
+            defer { gui.close() }
+            let port = try XCTUnwrap(gui.base.port)
+            gui.waitForSignInPage("first sign-in")
+            XCTAssertEqual(gui.hostBar, "127.0.0.1:\(port) — not encrypted")
+            gui.act(GUIHarness.fill(IDs.userName, "pat@fabrikam.example"), "the organisation's page")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.signInPage?.title == "Sign In" }, gui.signInPage?.title ?? "")
+            XCTAssertEqual(gui.hostBar, "localhost:\(port) — not encrypted", "the host bar at the organisation's page")
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 15) { gui.window.inspector?.diagram.model.lanes.contains(.organization) == true },
+                "the flow inspector did not draw the organisation's lane")
+            gui.screenshot("organisation")
+
+            gui.act(GUIHarness.fill(IDs.adfsPassword, IDs.demoPassword, click: IDs.adfsSubmit), "back at Entra")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.signInPage?.title == "Stay signed in?" }, gui.signInPage?.title ?? "")
+            XCTAssertEqual(gui.hostBar, "127.0.0.1:\(port) — not encrypted", "the host bar back at Entra")
+            gui.act("document.getElementById('\(IDs.primaryButton)').click();", "consent")
+            gui.clickInPage(IDs.primaryButton)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 }, "the directory never filled")
+            XCTAssertEqual(gui.trace.events.filter { $0.name == "redirect-intercepted" }.count, 1)
+            let diagram = try XCTUnwrap(gui.window.inspector?.diagram.model)
+            let hops = diagram.steps.filter { $0.from == .organization || $0.to == .organization }.map(\.label)
+            XCTAssertEqual(hops, ["GET …/ls?…", "page shown", "POST …/ls?…", "page shown"], "\(diagram.steps.map(\.label))")
+            gui.screenshot("signed-in")
+        }
+    }
+
     func testMeganSignsInThroughTheRealViewWithHerSMSCodeAndTheDirectoryFills() throws {
         try MainActor.assumeIsolated {
             let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, screenshotPrefix: "")

@@ -92,6 +92,34 @@ struct FlowDiagramTests {
         #expect(diagram.details(of: diagram.steps.count) == "")
     }
 
+    @Test("a federated sign-in hops to the organisation's own host and back: a fifth lane, drawn once it is used")
+    func federation() throws {
+        let trace = try FlowTrace(file: nil)
+        let entra = "http://127.0.0.1:8400/contoso.onmicrosoft.com"
+        let adfs = "http://localhost:8400/adfs/ls/?wa=<redacted>&wctx=<redacted>"
+        trace.record("discovery", [("method", "GET"), ("url", "\(entra)/v2.0/.well-known/openid-configuration"), ("status", "200")])
+        var diagram = FlowDiagram(trace.events)
+        #expect(diagram.lanes == [.app, .signInView, .identityService, .apis])
+        for (method, url, kind) in [
+            ("GET", "\(entra)/oauth2/v2.0/authorize?client_id=<redacted>", "authorize"), ("POST", "\(entra)/login", "login"),
+            ("GET", adfs, "other"), ("POST", adfs, "other"), ("POST", "http://127.0.0.1:8400/login.srf", "other"),
+        ] {
+            trace.record("navigation", [("method", method), ("url", url), ("kind", kind), ("action", "show")])
+            trace.record("page-loaded", [("url", url)])
+        }
+        for event in trace.events.dropFirst() { diagram.append(event) }
+        #expect(diagram.lanes == [.app, .signInView, .identityService, .organization, .apis])
+        #expect(
+            diagram.steps.map { "\($0.from)→\($0.to) \($0.label)" }.dropFirst(2) == [
+                "signInView→identityService GET …/authorize?…", "identityService→signInView page shown",
+                "signInView→identityService POST …/login", "identityService→signInView page shown",
+                "signInView→organization GET …/ls?…", "organization→signInView page shown",
+                "signInView→organization POST …/ls?…", "organization→signInView page shown",
+                "signInView→identityService POST /login.srf", "identityService→signInView page shown",
+            ])
+        #expect(FlowDiagram.Lane.organization.title == "Organisation")
+    }
+
     @Test("rows come as events arrive; events the diagram leaves to the log add none")
     func live() throws {
         let events = try Self.signInAndSearch().events

@@ -118,7 +118,9 @@ final class FlowDiagramView {
         root.pack(details)
         showDetails()
 
-        heading.onDraw { canvas, width, _ in Self.drawHeading(on: canvas, width: width) }
+        heading.onDraw { [weak self] canvas, width, _ in
+            Self.drawHeading(self?.model.lanes ?? FlowDiagram().lanes, on: canvas, width: width)
+        }
         rows.onDraw { [weak self] canvas, width, _ in
             guard let self else { return }
             Self.drawRows(self.model, selected: self.selected, on: canvas, width: width, visible: canvas.visibleRange)
@@ -134,7 +136,9 @@ final class FlowDiagramView {
 
     /// Adds an event's rows; the view follows them unless a row is selected.
     func append(_ event: FlowTrace.Event) {
+        let lanes = model.lanes
         guard model.append(event) > 0 else { return }
+        if model.lanes != lanes { heading.redraw() }
         rows.setContentHeight(Int(Double(model.steps.count) * Geometry.rowHeight))
         rows.redraw()
     }
@@ -165,7 +169,7 @@ final class FlowDiagramView {
         let height = Geometry.headingHeight + Double(model.steps.count) * Geometry.rowHeight + 8
         try Canvas.export(format, to: file, width: Int(width), height: Int(height)) { canvas in
             canvas.fill(x: 0, y: 0, width: width, height: height, Palette.background)
-            Self.drawHeading(on: canvas, width: width)
+            Self.drawHeading(model.lanes, on: canvas, width: width)
             canvas.translate(y: Geometry.headingHeight)
             Self.drawRows(model, selected: nil, on: canvas, width: width, visible: 0...height)
         }
@@ -194,13 +198,12 @@ final class FlowDiagramView {
         static let rowHeight = 30.0
         static let timeColumn = 46.0
 
-        /// The x of a lane's line in a drawing `width` wide.
-        static func x(of lane: FlowDiagram.Lane, width: Double) -> Double {
-            let span = (width - timeColumn) / Double(FlowDiagram.Lane.allCases.count)
-            return timeColumn + span * (Double(lane.rawValue) + 0.5)
+        /// The x of a lane's line, among `lanes`, in a drawing `width` wide.
+        static func x(of lane: FlowDiagram.Lane, among lanes: [FlowDiagram.Lane], width: Double) -> Double {
+            timeColumn + span(lanes, width: width) * (Double(lanes.firstIndex(of: lane) ?? 0) + 0.5)
         }
 
-        static func span(width: Double) -> Double { (width - timeColumn) / Double(FlowDiagram.Lane.allCases.count) }
+        static func span(_ lanes: [FlowDiagram.Lane], width: Double) -> Double { (width - timeColumn) / Double(max(1, lanes.count)) }
     }
 
     enum Palette {
@@ -216,28 +219,29 @@ final class FlowDiagramView {
         static let note = Color(1.0, 0.98, 0.82)
     }
 
-    static func drawHeading(on canvas: Canvas, width: Double) {
+    static func drawHeading(_ lanes: [FlowDiagram.Lane], on canvas: Canvas, width: Double) {
         canvas.fill(x: 0, y: 0, width: width, height: Geometry.headingHeight, Palette.heading)
         canvas.text(L("Time"), x: 4, y: 6, width: Geometry.timeColumn - 6, font: "Sans Bold 8", Palette.dim)
-        let span = Geometry.span(width: width)
-        for lane in FlowDiagram.Lane.allCases {
+        let span = Geometry.span(lanes, width: width)
+        for lane in lanes {
             canvas.text(
-                lane.title, x: Geometry.x(of: lane, width: width), y: 6, width: span - 6, alignment: .center, font: "Sans Bold 8",
-                Palette.text)
+                lane.title, x: Geometry.x(of: lane, among: lanes, width: width), y: 6, width: span - 6, alignment: .center,
+                font: "Sans Bold 8", Palette.text)
         }
     }
 
     static func drawRows(_ model: FlowDiagram, selected: Int?, on canvas: Canvas, width: Double, visible: ClosedRange<Double>) {
         let height = max(visible.upperBound, Double(model.steps.count) * Geometry.rowHeight)
-        for lane in FlowDiagram.Lane.allCases {
-            let x = Geometry.x(of: lane, width: width)
+        let lanes = model.lanes
+        for lane in lanes {
+            let x = Geometry.x(of: lane, among: lanes, width: width)
             canvas.line(from: (x, visible.lowerBound), to: (x, height), Palette.lane, dashed: true)
         }
         guard !model.steps.isEmpty else { return }
         let first = max(0, Int(visible.lowerBound / Geometry.rowHeight))
         let last = min(model.steps.count - 1, Int(visible.upperBound / Geometry.rowHeight))
         guard first <= last else { return }
-        let span = Geometry.span(width: width)
+        let span = Geometry.span(lanes, width: width)
         for index in first...last {
             let step = model.steps[index]
             let top = Double(index) * Geometry.rowHeight
@@ -249,8 +253,8 @@ final class FlowDiagramView {
             let color = step.isFailure ? Palette.failure : step.isHighlighted ? Palette.accent : Palette.text
             canvas.text(
                 String(format: "%.3f", step.time), x: 4, y: top + 9, width: Geometry.timeColumn - 6, font: "Monospace 7", Palette.dim)
-            let from = Geometry.x(of: step.from, width: width)
-            let to = Geometry.x(of: step.to, width: width)
+            let from = Geometry.x(of: step.from, among: lanes, width: width)
+            let to = Geometry.x(of: step.to, among: lanes, width: width)
             if step.style == .note {
                 let left = from - span * 0.45
                 canvas.fill(x: left, y: top + 5, width: span * 1.9, height: Geometry.rowHeight - 10, Palette.note)

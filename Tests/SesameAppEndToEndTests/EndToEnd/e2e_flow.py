@@ -302,6 +302,26 @@ def company(app):
     seen["rows"] = rows_after(app, 0)
 
 
+def federated(app):
+    """pat's domain is federated: after his user name, his organisation's own sign-in page (AD FS
+    on another host) asks for his password, and posts its signed answer back to Entra."""
+    app.page_with("i0116", "the user name page")
+    app.fill("i0116", "pat@fabrikam.example")
+    app.submit("idSIButton9")
+    app.page_with("passwordInput", "the organisation's password page")
+    seen["organisation_page"] = app.url
+    seen["organisation_title"] = app.driver.title
+    seen["organisation_host"] = wait("the host bar", lambda: next((t for t in app.ui.label_texts() if "localhost" in t), None))
+    app.fill("passwordInput", PASSWORD)
+    app.submit("submitButton")
+    app.page_with("KmsiCheckboxField", "the stay-signed-in page, back at Entra")
+    seen["back_at"] = app.url
+    if not app.submit("idSIButton9"):
+        app.answer_consent(seen)
+    seen["rows"] = rows_after_sign_in(app, 0)
+    seen["signed_in"] = app.ui.rows("People")[:3]
+
+
 def untrusted(app):
     """The service's certificate is signed by a CA this computer does not trust: the view shows
     Sesame's page instead of the service's, and never goes on."""
@@ -330,6 +350,7 @@ FLOWS = {
     "sign-up": ("tasks", sign_up), "me": ("me", me), "restart": ("directory", restart),
     "keyboard-megan": ("directory", keyboard_megan), "keyboard-sam": ("tasks", keyboard_sam),
     "company": ("directory", company), "untrusted": ("directory", untrusted),
+    "federated": ("directory", federated),
 }
 
 sample, run = FLOWS[flow]
