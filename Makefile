@@ -107,7 +107,7 @@ emulator: build
 
 ## bench: release builds, then every wait a user feels as a ratio against its baseline, measured
 ## side by side (bench/bench.py); prints a table and writes bench/results.json
-BENCH_PACKAGES := xdotool
+BENCH_PACKAGES := xdotool curl
 # Release products without debug information (a fresh clone's build is the longest part of
 # `make bench`; perf's profiles need only the symbols), with Swift's runtime and Foundation linked
 # in: the dynamic loader's symbol lookups were 70 % of `sesame`'s start before its window (perf).

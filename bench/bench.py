@@ -30,7 +30,7 @@ REDIRECT = "https://login.microsoftonline.com/common/oauth2/nativeclient"
 release = Path(sys.argv[1]).resolve()
 results_path = Path(sys.argv[2]).resolve()
 # While working on one figure: `bench.py RELEASE_DIR RESULTS_JSON search memory` runs only those
-# (page, redirect, search, memory, silent, emulator); `make bench` runs them all.
+# (page, redirect, search, memory, silent, failures, emulator); `make bench` runs them all.
 only = set(sys.argv[3:])
 
 
@@ -478,6 +478,38 @@ def silent_tokens(emulator, tls_emulator):
                "≥ 10×", value / baseline >= 10)
 
 
+# 8. A failing network --------------------------------------------------------------------------
+
+def failing_network():
+    """How long `sesame login` takes to say a service cannot be reached — nothing listening on its
+    port, or a name that resolves to nothing — against curl asked the same (both processes
+    started from scratch). The goal is absolute: a refusal is an answer, told within 2 s."""
+    print("8. a failing network: refused and no such host → the sentence", flush=True)
+    env = isolated_env("failing-network")
+    env.pop("https_proxy", None)
+    env.pop("http_proxy", None)
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    for label, base in (("refused", f"http://127.0.0.1:{port}"), ("no such host", "https://login.no-such-tenant.invalid")):
+        sesame_times, curl_times = [], []
+        for _ in range(ROUNDS):
+            began = time.monotonic()
+            done = subprocess.run([str(release / "sesame"), "login", "--device-code", "--account-type", "myGraphService",
+                                   "--emulator", base], capture_output=True, text=True, env=env, timeout=120)
+            sesame_times.append((time.monotonic() - began) * 1000)
+            if done.returncode != 1 or "Nothing was stored." not in done.stderr:
+                raise SystemExit(f"sesame login against {base}: {done.returncode} {done.stderr[-500:]}")
+            began = time.monotonic()
+            subprocess.run(["curl", "-sS", "-o", "/dev/null", f"{base}/common/v2.0/.well-known/openid-configuration"],
+                           capture_output=True, env=env, timeout=120)
+            curl_times.append((time.monotonic() - began) * 1000)
+        value, baseline = statistics.median(sesame_times), statistics.median(curl_times)
+        figure(f"{label} → the sentence (sesame login)", value, "ms", "curl asked the same, process start included", baseline,
+               "≤ 2000 ms", value <= 2000, detail=done.stderr.strip().splitlines()[-1][:200])
+
+
 # 5 and 7. The emulator ------------------------------------------------------------------------
 
 def emulator_figures():
@@ -519,6 +551,7 @@ def main():
         timed("search", search_as_you_type, emulator)
         timed("memory", memory, emulator)
         timed("silent", silent_tokens, emulator, tls_emulator)
+        timed("failures", failing_network)
     finally:
         emulator.stop()
         tls_emulator.stop()

@@ -5,9 +5,8 @@ import Testing
 
 /// Sesame's own HTTP client at work: through a real proxy (Debian's tinyproxy), with the proxy's
 /// credentials or without them, and every way a connection fails, each told apart. How fast a
-/// refusal is reported is measured where nothing else competes for the threads: by the `sesame`
-/// process in `CompanyNetworkTests` (this suite runs beside the fuzzers, which hold the
-/// cooperative pool for seconds).
+/// refusal is reported is a benchmark's (`make bench`: refused and no such host → the sentence,
+/// against curl), not a test's.
 @Suite("Proxies and failures that say what happened")
 struct NetworkFailureTests {
     /// The failure of one GET of `url`.
@@ -36,6 +35,41 @@ struct NetworkFailureTests {
         let error = try await failure(of: "https://login.no-such-tenant.invalid/common/v2.0/.well-known/openid-configuration")
         #expect(error.kind == .noSuchHost)
         #expect(error.host == "login.no-such-tenant.invalid")
+    }
+
+    @Test("a server that takes the connection and never answers: “did not answer in time”, by the exchange's deadline")
+    func silentServer() async throws {
+        // A listening socket nobody accepts from: the kernel completes the handshake, no answer ever comes.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        #expect(listening)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let transport = AsyncHTTPClientTransport(timeout: .seconds(1))
+        do {
+            _ = try await transport.send(SesameCore.HTTPRequest(method: "GET", url: try #require(URL(string: "http://127.0.0.1:\(port)/"))))
+            Issue.record("a server that never answers answered")
+        } catch let error as HTTPTransportError {
+            #expect(error.kind == .timedOut, "\(error)")
+            #expect(error.host == "127.0.0.1:\(port)")
+        }
+    }
+
+    @Test("https to a server that does not speak TLS: “a secure connection could not be set up”")
+    func notTLS() async throws {
+        let emulator = try await RunningEmulator(users: 10)
+        defer { emulator.stop() }
+        let port = try #require(emulator.base.port)
+        let error = try await failure(of: "https://127.0.0.1:\(port)/common/v2.0/.well-known/openid-configuration")
+        #expect(error.kind == .tlsFailed, "\(error)")
     }
 
     @Test("a certificate from a CA this computer does not trust is refused and said so")

@@ -9,7 +9,8 @@ import XCTest
 /// the window alex signs in (WebDriver fills the pages, which load through the proxy; the token
 /// exchange and Graph go through it too) and the directory fills; `sesame login` signs in with a
 /// device code, `sesame token` refreshes, and the proxy's log shows the tunnels. Without the
-/// proxy, it says at once that the service's name resolves to nothing.
+/// proxy, it says that the service's name resolves to nothing (how fast: `make bench`'s
+/// failing-network figures).
 final class CompanyNetworkTests: XCTestCase {
     private var network: CompanyNetwork?
     private var cleanup: [() -> Void] = []
@@ -208,17 +209,14 @@ final class CompanyNetworkTests: XCTestCase {
     func testWithoutTheProxyItSaysAtOnceThatTheServiceCannotBeFound() throws {
         let network = try XCTUnwrap(network)
         let tunnels = network.tunnels.count
-        let started = Date()
         let login = try ProcessRunner.run(
             Repository.product("sesame"),
             ["login", "--account-type", "myGraphService", "--device-code", "--emulator", network.base.absoluteString],
             environment: environment())
-        let took = Date().timeIntervalSince(started)
         XCTAssertEqual(login.status, 1, login.stderr)
         XCTAssertTrue(
             login.stderr.contains("There is no server named \(CompanyNetwork.hostname). Check the address and the network connection."),
             login.stderr)
-        XCTAssertLessThan(took, 5, "a name that resolves to nothing took \(took) s to report (the process's start included)")
         XCTAssertEqual(network.tunnels.count, tunnels, "\(network.tunnels)")
     }
 }
