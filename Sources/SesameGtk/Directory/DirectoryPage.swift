@@ -136,24 +136,3 @@ final class DirectoryPage: SamplePage {
         details.showAll()
     }
 }
-
-/// One sample's page in the window: its widgets over its view model.
-@MainActor
-protocol SamplePage: AnyObject {
-    /// The page's widgets.
-    var root: Widget { get }
-    /// The sample's name.
-    var title: String { get }
-    /// Who is signed in for the sample.
-    var session: SampleSession { get }
-    /// The page became visible: sign in if needed, then load.
-    func appear() async
-    /// The account menu's "Sign out".
-    func signOut() async
-    /// The account menu's "Switch account": sign out, then someone signs in.
-    func switchAccount() async
-    /// The network is back: what failed for want of it is tried again.
-    func networkReturned()
-    /// The window is closing: stop every request, touch no widget again.
-    func close()
-}

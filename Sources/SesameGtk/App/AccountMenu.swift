@@ -1,0 +1,79 @@
+import Foundation
+import SesameCore
+import SesameSamples
+
+/// The header's account button: who is signed in for the sample showing (or "Not signed in"),
+/// and in its menu the user name, the tenant, what can be done about it — sign in, switch
+/// account, sign out, forget sign-in data — and where sign-ins are kept when no keyring is.
+@MainActor
+final class AccountMenu {
+    /// The header's menu button.
+    let button = MenuButton(title: "")
+    /// "Sign in" (shown while nobody is signed in).
+    var onSignIn: (() -> Void)?
+    /// "Switch account".
+    var onSwitchAccount: (() -> Void)?
+    /// "Sign out".
+    var onSignOut: (() -> Void)?
+    /// "Forget sign-in data".
+    var onForget: (() -> Void)?
+
+    private let name = Label("", xalign: 0)
+    private let user = Label("", xalign: 0)
+    private let tenant = Label("", xalign: 0)
+    private let switchAccount = Button(L("Switch account"), accessibleName: L("Sign in as someone else"))
+    private let signOut = Button(L("Sign out"), accessibleName: L("Sign out of this sample"))
+    private let signIn = Button(L("Sign in"), accessibleName: L("Sign in to this sample"))
+
+    /// - Parameter filesStorage: the folder sign-ins are kept in when no keyring is in use (the
+    ///   menu says so); nil when a keyring keeps them.
+    init(filesStorage: URL?) {
+        button.accessibleName = L("Account")
+        user.addStyleClass("dim-label")
+        tenant.addStyleClass("dim-label")
+        name.accessibleName = L("Signed-in user")
+        for widget in [name, user, tenant, signIn, switchAccount, signOut] as [Widget] {
+            button.content.pack(widget)
+        }
+        let forget = Button(L("Forget sign-in data"))
+        button.content.pack(forget)
+        if let filesStorage {
+            let storage = Label(
+                String(format: L("No keyring is in use: sign-ins are kept in files under %@, readable by you only."), filesStorage.path),
+                wrap: true, xalign: 0)
+            storage.accessibleName = L("Where sign-ins are kept")
+            storage.addStyleClass("dim-label")
+            button.content.pack(storage)
+        }
+        button.content.showAll()
+        // Each choice closes the menu first: what it starts (a sign-in page) takes the window.
+        signIn.onClick { [weak self] in self?.chose(self?.onSignIn) }
+        switchAccount.onClick { [weak self] in self?.chose(self?.onSwitchAccount) }
+        signOut.onClick { [weak self] in self?.chose(self?.onSignOut) }
+        forget.onClick { [weak self] in self?.chose(self?.onForget) }
+        show(nil)
+    }
+
+    /// Shows `account` (nil: nobody is signed in) and what can be done about it.
+    func show(_ account: Account?) {
+        button.label.text = account?.displayName ?? L("Not signed in")
+        name.setMarkup("<b>\(Self.markupEscaped(account?.displayName ?? L("Not signed in")))</b>")
+        user.text = account?.username ?? ""
+        tenant.text = account.map { String(format: L("Tenant: %@"), $0.realm) } ?? ""
+        user.isVisible = account != nil
+        tenant.isVisible = account != nil
+        switchAccount.isVisible = account != nil
+        signOut.isVisible = account != nil
+        signIn.isVisible = account == nil
+    }
+
+    private func chose(_ action: (() -> Void)?) {
+        button.close()
+        action?()
+    }
+
+    private static func markupEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(
+            of: ">", with: "&gt;")
+    }
+}
