@@ -71,8 +71,15 @@ struct CommonOptions: ParsableArguments {
                 + "overrides each settings file's signInWith.", valueName: "webview|browser"))
     var signInWith: String?
 
-    /// The settings of every profile, bundled or given, pointed at the emulator when asked.
+    /// The settings of every profile, bundled or given, pointed at the emulator when asked; each
+    /// file's warnings (keys its shape does not read) are printed to stderr. Call it once per run.
     func profiles() throws -> [SampleSettings] {
+        try loadSettings().map(\.settings)
+    }
+
+    /// The settings files as read (settings pointed at the emulator when asked), their warnings
+    /// printed to stderr once, as `sesame: warning: <file>: …`.
+    func loadSettings() throws -> [SettingsFile] {
         let files = settingsFiles.isEmpty ? try BundledResources.settingsFiles() : settingsFiles.map { URL(fileURLWithPath: $0) }
         let base = try emulatorURL()
         var method: SignInMethod?
@@ -82,14 +89,31 @@ struct CommonOptions: ParsableArguments {
             }
             method = chosen
         }
-        return try files.map { file in
+        let loaded = try files.map { file in
             do {
-                var settings = try SampleSettings.load(contentsOf: file)
-                if let method { settings.signInWith = method }
-                return base.map { settings.pointed(at: $0) } ?? settings
+                var loaded = try SettingsFile.load(contentsOf: file)
+                if let method { loaded.settings.signInWith = method }
+                if let base { loaded.settings = loaded.settings.pointed(at: base) }
+                return loaded
             } catch {
                 throw ValidationError("\(error)")
             }
+        }
+        for file in loaded { Self.printWarnings(of: file) }
+        return loaded
+    }
+
+    /// The most warnings printed for one file: a file of thousands of stray keys gets a count.
+    static let warningsPrintedPerFile = 20
+
+    static func printWarnings(of file: SettingsFile) {
+        for warning in file.warnings.prefix(warningsPrintedPerFile) {
+            FileHandle.standardError.write(Data("sesame: warning: \(warning)\n".utf8))
+        }
+        let more = file.warnings.count - warningsPrintedPerFile
+        if more > 0 {
+            let line = "sesame: warning: \(file.path): and \(more) more keys \(file.settings.shape.settingsFileName) does not read\n"
+            FileHandle.standardError.write(Data(line.utf8))
         }
     }
 
