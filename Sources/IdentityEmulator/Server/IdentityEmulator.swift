@@ -40,6 +40,8 @@ public final class IdentityEmulator: Sendable {
         if let lifetime = configuration.accessTokenLifetime, lifetime <= 0 {
             throw EmulatorConfigurationError("--access-token-lifetime must be a positive number of seconds, not \(lifetime).")
         }
+        // The service's clock is off from the start: its Date headers and its tokens' times.
+        if configuration.clockOffset != 0 { configuration.clock.advance(by: configuration.clockOffset) }
         var logger = Logger(label: "identity-emulator")
         logger.logLevel = .warning
         let fabrikam = Directory(tenant: .fabrikamB2C, users: DirectoryGenerator.fabrikamFixedUsers)
@@ -165,13 +167,18 @@ public final class IdentityEmulator: Sendable {
         let scheme = configuration.tls ? "https" : "http"
         let server: HTTPServerBuilder
         var caPath: String?
+        // Only a clock that is off on purpose speaks in the Date header; otherwise Hummingbird's.
+        let clock = clock
+        let http1: HTTPServerBuilder =
+            configuration.clockOffset == 0
+            ? .http1() : .http1(configuration: .init(additionalChannelHandlers: [ClockDateHeaderHandler(clock: clock)]))
         if configuration.tls {
             let authority = try LocalCertificateAuthority.loadOrCreate(
                 in: configuration.tlsDirectory, hostname: configuration.hostname, now: clock.now)
             caPath = authority.caCertificatePath
-            server = try .tls(.http1(), tlsConfiguration: authority.serverConfiguration())
+            server = try .tls(http1, tlsConfiguration: authority.serverConfiguration())
         } else {
-            server = .http1()
+            server = http1
         }
         let displayHost = configuration.hostname ?? (configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host)
         let app = Application(
