@@ -13,7 +13,7 @@ struct SesameCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sesame",
         abstract: "Sign in to the Microsoft identity platform from the Linux desktop.",
-        subcommands: [Window.self, Login.self, Accounts.self, Token.self, SignOut.self],
+        subcommands: [Window.self, Login.self, Accounts.self, Token.self, SignOut.self, Doctor.self],
         defaultSubcommand: Window.self)
 }
 
@@ -79,7 +79,19 @@ struct CommonOptions: ParsableArguments {
 
     /// The settings files as read (settings pointed at the emulator when asked), their warnings
     /// printed to stderr once, as `sesame: warning: <file>: …`.
+    /// - Throws: `ValidationError` with the first file that cannot be used.
     func loadSettings() throws -> [SettingsFile] {
+        try loadEachSettingsFile().map { loaded in
+            switch loaded {
+            case .success(let file): return file
+            case .failure(let error): throw ValidationError("\(error)")
+            }
+        }
+    }
+
+    /// Each settings file as read, or why it cannot be used (`sesame doctor` reports a broken
+    /// file and goes on with the others); the warnings of those read are printed to stderr once.
+    func loadEachSettingsFile() throws -> [Result<SettingsFile, SettingsError>] {
         let files = settingsFiles.isEmpty ? try BundledResources.settingsFiles() : settingsFiles.map { URL(fileURLWithPath: $0) }
         let base = try emulatorURL()
         var method: SignInMethod?
@@ -89,18 +101,15 @@ struct CommonOptions: ParsableArguments {
             }
             method = chosen
         }
-        let loaded = try files.map { file in
-            do {
+        return files.map { file in
+            Result { () throws(SettingsError) -> SettingsFile in
                 var loaded = try SettingsFile.load(contentsOf: file)
                 if let method { loaded.settings.signInWith = method }
                 if let base { loaded.settings = loaded.settings.pointed(at: base) }
+                Self.printWarnings(of: loaded)
                 return loaded
-            } catch {
-                throw ValidationError("\(error)")
             }
         }
-        for file in loaded { Self.printWarnings(of: file) }
-        return loaded
     }
 
     /// The most warnings printed for one file: a file of thousands of stray keys gets a count.
@@ -150,8 +159,8 @@ struct CommonOptions: ParsableArguments {
 extension SesameCommand {
     /// The HTTP transport of the window and of every command: each request through the proxy the
     /// desktop gives for its URL (GIO's resolver, as WebKit's).
-    static func desktopTransport() -> AsyncHTTPClientTransport {
-        AsyncHTTPClientTransport(proxyResolver: DesktopProxyResolver())
+    static func desktopTransport(resolver: DesktopProxyResolver = DesktopProxyResolver()) -> AsyncHTTPClientTransport {
+        AsyncHTTPClientTransport(proxyResolver: resolver)
     }
 }
 
