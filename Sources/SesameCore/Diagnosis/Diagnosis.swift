@@ -47,8 +47,8 @@ public struct Diagnosis: Sendable {
         case proxy(host: String)
         /// The provider's OpenID configuration.
         case discovery(URL)
-        /// The provider's signing keys (its `jwks_uri`).
-        case signingKeys(URL)
+        /// The provider's signing keys (its `jwks_uri`; `nil` when discovery did not say where).
+        case signingKeys(URL?)
         /// The certificate a host presents, and who issued it.
         case certificate(host: String)
         /// An endpoint the sign-in uses.

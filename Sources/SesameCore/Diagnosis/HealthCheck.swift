@@ -131,7 +131,7 @@ public struct HealthCheck: Sendable {
                     $0.keys.count == 1 ? "1 key" : "\($0.keys.count) keys"
                 })
         } else {
-            findings.append(Finding(.signingKeys(discoveryURL), .notChecked(.discoveryFailed)))
+            findings.append(Finding(.signingKeys(nil), .notChecked(.discoveryFailed)))
         }
 
         findings += endpointFindings
