@@ -63,9 +63,10 @@ public struct TLSCertificateInspector: CertificateInspector {
         let timeout = timeout
         let handshaken = channel.eventLoop.makePromise(of: Void.self)
         try await channel.eventLoop.submit {
-            channel.eventLoop.scheduleTask(in: timeout) {
+            let deadline = channel.eventLoop.scheduleTask(in: timeout) {
                 handshaken.fail(HTTPTransportError(url: url, reason: "the server did not answer in time", kind: .timedOut))
             }
+            handshaken.futureResult.whenComplete { _ in deadline.cancel() }
             let startTLS: @Sendable () throws -> Void = {
                 try channel.pipeline.syncOperations.addHandlers(
                     try NIOSSLClientHandler(context: context, serverHostname: serverHostname), HandshakeWatcher(handshaken))
