@@ -97,6 +97,31 @@ static inline SesameSecretResult sesame_secret_clear(const gchar *group, const g
     return result;
 }
 
+/**
+ * The label of the collection behind the "default" alias, where sesame_secret_store puts items
+ * (GNOME Keyring's "Login"), in the result's secret field (a label, not a secret; freed the same
+ * way); ok with NULL when the service has no default collection yet.
+ */
+static inline SesameSecretResult sesame_secret_default_collection_label(void) {
+    GError *error = NULL;
+    SecretService *service = secret_service_get_sync(SECRET_SERVICE_NONE, NULL, &error);
+    if (service == NULL) {
+        return sesame_secret_result_from_error(error);
+    }
+    SecretCollection *collection = secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT,
+                                                                    SECRET_COLLECTION_NONE, NULL, &error);
+    g_object_unref(service);
+    if (error != NULL) {
+        return sesame_secret_result_from_error(error);
+    }
+    SesameSecretResult result = { TRUE, NULL, NULL, NULL, 0 };
+    if (collection != NULL) {
+        result.secret = secret_collection_get_label(collection);
+        g_object_unref(collection);
+    }
+    return result;
+}
+
 /** Frees what a result owns (wiping the secret) and resets it. */
 static inline void sesame_secret_result_free(SesameSecretResult *result) {
     if (result->secret != NULL) {

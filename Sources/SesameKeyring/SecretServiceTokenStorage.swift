@@ -46,8 +46,9 @@ public struct SecretServiceTokenStorage: TokenStorage {
     /// - Throws: ``TokenStorageError`` when the recorded choice is the Secret Service and none
     ///   answers here (over SSH without the desktop's session bus, say): falling back to files
     ///   would show no one signed in and start a second store.
+    /// - Parameter recording: whether a first run records its choice (`sesame doctor` only looks).
     public static func chosen(
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment, recording: Bool = true
     ) throws -> (
         storage: any TokenStorage, notice: String?
     ) {
@@ -69,6 +70,7 @@ public struct SecretServiceTokenStorage: TokenStorage {
             return (files, notice)
         default:
             let available = isAvailable()
+            guard recording else { return available ? (SecretServiceTokenStorage(environment: environment), nil) : (files, notice) }
             try? FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try? Data((available ? "secret-service\n" : "files\n").utf8).write(to: marker, options: .atomic)

@@ -116,7 +116,15 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
             valueName: "POLICY"))
     var refreshTokenReuse = "allowed"
 
+    @Option(
+        name: .customLong("clock-offset"),
+        help: ArgumentHelp(
+            "Run the service's clock SECONDS ahead of this computer's (negative, as --clock-offset=-600: behind): its Date headers and tokens' times.",
+            valueName: "SECONDS"))
+    var clockOffset = 0
+
     func validate() throws {
+        guard abs(clockOffset) <= 366 * 86_400 else { throw ValidationError("--clock-offset must be within a year, not \(clockOffset) s.") }
         guard RefreshTokenReuse(rawValue: refreshTokenReuse) != nil else {
             throw ValidationError("--refresh-token-reuse must be allowed or revoke-family, not '\(refreshTokenReuse)'.")
         }
@@ -177,6 +185,7 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         configuration.deviceCodeInterval = deviceCodeInterval
         if let faults { configuration.faults = try FaultPlan.parse(faults) }
         configuration.refreshTokenReuse = RefreshTokenReuse(rawValue: refreshTokenReuse) ?? .allowed
+        configuration.clockOffset = TimeInterval(clockOffset)
         configuration.announce = { line in Self.say(line) }
 
         let emulator: IdentityEmulator

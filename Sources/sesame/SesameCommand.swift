@@ -13,7 +13,7 @@ struct SesameCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sesame",
         abstract: "Sign in to the Microsoft identity platform from the Linux desktop.",
-        subcommands: [Window.self, Login.self, Accounts.self, Token.self, SignOut.self],
+        subcommands: [Window.self, Login.self, Accounts.self, Token.self, SignOut.self, Doctor.self],
         defaultSubcommand: Window.self)
 }
 
@@ -71,8 +71,27 @@ struct CommonOptions: ParsableArguments {
                 + "overrides each settings file's signInWith.", valueName: "webview|browser"))
     var signInWith: String?
 
-    /// The settings of every profile, bundled or given, pointed at the emulator when asked.
+    /// The settings of every profile, bundled or given, pointed at the emulator when asked; each
+    /// file's warnings (keys its shape does not read) are printed to stderr. Call it once per run.
     func profiles() throws -> [SampleSettings] {
+        try loadSettings().map(\.settings)
+    }
+
+    /// The settings files as read (settings pointed at the emulator when asked), their warnings
+    /// printed to stderr once, as `sesame: warning: <file>: …`.
+    /// - Throws: `ValidationError` with the first file that cannot be used.
+    func loadSettings() throws -> [SettingsFile] {
+        try loadEachSettingsFile().map { loaded in
+            switch loaded {
+            case .success(let file): return file
+            case .failure(let error): throw ValidationError("\(error)")
+            }
+        }
+    }
+
+    /// Each settings file as read, or why it cannot be used (`sesame doctor` reports a broken
+    /// file and goes on with the others); the warnings of those read are printed to stderr once.
+    func loadEachSettingsFile() throws -> [Result<SettingsFile, SettingsError>] {
         let files = settingsFiles.isEmpty ? try BundledResources.settingsFiles() : settingsFiles.map { URL(fileURLWithPath: $0) }
         let base = try emulatorURL()
         var method: SignInMethod?
@@ -82,14 +101,28 @@ struct CommonOptions: ParsableArguments {
             }
             method = chosen
         }
-        return try files.map { file in
-            do {
-                var settings = try SampleSettings.load(contentsOf: file)
-                if let method { settings.signInWith = method }
-                return base.map { settings.pointed(at: $0) } ?? settings
-            } catch {
-                throw ValidationError("\(error)")
+        return files.map { file in
+            Result { () throws(SettingsError) -> SettingsFile in
+                var loaded = try SettingsFile.load(contentsOf: file)
+                if let method { loaded.settings.signInWith = method }
+                if let base { loaded.settings = loaded.settings.pointed(at: base) }
+                Self.printWarnings(of: loaded)
+                return loaded
             }
+        }
+    }
+
+    /// The most warnings printed for one file: a file of thousands of stray keys gets a count.
+    static let warningsPrintedPerFile = 20
+
+    static func printWarnings(of file: SettingsFile) {
+        for warning in file.warnings.prefix(warningsPrintedPerFile) {
+            FileHandle.standardError.write(Data("sesame: warning: \(warning)\n".utf8))
+        }
+        let more = file.warnings.count - warningsPrintedPerFile
+        if more > 0 {
+            let line = "sesame: warning: \(file.path): and \(more) more keys \(file.settings.shape.settingsFileName) does not read\n"
+            FileHandle.standardError.write(Data(line.utf8))
         }
     }
 
@@ -126,8 +159,8 @@ struct CommonOptions: ParsableArguments {
 extension SesameCommand {
     /// The HTTP transport of the window and of every command: each request through the proxy the
     /// desktop gives for its URL (GIO's resolver, as WebKit's).
-    static func desktopTransport() -> AsyncHTTPClientTransport {
-        AsyncHTTPClientTransport(proxyResolver: DesktopProxyResolver())
+    static func desktopTransport(resolver: DesktopProxyResolver = DesktopProxyResolver()) -> AsyncHTTPClientTransport {
+        AsyncHTTPClientTransport(proxyResolver: resolver)
     }
 }
 

@@ -60,8 +60,13 @@ struct StructuredFuzzTests {
     @Test("settings files", arguments: ["settings"])
     func settings(target: String) async throws {
         try await Self.fuzz(target) { (data: Data) throws -> Void in
-            let parsed: SampleSettings? = try? SampleSettings.parse(data, file: "fuzz.plist")
-            _ = parsed
+            // The warnings' suggestions and sentences too: the keys are the input's.
+            do {
+                let file = try SettingsFile.parse(data, file: "fuzz.plist")
+                _ = file.warnings.prefix(64).map { ($0.sentence, $0.suggestion) }
+            } catch let error as SettingsError {
+                _ = error.description
+            }
         }
     }
 

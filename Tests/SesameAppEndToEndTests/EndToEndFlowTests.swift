@@ -284,6 +284,30 @@ final class EndToEndFlowTests: XCTestCase {
         XCTAssertFalse(run.traceText.contains("not-a-real-secret-4711"), "the client secret reached the trace")
     }
 
+    /// The issue's case: the B2C sample's keys plus `discoveryURL` sign in against a provider that
+    /// is not Microsoft's. Before, the file's `discoveryURL` was ignored and discovery was fetched
+    /// from a path derived from `authURL` (`/v2.0/.well-known/openid-configuration`), which this
+    /// provider does not serve, so the sign-in failed. The provider has no task API: the Tasks
+    /// page's list fails after the sign-in, and nothing here asserts on it.
+    func testATasksShapedFileWithDiscoveryURLSignsInAtAThirdPartyOpenIDProvider() throws {
+        let run = try flow("openid-tasks", script: "openid_flow.py")
+        XCTAssertTrue((run.seen["provider_page"] as? String)?.hasSuffix("/oauth2/authorize") == true, "\(run.seen)")
+        XCTAssertTrue(run.has("token-acquired", ["accountType": "tasks-oidc"]), "\(run.events.compactMap { $0["event"] })")
+        XCTAssertFalse(run.has("sign-in-failed"), "\(run.matching("sign-in-failed", [:]))")
+        XCTAssertEqual(run.seen["accounts_status"] as? Int, 0, run.seen["accounts_errors"] as? String ?? "")
+        let accounts = try XCTUnwrap(run.seen["accounts"] as? String)
+        XCTAssertTrue(accounts.contains("tasks-oidc") && accounts.contains("alice@example.com"), accounts)
+        // Every key of the file is one a Tasks file reads.
+        XCTAssertFalse((run.seen["accounts_errors"] as? String ?? "").contains("warning"), "\(run.seen["accounts_errors"] ?? "")")
+        // Discovery came from the file's discoveryURL, never from the path derived from authURL.
+        let discoveries = try XCTUnwrap(run.seen["discovery_requests"] as? [String])
+        XCTAssertTrue(discoveries.contains { $0.hasPrefix("GET /.well-known/openid-configuration") }, "\(discoveries)")
+        XCTAssertFalse(discoveries.contains { $0.contains("/v2.0/") }, "\(discoveries)")
+        // The code's redemption, with the secret in HTTP Basic as discovery's default says.
+        XCTAssertEqual((run.seen["token_requests"] as? [String])?.first, "200", "\(run.seen)")
+        XCTAssertFalse(run.traceText.contains("not-a-real-secret-4711"), "the client secret reached the trace")
+    }
+
     // MARK: Restart
 
     func testTheAppRestartedWithTheSameStorageSignsInSilently() throws {

@@ -78,6 +78,32 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(elsewhere.stderr.contains("your sign-ins are in the desktop keyring, which does not answer here"), elsewhere.stderr)
     }
 
+    /// A key the file's shape does not read is a warning, once, from every command (the window's
+    /// too, before it finds no display); the command goes on.
+    func testASettingsKeyItsShapeDoesNotReadIsAWarningOnce() throws {
+        let folder = Repository.temporaryDirectory("sesame-typo")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let tasks = try String(contentsOf: Repository.settings("tasks.plist"), encoding: .utf8)
+        let typo = folder.appending(path: "typo.plist")
+        try tasks.replacingOccurrences(of: "</dict>", with: "    <key>clientid</key>\n    <string>90c0fe63</string>\n</dict>")
+            .write(to: typo, atomically: true, encoding: .utf8)
+        let warning =
+            "sesame: warning: \(typo.path): \"clientid\" is not a key a Tasks (B2C) settings file reads; Sesame ignores it: "
+            + "did you mean \"clientID\"?\n"
+
+        let accounts = try run(["accounts", "--settings", typo.path])
+        XCTAssertEqual(accounts.status, 0, accounts.stderr)
+        XCTAssertEqual(accounts.stderr.components(separatedBy: warning).count - 1, 1, accounts.stderr)
+        XCTAssertTrue(accounts.stdout.contains("B2C_Acccount"), accounts.stdout)
+
+        let window = try run(["--settings", typo.path], removing: ["DISPLAY", "WAYLAND_DISPLAY"])
+        XCTAssertEqual(window.stderr.components(separatedBy: warning).count - 1, 1, window.stderr)
+        XCTAssertTrue(window.stderr.contains("no display"), window.stderr)
+
+        let bundled = try run(["accounts"])
+        XCTAssertFalse(bundled.stderr.contains("warning"), bundled.stderr)
+    }
+
     func testABadEmulatorURLSaysWhatToWrite() throws {
         let result = try run(["--emulator", "not a url"])
         XCTAssertNotEqual(result.status, 0)

@@ -217,6 +217,243 @@ struct SettingsTests {
     }
 }
 
+@Suite("What a settings file says it uses")
+struct SettingsWarningTests {
+    let settingsTests = SettingsTests()
+
+    /// The bundled settings folder of this checkout.
+    static let bundled = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../Resources/settings").standardized
+
+    func tasksFile(adding extra: String = "", without removed: String? = nil) -> Data {
+        var body = String(decoding: settingsTests.b2cSeedFile, as: UTF8.self)
+        if let removed { body = body.replacingOccurrences(of: "<key>\(removed)</key>", with: "<key>removed-\(removed)</key>") }
+        return Data(body.replacingOccurrences(of: "</dict>", with: extra + "</dict>").utf8)
+    }
+
+    @Test("a key the shape does not read is a warning naming the file, the key and the shape, with the key it probably meant")
+    func misspeltKeys() throws {
+        let file = try SettingsFile.parse(
+            tasksFile(
+                adding: """
+                    <key>clientid</key><string>90c0fe63-bcf2-44d5-8fb7-b8bbc0b29dc6</string>
+                    <key>discoveryUrl</key><string>https://id.example.org/.well-known/openid-configuration</string>
+                    <key>passwordResetPolicyy</key><string>B2C_1_Reset</string>
+                    <key>colour</key><string>blue</string>
+                    """), file: "/etc/sesame/tasks.plist")
+        #expect(file.path == "/etc/sesame/tasks.plist")
+        #expect(file.warnings.map(\.key) == ["clientid", "colour", "discoveryUrl", "passwordResetPolicyy"])
+        #expect(file.warnings.map(\.suggestion) == ["clientID", nil, "discoveryURL", "passwordResetPolicy"])
+        #expect(file.warnings.allSatisfy { $0.file == "/etc/sesame/tasks.plist" && $0.shape == .tasks })
+        let clientid = try #require(file.warnings.first)
+        #expect(
+            clientid.sentence
+                == "\"clientid\" is not a key a Tasks (B2C) settings file reads; Sesame ignores it: did you mean \"clientID\"?")
+        #expect("\(clientid)" == "/etc/sesame/tasks.plist: " + clientid.sentence)
+        #expect(file.warnings[1].sentence == "\"colour\" is not a key a Tasks (B2C) settings file reads; Sesame ignores it.")
+        // Ignored, as the warning says: the misspelt discovery URL is not used.
+        #expect(file.settings.accountConfiguration.discoveryURL == nil)
+        // The warnings are no reason to refuse the file.
+        #expect(try SampleSettings.parse(tasksFile(adding: "<key>clientid</key><string>x</string>"), file: "t.plist").shape == .tasks)
+    }
+
+    @Test("a required key spelt wrong is an error that names the misspelling")
+    func misspeltRequiredKey() {
+        let data = tasksFile(adding: "<key>clientid</key><string>90c0fe63-bcf2-44d5-8fb7-b8bbc0b29dc6</string>", without: "clientID")
+        do {
+            _ = try SettingsFile.parse(data, file: "tasks.plist")
+            Issue.record("loaded a file without clientID")
+        } catch {
+            #expect(error.problem == .missingKey)
+            #expect(error.nearMiss == SettingsError.NearMiss(found: "clientid", meant: "clientID"))
+            #expect(error.description.contains("the file has \"clientid\": did you mean \"clientID\"?"), "\(error)")
+        }
+    }
+
+    @Test("a key is shown as text, never as the escape sequences a hostile file may put in it, and a long one is cut short")
+    func hostileKeys() throws {
+        // XML cannot carry an escape character; a binary property list can.
+        var values = try #require(
+            try PropertyListSerialization.propertyList(from: settingsTests.b2cSeedFile, options: [], format: nil) as? [String: Any])
+        let long = String(repeating: "k", count: 5000)
+        values["\u{1B}[2Jpwned"] = "x"
+        values[long] = "x"
+        let data = try PropertyListSerialization.data(fromPropertyList: values, format: .binary, options: 0)
+        let file = try SettingsFile.parse(data, file: "t.plist")
+        let sentences = file.warnings.map(\.sentence)
+        #expect(sentences.contains { $0.hasPrefix("\"\\u{1b}[2Jpwned\"") }, "\(sentences)")
+        #expect(!sentences.joined().contains("\u{1B}"))
+        #expect(sentences.contains { $0.hasPrefix("\"" + String(repeating: "k", count: 64) + "…\"") })
+        #expect(file.warnings.allSatisfy { $0.suggestion == nil })
+    }
+
+    @Test("the bundled settings files warn of nothing", arguments: ["directory.plist", "tasks.plist", "me.plist"])
+    func bundledFiles(name: String) throws {
+        let file = try SettingsFile.load(contentsOf: Self.bundled.appending(path: name))
+        #expect(file.warnings.isEmpty, "\(file.warnings)")
+    }
+
+    /// The keys every shape reads (under one spelling or another): a file of any shape may carry them.
+    static let keysOfEveryShape = """
+        <key>signInWith</key><string>browser</string>
+        <key>keychain</key><string>com.example.group</string>
+        <key>accountType</key><string>mine</string>
+        <key>accountIdentifier</key><string>mine</string>
+        <key>scopes</key><string>openid offline_access</string>
+        <key>discoveryURL</key><string>https://id.example.org/.well-known/openid-configuration</string>
+        """
+
+    /// One file of each shape with only its own required keys (and the Directory's `graphApiUrl`,
+    /// which tells it from an OpenID file once `discoveryURL` is there).
+    static let minimalFiles: [(SampleSettings.Shape, String)] = [
+        (
+            .directory,
+            """
+            <key>clientId</key><string>6731de76</string><key>redirectUri</key><string>urn:ietf:wg:oauth:2.0:oob</string>
+            <key>graphApiUrl</key><string>https://graph.microsoft.com/</string>
+            """
+        ),
+        (
+            .tasks,
+            """
+            <key>accountIdentifier</key><string>mine</string><key>clientID</key><string>90c0fe63</string>
+            <key>authURL</key><string>https://id.example.org/authorize</string><key>tokenURL</key><string>https://id.example.org/token</string>
+            <key>loginURL</key><string>https://id.example.org/login</string><key>bhh</key><string>urn:ietf:wg:oauth:2.0:oob</string>
+            <key>keychain</key><string>g</string><key>taskAPI</key><string>https://tasks.example.org</string>
+            """
+        ),
+        (
+            .me,
+            """
+            <key>clientId</key><string>66855f8a</string><key>authority</key><string>https://login.microsoftonline.com/common</string>
+            <key>graphURI</key><string>https://graph.microsoft.com/v1.0/me/</string>
+            """
+        ),
+        (.openID, "<key>clientID</key><string>sesame-desktop</string>"),
+    ]
+
+    @Test("the keys every shape reads warn in none", arguments: 0..<4)
+    func sharedKeys(index: Int) throws {
+        let (shape, own) = Self.minimalFiles[index]
+        // The Tasks file names its keychain already; a second <key>keychain</key> would replace it.
+        let shared = Self.keysOfEveryShape.replacingOccurrences(
+            of: shape == .tasks ? "<key>keychain</key><string>com.example.group</string>" : "\u{0}", with: "")
+        let file = try SettingsFile.parse(settingsTests.plist(own + shared), file: "\(shape).plist")
+        #expect(file.settings.shape == shape)
+        #expect(file.warnings.isEmpty, "\(file.warnings)")
+        #expect(file.settings.signInWith == .browser)
+    }
+
+    @Test("each shape takes discoveryURL: discovery comes from it, never from a path derived from the endpoints", arguments: 0..<4)
+    func discoveryURLInEveryShape(index: Int) throws {
+        let (shape, own) = Self.minimalFiles[index]
+        let discovery = URL(string: "https://id.example.org/.well-known/openid-configuration")!
+        let settings = try SampleSettings.parse(
+            settingsTests.plist(own + "<key>discoveryURL</key><string>\(discovery.absoluteString)</string>"), file: "\(shape).plist")
+        #expect(settings.shape == shape)
+        let configuration = settings.accountConfiguration
+        #expect(configuration.discoveryURL == discovery)
+        #expect(configuration.resolvedDiscoveryURL == discovery)
+        switch shape {
+        case .tasks:
+            // The file names both endpoints: they stay; only the issuer and keys come from discovery.
+            #expect(configuration.discoveredEndpoints.isEmpty)
+            #expect(configuration.authorizationURL.absoluteString == "https://id.example.org/authorize")
+        case .me:
+            #expect(configuration.discoveredEndpoints.isEmpty)
+            #expect(
+                configuration.authorizationURL.absoluteString == "https://login.microsoftonline.com/common/oauth2/v2.0/authorize")
+        case .directory, .openID:
+            // No authority in the file: the endpoints it leaves out come from discovery.
+            #expect(configuration.discoveredEndpoints == [.authorization, .token])
+            #expect(configuration.authorizationURL == discovery)
+        }
+    }
+
+    @Test("the endpoints a Tasks or Me file leaves out come from discovery when it has discoveryURL")
+    func endpointsLeftToDiscovery() throws {
+        let discovery = "<key>discoveryURL</key><string>https://id.example.org/.well-known/openid-configuration</string>"
+        let tasks = try SampleSettings.parse(
+            settingsTests.plist(
+                Self.minimalFiles[1].1.replacingOccurrences(
+                    of: "<key>tokenURL</key><string>https://id.example.org/token</string>", with: "")
+                    + discovery), file: "tasks.plist")
+        #expect(tasks.accountConfiguration.discoveredEndpoints == [.token])
+        let me = try SampleSettings.parse(
+            settingsTests.plist(
+                Self.minimalFiles[2].1.replacingOccurrences(
+                    of: "<key>authority</key><string>https://login.microsoftonline.com/common</string>", with: "") + discovery),
+            file: "me.plist")
+        #expect(me.accountConfiguration.discoveredEndpoints == [.authorization, .token])
+        // Without discoveryURL the Tasks file's endpoints are required, as the seed's are.
+        #expect(throws: SettingsError.self) {
+            try SampleSettings.parse(
+                settingsTests.plist(
+                    Self.minimalFiles[1].1.replacingOccurrences(
+                        of: "<key>tokenURL</key><string>https://id.example.org/token</string>", with: "")),
+                file: "tasks.plist")
+        }
+    }
+
+    @Test(
+        "discoveryURL is validated as the OpenID shape's: https, or http on this computer",
+        arguments: [
+            ("http://id.example.org/.well-known/openid-configuration", "http is accepted only for this computer"),
+            ("urn:example:discovery", "https URL"),
+            ("file://host/etc/passwd", "not a file: URL"),
+        ])
+    func discoveryURLValidation(value: String, expected: String) {
+        let own = Self.minimalFiles[1].1
+        do {
+            _ = try SampleSettings.parse(settingsTests.plist(own + "<key>discoveryURL</key><string>\(value)</string>"), file: "t.plist")
+            Issue.record("accepted discoveryURL \(value)")
+        } catch {
+            #expect(error.key == "discoveryURL")
+            #expect(error.description.contains(expected), "\(error)")
+        }
+        let local = "<key>discoveryURL</key><string>http://127.0.0.1:9000/.well-known/openid-configuration</string>"
+        #expect((try? SampleSettings.parse(settingsTests.plist(own + local), file: "t.plist")) != nil)
+    }
+
+    @Test("a Tasks file with discoveryURL signs in with that discovery's issuer and keys, never fetching a path derived from authURL")
+    func tasksFileSignsInWithItsDiscoveryURL() async throws {
+        let provider = FakeIdentityProvider()
+        let discovery = URL(string: "https://login.microsoftonline.com/elsewhere/.well-known/openid-configuration")!
+        let transport = FakeTransport { request in
+            if request.url == discovery {
+                return try await provider.handle(
+                    HTTPRequest(method: "GET", url: provider.base.appending(path: "common/v2.0/.well-known/openid-configuration")))
+            }
+            // The path the store would derive from authURL answers nothing: the provider is elsewhere.
+            if request.url.path.hasSuffix("/.well-known/openid-configuration") { return HTTPResponse(status: 404) }
+            return try await provider.handle(request)
+        }
+        let body = """
+            <key>accountIdentifier</key><string>tasks</string>
+            <key>clientID</key><string>\(provider.clientID)</string>
+            <key>authURL</key><string>https://login.microsoftonline.com/common/oauth2/v2.0/authorize</string>
+            <key>loginURL</key><string>https://login.microsoftonline.com/common/login</string>
+            <key>bhh</key><string>\(provider.redirectURI.absoluteString)</string>
+            <key>tokenURL</key><string>https://login.microsoftonline.com/common/oauth2/v2.0/token</string>
+            <key>keychain</key><string>com.example.tasks</string>
+            <key>contentType</key><string>application/x-www-form-urlencoded</string>
+            <key>taskAPI</key><string>https://tasks.example.org</string>
+            <key>discoveryURL</key><string>\(discovery.absoluteString)</string>
+            """
+        let file = try SettingsFile.parse(settingsTests.plist(body), file: "tasks.plist")
+        #expect(file.warnings.isEmpty, "\(file.warnings)")
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clock = provider.clock
+        let store = AccountStore(storage: FileTokenStorage(directory: directory), transport: transport, now: { clock.now })
+        await store.setConfiguration(file.settings.accountConfiguration, forAccountType: "tasks")
+        let account = try await store.signIn(accountType: "tasks", using: FakeUserAgent(provider: provider))
+        #expect(account.username == "alex@contoso.onmicrosoft.com")
+        let fetched = transport.requests.map(\.url)
+        #expect(fetched.contains(discovery))
+        #expect(!fetched.contains { $0 != discovery && $0.path.hasSuffix("/.well-known/openid-configuration") }, "\(fetched)")
+    }
+}
+
 @Suite("Settings pointed at an emulator")
 struct EmulatorSettingsTests {
     @Test("every service URL moves to the emulator's origin with its path and query; the redirect URI stays")

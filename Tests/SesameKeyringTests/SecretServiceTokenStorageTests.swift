@@ -32,6 +32,23 @@ struct SecretServiceTokenStorageTests {
         #expect(try SecretServiceTokenStorage.chosen(environment: environment).storage is SecretServiceTokenStorage)
     }
 
+    @Test("sesame doctor's storage lines: the keyring answers, sign-ins go to its default collection, and nothing is recorded")
+    func diagnosis() throws {
+        let data = FileManager.default.temporaryDirectory.appending(path: "sesame-doctor-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let findings = SecretServiceTokenStorage.diagnosis(environment: ["XDG_DATA_HOME": data.path, "HOME": data.path])
+        #expect(findings.map(\.subject) == [.keyring, .tokenStorage])
+        guard case .ok(.keyring(answers: true)) = findings.first?.outcome,
+            case .ok(.storage(.secretService(let collection?))) = findings.last?.outcome
+        else {
+            Issue.record("\(findings)")
+            return
+        }
+        #expect(!collection.isEmpty)
+        // A diagnosis only looks: the first real run still makes the choice.
+        #expect(!FileManager.default.fileExists(atPath: data.appending(path: "sesame/storage").path))
+    }
+
     @Test("bytes written to a group are read back, and groups are separate")
     func roundTrip() throws {
         let storage = SecretServiceTokenStorage()

@@ -52,6 +52,11 @@ public struct EmulatorConfiguration: Sendable {
     public var deviceCodeInterval: Int = 5
     /// The time source; tests move it forward.
     public var clock: EmulatorClock = EmulatorClock()
+    /// `--clock-offset`: seconds the service's clock runs ahead of this computer's (negative:
+    /// behind), as a real service's or this computer's may be off: each emulator made with this
+    /// configuration moves ``clock`` that far when it starts, and every answer's `Date` header
+    /// then tells the clock's time (`sesame doctor` compares its own clock with it).
+    public var clockOffset: TimeInterval = 0
     /// What a refresh token redeemed twice does: nothing (Entra keeps the old one valid), or
     /// revoke its whole family (`--refresh-token-reuse revoke-family`, as strict servers do).
     public var refreshTokenReuse: RefreshTokenReuse = .allowed

@@ -53,6 +53,8 @@ public final class IdentityEmulator: Sendable {
                 "--federation-hostname must differ from the emulator's own host name (\(emulatorHost)): the identity provider is "
                     + "told apart by its host name.")
         }
+        // The service's clock is off from the start: its Date headers and its tokens' times.
+        if configuration.clockOffset != 0 { configuration.clock.advance(by: configuration.clockOffset) }
         var logger = Logger(label: "identity-emulator")
         logger.logLevel = .warning
         let fabrikam = Directory(tenant: .fabrikamB2C, users: DirectoryGenerator.fabrikamFixedUsers)
@@ -188,14 +190,19 @@ public final class IdentityEmulator: Sendable {
         let scheme = configuration.tls ? "https" : "http"
         let server: HTTPServerBuilder
         var caPath: String?
+        // Only a clock that is off on purpose speaks in the Date header; otherwise Hummingbird's.
+        let clock = clock
+        let http1: HTTPServerBuilder =
+            configuration.clockOffset == 0
+            ? .http1() : .http1(configuration: .init(additionalChannelHandlers: [ClockDateHeaderHandler(clock: clock)]))
         if configuration.tls {
             let authority = try LocalCertificateAuthority.loadOrCreate(
                 in: configuration.tlsDirectory, hostname: configuration.hostname,
                 federationHostname: configuration.federationHost(forEmulatorHost: Self.displayHost(configuration)), now: clock.now)
             caPath = authority.caCertificatePath
-            server = try .tls(.http1(), tlsConfiguration: authority.serverConfiguration())
+            server = try .tls(http1, tlsConfiguration: authority.serverConfiguration())
         } else {
-            server = .http1()
+            server = http1
         }
         let displayHost = Self.displayHost(configuration)
         let app = Application(

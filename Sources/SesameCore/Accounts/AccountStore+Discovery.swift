@@ -17,17 +17,11 @@ extension AccountStore {
 
     /// `configuration` ready for the wire: the endpoints its settings left to discovery taken
     /// from the provider's document (OIDC Discovery §3), and how the client authenticates chosen
-    /// from `token_endpoint_auth_methods_supported` when it has a secret.
-    ///
-    /// Discovered endpoints must be `https`, or `http` on a loopback address (a provider on this
-    /// machine): a discovery document cannot send the code or the secret anywhere else.
+    /// from `token_endpoint_auth_methods_supported` when it has a secret (see
+    /// ``AccountConfiguration/ready(with:)``).
     func forTheWire(_ configuration: AccountConfiguration) async throws(AccountStoreError) -> AccountConfiguration {
-        var ready = configuration
-        let needsDocument =
-            !configuration.discoveredEndpoints.isEmpty
-            || (configuration.clientSecret != nil && configuration.clientAuthentication == nil && !configuration.isMicrosoftAuthority)
         var provider: OpenIDConfiguration?
-        if needsDocument {
+        if configuration.needsProviderDocument {
             do {
                 provider = try await verifier.metadata.metadata(discoveryURL: configuration.resolvedDiscoveryURL, now: now()).0
             } catch let error as AccountStoreError {
@@ -37,18 +31,53 @@ extension AccountStore {
                     .providerMetadataUnavailable, "The identity provider's OpenID configuration could not be fetched", cause: error)
             }
         }
-        if configuration.discoveredEndpoints.contains(.authorization) {
-            ready.authorizationURL = try Self.endpoint(provider?.authorizationEndpoint, named: "authorization_endpoint", key: "authURL")
-        }
-        if configuration.discoveredEndpoints.contains(.token) {
-            ready.tokenURL = try Self.endpoint(provider?.tokenEndpoint, named: "token_endpoint", key: "tokenURL")
-        }
-        if ready.clientAuthentication == nil {
-            ready.clientAuthentication = ClientAuthentication.choose(
-                hasSecret: configuration.clientSecret != nil, supported: provider?.tokenEndpointAuthMethods,
-                microsoftAuthority: configuration.isMicrosoftAuthority)
-        }
+        return try configuration.ready(with: provider)
+    }
+}
+
+extension AccountConfiguration {
+    /// Whether the store needs the provider's discovery document before it sends anything: for
+    /// an endpoint left to discovery, or to choose how a client with a secret authenticates at a
+    /// provider that is not Microsoft's.
+    var needsProviderDocument: Bool {
+        !discoveredEndpoints.isEmpty || !decidesClientAuthenticationAlone
+    }
+
+    /// This configuration with what `provider` (the discovery document, when fetched) supplies:
+    /// the endpoints left to discovery and, unless set, the client authentication. The one place
+    /// that decides them, for the store and for `sesame doctor` alike.
+    ///
+    /// Discovered endpoints must be `https`, or `http` on a loopback address (a provider on this
+    /// machine): a discovery document cannot send the code or the secret anywhere else.
+    /// - Throws: ``AccountStoreError/Code/providerMetadataUnavailable`` naming the field.
+    func ready(with provider: OpenIDConfiguration?) throws(AccountStoreError) -> AccountConfiguration {
+        var ready = self
+        if discoveredEndpoints.contains(.authorization) { ready.authorizationURL = try endpoint(.authorization, from: provider) }
+        if discoveredEndpoints.contains(.token) { ready.tokenURL = try endpoint(.token, from: provider) }
+        if ready.clientAuthentication == nil { ready.clientAuthentication = clientAuthentication(with: provider) }
         return ready
+    }
+
+    /// The authorization or token endpoint the discovery document names, if Sesame may use it.
+    /// - Throws: ``AccountStoreError/Code/providerMetadataUnavailable`` when it names none, or
+    ///   one that is not `https` (or `http` on this computer).
+    func endpoint(_ which: DiscoveredEndpoints, from provider: OpenIDConfiguration?) throws(AccountStoreError) -> URL {
+        which == .authorization
+            ? try Self.endpoint(provider?.authorizationEndpoint, named: "authorization_endpoint", key: "authURL")
+            : try Self.endpoint(provider?.tokenEndpoint, named: "token_endpoint", key: "tokenURL")
+    }
+
+    /// How the client authenticates: as configured, else as ``ClientAuthentication/choose(hasSecret:supported:microsoftAuthority:)``
+    /// decides from the document's `token_endpoint_auth_methods_supported`.
+    func clientAuthentication(with provider: OpenIDConfiguration?) -> ClientAuthentication {
+        clientAuthentication
+            ?? ClientAuthentication.choose(
+                hasSecret: clientSecret != nil, supported: provider?.tokenEndpointAuthMethods, microsoftAuthority: isMicrosoftAuthority)
+    }
+
+    /// Whether the client authentication can be decided without the discovery document.
+    var decidesClientAuthenticationAlone: Bool {
+        clientAuthentication != nil || clientSecret == nil || isMicrosoftAuthority
     }
 
     private static func endpoint(_ url: URL?, named field: String, key: String) throws(AccountStoreError) -> URL {

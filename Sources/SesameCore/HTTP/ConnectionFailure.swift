@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOExtras
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
@@ -35,6 +36,13 @@ enum ConnectionFailure {
             case .cancelled: return (.unreachable, "the request was cancelled")
             default: return (.unreachable, "\(error)")
             }
+        // `sesame doctor`'s own tunnel (swift-nio-extras' CONNECT handler), in the same words as
+        // AsyncHTTPClient's.
+        case let error as NIOHTTP1ProxyConnectHandler.Error:
+            let proxy = proxy ?? "(unknown)"
+            if error == .proxyAuthenticationRequired() { return (.proxyAuthenticationRequired, "the proxy asks for a sign-in (HTTP 407)") }
+            if error == .httpProxyHandshakeTimeout() { return (.proxyUnreachable, "the proxy at \(proxy) did not answer in time") }
+            return (.proxyRefused, "the proxy refused to open a connection to the server")
         case is HTTPParserError:
             return (.brokenAnswer, "the answer was cut off or malformed (the connection broke mid-answer)")
         case let error as NIOSSLError:

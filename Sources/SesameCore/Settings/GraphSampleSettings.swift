@@ -22,6 +22,12 @@ public struct GraphSampleSettings: Sendable, Hashable {
     public var scopes: [String]
     /// `keychain`: the token storage group.
     public var storageGroup: String
+    /// `discoveryURL`: the provider's OpenID configuration, when it is not at the path derived
+    /// from the authority (`{authority}/v2.0/.well-known/openid-configuration`): discovery then
+    /// names the issuer and the keys, and the endpoints when the file names no `authority`.
+    public var discoveryURL: URL?
+    /// The endpoints left to discovery: both when the file has `discoveryURL` and no `authority`.
+    public var discoveredEndpoints: AccountConfiguration.DiscoveredEndpoints = []
 
     /// Reads the v2.0 sample's keys; see ``SampleSettings/load(contentsOf:)``.
     init(_ reader: SettingsReader) throws(SettingsError) {
@@ -31,7 +37,10 @@ public struct GraphSampleSettings: Sendable, Hashable {
         redirectURI = try reader.requiredURL("redirectUri", "redirectURI")
         graphURL = try reader.optionalURL("graphApiUrl", "graphApiUrlString", "graphURL") ?? URL(string: "https://graph.microsoft.com/")!
         apiVersion = try reader.optionalString("apiversion", "apiVersion").flatMap { $0.isEmpty ? nil : $0 } ?? "v1.0"
-        authority = try reader.optionalURL("authority") ?? URL(string: "https://login.microsoftonline.com/common")!
+        discoveryURL = try reader.discoveryURL()
+        let authority = try reader.optionalURL("authority")
+        self.authority = authority ?? URL(string: "https://login.microsoftonline.com/common")!
+        if authority == nil, discoveryURL != nil { discoveredEndpoints = [.authorization, .token] }
         scopes = try reader.optionalStringList("scopes", "scope") ?? ["openid", "offline_access", "User.Read"]
         storageGroup =
             try reader.optionalString("keychain").flatMap { $0.isEmpty ? nil : $0 }
@@ -51,14 +60,32 @@ public struct GraphSampleSettings: Sendable, Hashable {
         if scopes.contains("openid"), !scopes.contains("profile") {
             scopes.insert("profile", at: scopes.firstIndex(of: "openid")! + 1)
         }
-        return AccountConfiguration(
+        return AccountConfiguration.fromAuthority(
+            authority, discoveryURL: discoveryURL, discoveredEndpoints: discoveredEndpoints, clientID: clientID, scopes: scopes,
+            redirectURL: redirectURI, storageGroup: storageGroup)
+    }
+}
+
+extension AccountConfiguration {
+    /// The v2.0 and MSAL samples' configuration: the endpoints under `authority`, as the seeds
+    /// hard-code them, or the discovery URL standing in for those left to discovery.
+    static func fromAuthority(
+        _ authority: URL, discoveryURL: URL?, discoveredEndpoints: DiscoveredEndpoints, clientID: String, scopes: [String],
+        redirectURL: URL, storageGroup: String
+    ) -> AccountConfiguration {
+        let discovered = discoveryURL == nil ? [] : discoveredEndpoints
+        var configuration = AccountConfiguration(
             clientID: clientID,
             scopes: scopes,
-            authorizationURL: authority.appending(path: "oauth2/v2.0/authorize"),
-            tokenURL: authority.appending(path: "oauth2/v2.0/token"),
-            redirectURL: redirectURI,
-            loginURL: authority.appending(path: "login"),
-            storageGroup: storageGroup
+            authorizationURL: discovered.contains(.authorization) ? discoveryURL! : authority.appending(path: "oauth2/v2.0/authorize"),
+            tokenURL: discovered.contains(.token) ? discoveryURL! : authority.appending(path: "oauth2/v2.0/token"),
+            redirectURL: redirectURL,
+            // The credential form's address is known only under a named authority.
+            loginURL: discovered.isEmpty ? authority.appending(path: "login") : nil,
+            storageGroup: storageGroup,
+            discoveryURL: discoveryURL
         )
+        configuration.discoveredEndpoints = discovered
+        return configuration
     }
 }

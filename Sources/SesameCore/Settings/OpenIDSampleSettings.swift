@@ -35,7 +35,10 @@ public struct OpenIDSampleSettings: Sendable, Hashable {
         accountType = try reader.optionalString("accountIdentifier", "accountType").flatMap { $0.isEmpty ? nil : $0 } ?? "openid"
         clientID = try reader.requiredString("clientID", "clientId")
         clientSecret = try reader.optionalString("clientSecret").flatMap { $0.isEmpty ? nil : Secret($0) }
-        discoveryURL = try reader.requiredURL("discoveryURL")
+        guard let discoveryURL = try reader.discoveryURL() else {
+            throw SettingsError(file: reader.file, key: "discoveryURL", problem: .missingKey)
+        }
+        self.discoveryURL = discoveryURL
         authorizationURL = try reader.optionalURL("authURL")
         tokenURL = try reader.optionalURL("tokenURL")
         redirectURI = try reader.optionalURL("redirectUri", "redirectURI", "bhh") ?? URL(string: "http://localhost/sesame-redirect")!

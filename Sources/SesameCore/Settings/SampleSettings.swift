@@ -11,21 +11,29 @@ public enum SampleSettings: Sendable, Hashable {
     /// Any OpenID Connect provider, found through `discoveryURL`.
     case openID(OpenIDSampleSettings)
 
-    /// Reads a settings file and tells which shape it has: `discoveryURL` (without `taskAPI` or
-    /// `graphURI`) is any OpenID provider's, `authority` + `graphURI` is MSAL's,
-    /// `accountIdentifier`/`authURL`/`taskAPI` is B2C's, `clientId` + `redirectUri` is v2.0's.
+    /// Reads a settings file and tells which shape it has: `discoveryURL` without any other
+    /// shape's own keys (`taskAPI`, `graphURI`, `graphApiUrl`, `apiversion`, `authority`) is any
+    /// OpenID provider's, `authority` + `graphURI` is MSAL's, `accountIdentifier`/`authURL`/`taskAPI`
+    /// is B2C's, `clientId` + `redirectUri` is v2.0's. Keys the shape does not read are dropped
+    /// here; ``SettingsFile/load(contentsOf:)`` returns them as warnings.
     /// - Throws: ``SettingsError`` naming the file and the key to fix.
     public static func load(contentsOf url: URL) throws(SettingsError) -> SampleSettings {
-        try parse(SettingsReader(contentsOf: url))
+        try SettingsFile.load(contentsOf: url).settings
     }
 
     /// Parses settings from property-list bytes; `file` names them in errors.
     public static func parse(_ data: Data, file: String) throws(SettingsError) -> SampleSettings {
-        try parse(SettingsReader(data: data, file: file))
+        try SettingsFile.parse(data, file: file).settings
     }
 
-    private static func parse(_ reader: SettingsReader) throws(SettingsError) -> SampleSettings {
-        if reader.has("discoveryURL"), !reader.has("taskAPI", "graphURI") {
+    /// The keys that name one of the Microsoft shapes: with any of them, `discoveryURL` is that
+    /// shape's provider, not a sign of the OpenID shape.
+    private static let microsoftShapeKeys = [
+        "taskAPI", "graphURI", "graphApiUrl", "graphApiUrlString", "graphURL", "apiversion", "apiVersion", "authority",
+    ]
+
+    static func parse(_ reader: SettingsReader) throws(SettingsError) -> SampleSettings {
+        if reader.has("discoveryURL"), !microsoftShapeKeys.contains(where: { reader.has($0) }) {
             return .openID(try OpenIDSampleSettings(reader))
         }
         if reader.has("authURL", "taskAPI", "bhh") {
@@ -38,6 +46,43 @@ public enum SampleSettings: Sendable, Hashable {
             return .graph(try GraphSampleSettings(reader))
         }
         throw SettingsError(file: reader.file, key: nil, problem: .unknownShape)
+    }
+
+    /// Which of the shapes a settings file has, as a user knows the samples.
+    public enum Shape: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// The v2.0 NXOAuth2 sample's: sign in, search the directory.
+        case directory
+        /// The Azure AD B2C sample's: sign in through a user flow, the task list.
+        case tasks
+        /// The MSAL sample's: sign in, Graph's `/me`.
+        case me
+        /// Any OpenID Connect provider's.
+        case openID
+
+        /// The shape's name: `Tasks (B2C)`.
+        public var description: String {
+            switch self {
+            case .directory: "Directory (v2.0)"
+            case .tasks: "Tasks (B2C)"
+            case .me: "Me (MSAL)"
+            case .openID: "OpenID Connect"
+            }
+        }
+
+        /// The shape as a sentence names a file of it: `a Tasks (B2C) settings file`.
+        public var settingsFileName: String {
+            (self == .openID ? "an " : "a ") + description + " settings file"
+        }
+    }
+
+    /// The shape these settings were read from.
+    public var shape: Shape {
+        switch self {
+        case .graph: .directory
+        case .b2c: .tasks
+        case .msal: .me
+        case .openID: .openID
+        }
     }
 
     /// The account type the sample registers with the store.

@@ -21,11 +21,30 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
     public let key: String?
     /// What is wrong with it.
     public let problem: Problem
+    /// For a missing key, the key the file has that looks like a misspelling of it (`clientid`
+    /// for `clientID`), if any.
+    public let nearMiss: NearMiss?
 
-    public init(file: String, key: String?, problem: Problem) {
+    /// A key of the file that is probably a misspelling of the missing one.
+    public struct NearMiss: Sendable, Equatable {
+        /// The key as the file spells it (`clientid`).
+        public let found: String
+        /// The key the shape reads (`clientID`).
+        public let meant: String
+
+        /// A near miss; see each property.
+        public init(found: String, meant: String) {
+            self.found = found
+            self.meant = meant
+        }
+    }
+
+    /// An error; see each property.
+    public init(file: String, key: String?, problem: Problem, nearMiss: NearMiss? = nil) {
         self.file = file
         self.key = key
         self.problem = problem
+        self.nearMiss = nearMiss
     }
 
     public var description: String {
@@ -33,7 +52,12 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
         switch problem {
         case .unreadable(let reason): return "\(subject) cannot be read: \(reason)"
         case .notAPropertyList: return "\(subject) is not a property list with a dictionary at the top level"
-        case .missingKey: return "\(subject) is missing or empty; add it to the settings file"
+        case .missingKey:
+            if let nearMiss {
+                return "\(subject) is missing or empty; the file has \"\(SettingsWarning.printable(nearMiss.found))\": "
+                    + "did you mean \"\(nearMiss.meant)\"?"
+            }
+            return "\(subject) is missing or empty; add it to the settings file"
         case .malformedValue(let expected): return "\(subject) is malformed: expected \(expected)"
         case .unknownShape:
             return "\(subject) matches none of the known settings shapes (v2.0: clientId + redirectUri; "

@@ -1,15 +1,20 @@
 import Foundation
 
 /// Reads typed values out of a property-list dictionary, turning every problem into a
-/// ``SettingsError`` that names the file and the key.
-struct SettingsReader {
+/// ``SettingsError`` that names the file and the key, and noting every key a shape asks for
+/// (each spelling, present or not), so that the keys nobody asked for become
+/// ``SettingsWarning``s and a missing key can name the file's near miss.
+final class SettingsReader {
     let file: String
     let values: [String: Any]
+    /// The keys asked for so far, in the order first asked: the shape's vocabulary.
+    private(set) var consulted: [String] = []
+    private var consultedSet: Set<String> = []
 
     /// The largest settings file read: the seeds' are under 2 KiB.
     static let maximumSize = 1024 * 1024
 
-    init(contentsOf url: URL) throws(SettingsError) {
+    convenience init(contentsOf url: URL) throws(SettingsError) {
         let data: Data
         do {
             // A plain file, read up to the limit: never a device (/dev/zero) or a pipe that never ends.
@@ -47,8 +52,12 @@ struct SettingsReader {
         keys.contains { values[$0] != nil }
     }
 
-    /// The first present spelling's raw value and the key it was found under.
+    /// The first present spelling's raw value and the key it was found under. Every spelling
+    /// counts as read: a file that uses one of them uses the key.
     private func raw(_ keys: [String]) -> (key: String, value: Any)? {
+        for key in keys where consultedSet.insert(key).inserted {
+            consulted.append(key)
+        }
         for key in keys {
             if let value = values[key] { return (key, value) }
         }
@@ -84,6 +93,25 @@ struct SettingsReader {
         return try url(text, key: raw(keys)?.key ?? name(keys))
     }
 
+    /// `discoveryURL`, in every shape: the provider's OpenID configuration, `https` (or `http` on
+    /// this computer) with a host — never a URN, which only a redirect URI may be.
+    func discoveryURL() throws(SettingsError) -> URL? {
+        guard let url = try optionalURL("discoveryURL") else { return nil }
+        guard url.scheme?.lowercased() != "urn" else {
+            throw SettingsError(
+                file: file, key: "discoveryURL",
+                problem: .malformedValue(
+                    expected: "the provider's https URL such as https://id.example.org/.well-known/openid-configuration")
+            )
+        }
+        return url
+    }
+
+    /// The keys of the file no shape's reader asked for, sorted: what ``SettingsWarning``s name.
+    var unreadKeys: [String] {
+        values.keys.filter { !consultedSet.contains($0) }.sorted()
+    }
+
     /// A list of strings, written either as an array or as one space-separated string.
     func optionalStringList(_ keys: String...) throws(SettingsError) -> [String]? {
         guard let (key, value) = raw(keys) else { return nil }
@@ -105,7 +133,12 @@ struct SettingsReader {
 
     private func requiredString(_ keys: [String]) throws(SettingsError) -> (key: String, value: String) {
         guard let text = try optionalString(keys), !text.isEmpty else {
-            throw SettingsError(file: file, key: raw(keys)?.key ?? name(keys), problem: .missingKey)
+            if let present = raw(keys) { throw SettingsError(file: file, key: present.key, problem: .missingKey) }
+            // A misspelling (`clientid`) is the likeliest reason a required key is absent: say so.
+            let nearMiss = values.keys.sorted().lazy.compactMap { found in
+                SettingsWarning.suggestion(for: found, among: keys).map { SettingsError.NearMiss(found: found, meant: $0) }
+            }.first
+            throw SettingsError(file: file, key: name(keys), problem: .missingKey, nearMiss: nearMiss)
         }
         return (raw(keys)?.key ?? name(keys), text)
     }

@@ -239,10 +239,13 @@ class Sesame:
     """One run of the app under WebKitWebDriver."""
 
     def __init__(self, binary, emulator, trace_path, sample, extra_arguments=()):
+        """`emulator`: the identity emulator the settings are pointed at; None for settings that
+        name another provider's URLs throughout."""
         options = webdriver.WebKitGTKOptions()
         options.binary_location = binary
         options.set_capability("browserName", "sesame")
-        for argument in ("--automation-mode", f"--emulator={emulator}", f"--trace-events={trace_path}",
+        pointed = [f"--emulator={emulator}"] if emulator is not None else []
+        for argument in ("--automation-mode", *pointed, f"--trace-events={trace_path}",
                          f"--sample={sample}", *extra_arguments):
             options.add_argument(argument)
         service = webdriver.WebKitGTKService(executable_path="/usr/bin/WebKitWebDriver")

@@ -1,0 +1,43 @@
+import ArgumentParser
+import Foundation
+import SesameCore
+import SesameGtk
+import SesameKeyring
+
+extension SesameCommand {
+    /// `sesame doctor`: what an administrator runs when sign-in fails at work.
+    struct Doctor: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check what sign-in needs: proxies, discovery, certificates, endpoints, the clock, the keyring.",
+            discussion: """
+                For each account type: the proxy each endpoint takes (credentials masked), whether discovery and the signing \
+                keys can be fetched and how long that takes, who issued each server's certificate, the endpoints and client \
+                authentication a sign-in would use, and this computer's clock against the service's; then whether the \
+                keyring answers and where sign-ins are kept. Each line is OK or says what to fix; the exit status is 1 when \
+                something needs fixing. Nothing secret is printed, and no sign-in or token request is made.
+                """)
+        @OptionGroup var options: CommonOptions
+
+        func run() throws {
+            let options = options
+            let healthy = try runBlocking {
+                options.bootstrapLogging()
+                let files = try options.loadEachSettingsFile()
+                // The app's own resolver and transport: the routes printed are the routes taken.
+                let resolver = DesktopProxyResolver()
+                let check = HealthCheck(transport: SesameCommand.desktopTransport(resolver: resolver), proxyResolver: resolver)
+                var report = DoctorReport()
+                for file in files {
+                    switch file {
+                    case .success(let file): report.add(await check.diagnose(file))
+                    case .failure(let error): report.add(error)
+                    }
+                }
+                report.addStorage(SecretServiceTokenStorage.diagnosis())
+                print(report.text, terminator: "")
+                return report.isHealthy
+            }
+            if !healthy { throw ExitCode(1) }
+        }
+    }
+}
