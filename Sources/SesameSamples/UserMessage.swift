@@ -187,6 +187,14 @@ public enum UserMessage {
         return String(format: L("The settings file %@ cannot be used."), error.file)
     }
 
+    /// A key a settings file has that its shape does not read (Sesame ignores it), and the key
+    /// it probably meant.
+    public static func text(for warning: SettingsWarning) -> String {
+        let ignored = String(format: L("The settings file %1$@ has a key Sesame does not use: “%2$@”."), warning.file, warning.printableKey)
+        guard let suggestion = warning.suggestion else { return ignored }
+        return ignored + " " + String(format: L("Did you mean “%@”?"), suggestion)
+    }
+
     /// Whether a code is only a code (`AADSTS50076`, `Request_UnsupportedQuery`), fit to show.
     private static func isSafeCode(_ code: String) -> Bool {
         !code.isEmpty && code.count <= 64 && code.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == ".") }

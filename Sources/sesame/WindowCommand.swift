@@ -34,7 +34,8 @@ extension SesameCommand {
         }
 
         func run() throws {
-            let profiles = try options.profiles()
+            let files = try options.loadSettings()
+            let profiles = files.map(\.settings)
             let traceFile = traceEvents.map { URL(fileURLWithPath: $0) }
             let initial = sample.flatMap(Sample.Kind.init(rawValue:))
             let automation = automationMode || self.automation
@@ -70,7 +71,8 @@ extension SesameCommand {
                     path: "web-data")
                 let options = MainWindow.Options(
                     webDataDirectory: webData, automation: automation, initialSample: initial,
-                    filesStorage: (storage as? FileTokenStorage)?.directory, reportStalls: traceFile != nil)
+                    filesStorage: (storage as? FileTokenStorage)?.directory, reportStalls: traceFile != nil,
+                    settingsWarnings: files.flatMap(\.warnings))
                 return SesameApplication.run(
                     makeModel: {
                         let transport = TracingTransport(base: SesameCommand.desktopTransport(), trace: trace)

@@ -189,7 +189,7 @@ final class DoctorAtWorkTests: XCTestCase {
         XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
         XCTAssertTrue(
             result.stdout.contains(
-                "  FIX  discovery: There is no server named \(CompanyNetwork.hostname):443. Check the address and the network connection."),
+                "  FIX  discovery: There is no server named \(CompanyNetwork.hostname). Check the address and the network connection."),
             result.stdout)
         XCTAssertTrue(result.stdout.contains("  OK   proxy for \(CompanyNetwork.hostname):443: direct"), result.stdout)
     }

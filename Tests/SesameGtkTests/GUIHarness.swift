@@ -64,7 +64,7 @@ final class GUIHarness {
         settingsFile: String, sample: Sample.Kind, screenshotPrefix: String? = nil,
         configure: @escaping @Sendable (inout EmulatorConfiguration) -> Void = { _ in },
         adjust: (SampleSettings) -> SampleSettings = { $0 }, transportTimeout: Duration = .seconds(60),
-        service: URL? = nil, network: NetworkStatus? = nil
+        service: URL? = nil, network: NetworkStatus? = nil, settingsWarnings: [SettingsWarning] = []
     ) throws {
         self.screenshotPrefix = screenshotPrefix
         emulator = try service == nil ? RunningEmulator.startBlocking(configure: configure) : nil
@@ -83,7 +83,8 @@ final class GUIHarness {
         XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { model != nil })
         window = MainWindow(
             application: nil, model: try XCTUnwrap(model),
-            options: .init(webDataDirectory: nil, initialSample: sample, followsDesktopNetwork: network == nil))
+            options: .init(
+                webDataDirectory: nil, initialSample: sample, followsDesktopNetwork: network == nil, settingsWarnings: settingsWarnings))
     }
 
     /// Closes the window, as the user does.

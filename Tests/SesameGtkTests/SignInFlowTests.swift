@@ -62,6 +62,26 @@ final class SignInFlowTests: GUITestCase {
         }
     }
 
+    /// A settings file with a misspelt key still works, and the window says which key it ignores
+    /// and what was probably meant, until the user closes the notice.
+    func testAMisspeltSettingsKeyIsShownInTheWindowUntilClosed() throws {
+        try MainActor.assumeIsolated {
+            var plist = try String(contentsOf: Repository.settings("tasks.plist"), encoding: .utf8)
+            plist = plist.replacingOccurrences(of: "<key>keychain</key>", with: "<key>clientid</key><string>x</string><key>keychain</key>")
+            let file = try SettingsFile.parse(Data(plist.utf8), file: "tasks.plist")
+            XCTAssertEqual(file.warnings.map(\.key), ["clientid"])
+            let gui = try GUIHarness(
+                settingsFile: "directory.plist", sample: .directory, screenshotPrefix: "settings-", settingsWarnings: file.warnings)
+            defer { gui.close() }
+            let notice = try XCTUnwrap(gui.window.window.find(Label.self, named: L("Settings warnings")))
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { notice.isMapped }, "the notice is not on screen")
+            XCTAssertEqual(notice.text, "The settings file tasks.plist has a key Sesame does not use: “clientid”. Did you mean “clientID”?")
+            gui.screenshot("warning")
+            gui.click(button: "Close the settings warnings")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { !notice.isMapped }, "Close did not close the notice")
+        }
+    }
+
     func testMeganSignsInThroughTheRealViewWithHerSMSCodeAndTheDirectoryFills() throws {
         try MainActor.assumeIsolated {
             let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, screenshotPrefix: "")

@@ -25,6 +25,10 @@ public struct SettingsWarning: Sendable, Hashable, CustomStringConvertible {
     /// nothing until someone reads the warnings.
     public var suggestion: String? { Self.suggestion(for: key, among: readKeys) }
 
+    /// The key as a person may be shown it: control and format characters escaped, cut after 64
+    /// characters (the key comes from a file, which may be anyone's).
+    public var printableKey: String { Self.printable(key) }
+
     /// The warning in one sentence, without the file: what a window or a log line shows after
     /// naming the file. English, as Core's descriptions are.
     public var sentence: String {

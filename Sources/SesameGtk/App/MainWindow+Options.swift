@@ -1,4 +1,5 @@
 import Foundation
+import SesameCore
 import SesameSamples
 
 extension MainWindow {
@@ -19,10 +20,13 @@ extension MainWindow {
         /// Follow the desktop's network monitor (GIO's); without it, whoever made the model's
         /// ``NetworkStatus`` says when the network comes and goes.
         public var followsDesktopNetwork: Bool
+        /// Keys the settings files have that Sesame does not read: the window shows them until
+        /// the user closes the notice (a misspelt key must not be ignored silently).
+        public var settingsWarnings: [SettingsWarning]
 
         public init(
             webDataDirectory: URL?, automation: Bool = false, initialSample: Sample.Kind? = nil, filesStorage: URL? = nil,
-            reportStalls: Bool = false, followsDesktopNetwork: Bool = true
+            reportStalls: Bool = false, followsDesktopNetwork: Bool = true, settingsWarnings: [SettingsWarning] = []
         ) {
             self.webDataDirectory = webDataDirectory
             self.automation = automation
@@ -30,6 +34,7 @@ extension MainWindow {
             self.filesStorage = filesStorage
             self.reportStalls = reportStalls
             self.followsDesktopNetwork = followsDesktopNetwork
+            self.settingsWarnings = settingsWarnings
         }
     }
 }

@@ -25,6 +25,7 @@ public final class MainWindow: SignInFailurePresenter {
     private let inspectorSlot = Box(vertical: true, spacing: 0)
     private let errorBar = ErrorBar()
     private let offlineBar = OfflineBar()
+    private let settingsNotice: SettingsNotice?
     private let accountMenu: AccountMenu
     /// The desktop's network monitor, feeding the model's ``NetworkStatus``.
     private var networkMonitor: DesktopNetworkMonitor?
@@ -62,6 +63,7 @@ public final class MainWindow: SignInFailurePresenter {
         signIn = SignInPane(trace: model.trace, webDataDirectory: options.webDataDirectory, automation: options.automation)
         browserAgent = BrowserSignInAgent(pane: signIn, window: window, trace: model.trace)
         accountMenu = AccountMenu(filesStorage: options.filesStorage)
+        settingsNotice = options.settingsWarnings.isEmpty ? nil : SettingsNotice(options.settingsWarnings)
         // The sample shown first: its session now, its page when the window shows; the others' later.
         if let sample = model.samples.first(where: { $0.kind == options.initialSample }) ?? model.samples.first {
             first = (sample, SampleSession(sample: sample, model: model, userAgent: signIn, browser: browserAgent, failures: self))
@@ -91,6 +93,7 @@ public final class MainWindow: SignInFailurePresenter {
         mainStack.add(samples, name: "samples")
         mainStack.add(signIn.root, name: "sign-in")
         let content = Box(vertical: true, spacing: 0)
+        if let settingsNotice { content.pack(settingsNotice.root) }
         content.pack(offlineBar.root)
         content.pack(errorBar.root)
         content.pack(mainStack, expand: true)
@@ -245,7 +248,7 @@ public final class MainWindow: SignInFailurePresenter {
 
     /// Builds the flow inspector (once): it replays the trace so far.
     @discardableResult
-    private func buildInspector() -> FlowInspector {
+    func buildInspector() -> FlowInspector {
         if let inspector { return inspector }
         let inspector = FlowInspector(trace: model.trace, parent: window)
         self.inspector = inspector
@@ -307,13 +310,5 @@ public final class MainWindow: SignInFailurePresenter {
     private func showAccount() {
         guard phase < .closed else { return }
         accountMenu.show(currentKind.flatMap { pages[$0] }?.session.account)
-    }
-
-    /// Writes the flow diagram as SVG or PNG (what the inspector's Export menu saves): the whole
-    /// flow, or from the trace's event `since` on.
-    public func exportFlowDiagram(_ format: Canvas.Format, to file: URL, since: Int = 0) throws {
-        let inspector = buildInspector()
-        inspector.showPending()
-        try inspector.diagram.export(format, to: file, since: since)
     }
 }
