@@ -58,6 +58,8 @@ public final class AppModel {
         switch event {
         case .didFailToRequestAccess(_, let error) where error.code == .cancelled:
             trace.record("sign-in-cancelled")
+        case .didFailToRequestAccess(_, let error) where error.code == .handedOffToBrowser:
+            break  // The sample's session records where the sign-in went.
         case .didFailToRequestAccess(let accountType, let error):
             trace.record("sign-in-failed", [("accountType", accountType), ("error", error.serviceCode ?? error.code.description)])
         case .cacheRecovered(let group, _):

@@ -9,14 +9,6 @@ public protocol SignInFailurePresenter: AnyObject {
     func retryAfter(_ error: AccountStoreError) async -> Bool
 }
 
-/// A user agent the user can leave for the system browser mid-sign-in ("Continue in your
-/// browser"): it ends the session as cancelled and remembers that the user asked to go on there.
-@MainActor
-public protocol BrowserHandoff: AnyObject {
-    /// Whether the last cancelled sign-in was the user moving to the browser (asking clears it).
-    func takeBrowserHandoff() -> Bool
-}
-
 /// One sample's signed-in user: finds the stored account, signs in interactively when there is
 /// none (Retry after an error, as the seeds' alert offers), and signs out. Every sample page
 /// works through one of these; none of them talks to the store's sign-in itself.
@@ -122,11 +114,13 @@ public final class SampleSession {
                 account = signedIn
                 model.trace.record("token-acquired", [("accountType", signedIn.accountType)])
                 return signedIn
-            } catch  where error.code == .cancelled {
+            } catch  where error.code == .handedOffToBrowser {
                 // "Continue in your browser": the same sign-in starts over in the system browser.
-                guard let browser, let handoff = agent as? BrowserHandoff, handoff.takeBrowserHandoff() else { return nil }
+                guard let browser else { return nil }
                 model.trace.record("sign-in-moved-to-browser", [("accountType", sample.accountType)])
                 agent = browser
+            } catch  where error.code == .cancelled {
+                return nil
             } catch {
                 guard let failures, await failures.retryAfter(error) else { return nil }
             }

@@ -4,8 +4,9 @@ import Synchronization
 
 /// A user agent that plays the browser without one: for each session the store presents, the
 /// test's script says what the "user" does — navigate somewhere (each URL is offered to
-/// ``SignInSession/resume(with:)``, as the web view's navigation policy offers it) or close the
-/// agent. It records what it was shown and what each navigation was answered.
+/// ``SignInSession/decide(_:)``, as the web view's navigation policy offers it), close the agent,
+/// or move the sign-in to the system browser. It records what it was shown and whether each
+/// navigation was intercepted.
 public final class FakeUserAgent: SignInUserAgent {
     /// What the user does in the agent.
     public enum Step: Sendable {
@@ -13,6 +14,8 @@ public final class FakeUserAgent: SignInUserAgent {
         case navigate(URL)
         /// The user closes the agent.
         case close
+        /// The user presses "Continue in your browser".
+        case handOff
     }
 
     private struct Record {
@@ -48,10 +51,12 @@ public final class FakeUserAgent: SignInUserAgent {
         for step in script(session, shown) {
             switch step {
             case .navigate(let url):
-                let taken = session.resume(with: url)
+                let taken = session.decide(Navigation(kind: .navigation, address: url.absoluteString)) == .intercept
                 record.withLock { $0.answers.append((url, taken)) }
             case .close:
                 session.cancel()
+            case .handOff:
+                session.handOff()
             }
         }
     }

@@ -127,17 +127,21 @@ final class SignInPolicyTests: GUITestCase {
     final class RecordingAgent: SignInUserAgent {
         let pane: SignInPane
         nonisolated(unsafe) var sessions: [SignInSession] = []
+        nonisolated(unsafe) var dismissed = 0
         init(pane: SignInPane) { self.pane = pane }
         func present(_ session: SignInSession) async throws {
             await MainActor.run { sessions.append(session) }
             try await pane.present(session)
         }
-        func dismiss(_ session: SignInSession) async { await pane.dismiss(session) }
+        func dismiss(_ session: SignInSession) async {
+            await pane.dismiss(session)
+            await MainActor.run { dismissed += 1 }
+        }
     }
 
     /// Starts a sign-in whose authorization URL is `start` and whose redirect URI is `redirect`,
     /// in the window's real sign-in pane, and spins the loop until the session caught its
-    /// redirect, or until `settled` says the view got where it was going without one (a page
+    /// redirect and the store dismissed the pane (the only thing that hides it), or until `settled` says the view got where it was going without one (a page
     /// loaded, sign-in failed); `timeout` only bounds a step that never happens.
     @MainActor
     static func run(
@@ -172,7 +176,9 @@ final class SignInPolicyTests: GUITestCase {
         XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { pane.view != nil }, "sign-in never showed")
         let view = try XCTUnwrap(pane.view)
         XCTAssertTrue(
-            MainLoopBridge.spin(timeout: timeout) { agent.sessions.first?.caughtRedirect != nil || settled(trace, view.webView) },
+            MainLoopBridge.spin(timeout: timeout) {
+                (agent.sessions.first?.caughtRedirect != nil && agent.dismissed > 0) || settled(trace, view.webView)
+            },
             "neither intercepted nor settled after \(timeout) s; the view shows \(view.webView.uri ?? "nothing")")
         lastTitle = view.webView.title
         return ((agent.sessions.first?.caughtRedirect, view.root.isVisible, trace), pane.suggestsBrowser)

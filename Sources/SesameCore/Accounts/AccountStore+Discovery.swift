@@ -86,8 +86,7 @@ extension AccountConfiguration {
                 .providerMetadataUnavailable, "The identity provider's OpenID configuration names no \(field); add \(key) to the settings.")
         }
         let scheme = url.scheme?.lowercased() ?? ""
-        let loopback = ["127.0.0.1", "localhost", "::1"].contains(url.host?.lowercased() ?? "")
-        guard url.host != nil, scheme == "https" || (scheme == "http" && loopback) else {
+        guard url.host != nil, scheme == "https" || (scheme == "http" && url.isLoopback) else {
             throw AccountStoreError(
                 .providerMetadataUnavailable,
                 "The identity provider's \(field) (\(url.redactingQuery)) is not an https address; Sesame does not send sign-ins there.")

@@ -19,6 +19,9 @@ public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
         public static let passwordResetRequested = Code("passwordResetRequested")
         /// The user cancelled (B2C's AADB2C90091, `error_subcode=cancel`, or the window closed).
         public static let cancelled = Code("cancelled")
+        /// The user moved the sign-in to the system browser ("Continue in your browser"): the
+        /// caller starts it again there.
+        public static let handedOffToBrowser = Code("handedOffToBrowser")
         /// The identity service answered the sign-in with an error (e.g. consent declined).
         public static let authorizationFailed = Code("authorizationFailed")
         /// The token endpoint refused the request for a reason a new sign-in will not fix.

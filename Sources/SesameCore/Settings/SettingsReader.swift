@@ -163,7 +163,7 @@ final class SettingsReader {
         if Self.refusedSchemes.contains(scheme) {
             throw SettingsError(file: file, key: key, problem: .malformedValue(expected: "an https URL, not a \(scheme): URL"))
         }
-        if scheme == "http", !["127.0.0.1", "localhost", "::1", "[::1]"].contains(url.host?.lowercased() ?? "") {
+        if scheme == "http", !url.isLoopback {
             throw SettingsError(
                 file: file, key: key,
                 problem: .malformedValue(expected: "an https URL (http is accepted only for this computer: 127.0.0.1)"))

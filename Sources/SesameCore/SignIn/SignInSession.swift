@@ -1,20 +1,26 @@
 import Foundation
 import Synchronization
 
-/// One interactive sign-in, from the prepared authorization request to its answer: AppAuth's
+/// One interactive sign-in, from the prepared authorization request to its ending: AppAuth's
 /// authorization session. The account store creates it; a ``SignInUserAgent`` shows its
-/// ``authorizationURL`` and hands back the navigations it is about to make.
+/// ``authorizationURL`` and asks it what to do with each navigation (``decide(_:)``).
 ///
-/// The redirect is matched here and nowhere else: parsed scheme, host, port and path, never a
-/// substring. The first redirect is taken; a second navigation to the redirect URI is still
-/// answered `true` (the agent must not load it) but changes nothing.
+/// The redirect is matched here and nowhere else — parsed scheme, host, port and path, never a
+/// substring — and its answer is read here: a code or an error, whose `state` must be this
+/// request's. The session ends once, in one of four ways (``Ending``); the store acts on the
+/// ending. A second navigation to the redirect URI is still intercepted (the agent must not
+/// load it) but changes nothing.
 public final class SignInSession: Sendable, Identifiable, CustomStringConvertible, CustomReflectable {
-    /// How a session ended.
-    enum Outcome: Sendable {
-        /// The agent caught the redirect (carrying a code or an error).
-        case redirect(URL)
+    /// How a session ended: AppAuth's explicit endings.
+    enum Ending: Sendable {
+        /// The redirect came back with this request's `state`: a code, or the service's refusal.
+        case answered(AuthorizationResponse)
+        /// The redirect came back unusable: without a code or an error, or with another `state`.
+        case failed(AccountStoreError)
         /// The user closed the agent, or the sign-in was cancelled.
         case cancelled
+        /// The user moved the sign-in to the system browser ("Continue in your browser").
+        case handedOff
     }
 
     /// Distinguishes sessions (a user agent may show several in turn).
@@ -28,13 +34,15 @@ public final class SignInSession: Sendable, Identifiable, CustomStringConvertibl
     /// `redactingQuery`).
     public let authorizationURL: URL
     /// What each navigation is (authorize, login, redirect, other), for showing the flow.
-    public let classifier: NavigationClassifier
+    let classifier: NavigationClassifier
     /// The request behind the URL, with the values its answer is checked against.
     let request: AuthorizationRequest
 
     private struct State {
-        var outcome: Outcome?
-        var waiter: CheckedContinuation<Outcome, Never>?
+        var ending: Ending?
+        var waiter: CheckedContinuation<Ending, Never>?
+        /// The redirect the session took (it carries the code: never print it).
+        var redirect: URL?
     }
 
     private let state = Mutex(State())
@@ -47,17 +55,23 @@ public final class SignInSession: Sendable, Identifiable, CustomStringConvertibl
         self.classifier = NavigationClassifier(configuration: configuration)
     }
 
-    /// Whether `url` is a navigation to this session's redirect URI (nothing changes).
-    public func isRedirect(_ url: URL) -> Bool {
-        classifier.redirect.matches(url)
+    /// What the agent does with a navigation it is about to make: intercept the redirect (the
+    /// first one is the session's answer), refuse what a sign-in's browser never does (another
+    /// scheme, plain `http` off this computer, a pop-up, a download), or show it.
+    public func decide(_ navigation: Navigation) -> NavigationDecision {
+        if navigation.kind != .response, let address = navigation.address, let url = URL(string: address), resume(with: url) {
+            return .intercept
+        }
+        return .forNavigation(navigation, classifier: classifier)
     }
 
-    /// A navigation the user agent is about to make. Returns `true` when it is the redirect: the
-    /// agent must not load it, and the first such URL becomes the session's answer.
+    /// A redirect the agent received whole (the loopback listener's request). Returns `true`
+    /// when `url` is the session's redirect URI: the first such URL ends the session with its
+    /// answer.
     @discardableResult
     public func resume(with url: URL) -> Bool {
-        guard isRedirect(url) else { return false }
-        finish(.redirect(url))
+        guard classifier.redirect.matches(url) else { return false }
+        finish(Self.ending(of: url, answering: request), redirect: url)
         return true
     }
 
@@ -66,17 +80,20 @@ public final class SignInSession: Sendable, Identifiable, CustomStringConvertibl
         finish(.cancelled)
     }
 
-    /// The redirect the session took, if it took one (it carries the code: never print it).
-    var caughtRedirect: URL? {
-        state.withLock { state in
-            if case .redirect(let url)? = state.outcome { return url }
-            return nil
-        }
+    /// The user moved the sign-in to the system browser: this session ends, and its caller
+    /// starts the sign-in again there.
+    public func handOff() {
+        finish(.handedOff)
     }
 
-    /// Whether the session has its answer (a redirect, or cancellation).
+    /// Whether the session has ended.
     public var isFinished: Bool {
-        state.withLock { $0.outcome != nil }
+        state.withLock { $0.ending != nil }
+    }
+
+    /// The redirect the session ended with, if it ended so (it carries the code: never print it).
+    var caughtRedirect: URL? {
+        state.withLock { $0.redirect }
     }
 
     /// The URL carries `state`, `nonce` and the PKCE challenge: printed with its values redacted.
@@ -90,12 +107,12 @@ public final class SignInSession: Sendable, Identifiable, CustomStringConvertibl
             displayStyle: .class)
     }
 
-    /// Waits for the answer; cancelling the waiting task cancels the session.
-    func outcome() async -> Outcome {
+    /// Waits for the ending; cancelling the waiting task cancels the session.
+    func ending() async -> Ending {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let ready = state.withLock { state -> Outcome? in
-                    if let outcome = state.outcome { return outcome }
+                let ready = state.withLock { state -> Ending? in
+                    if let ending = state.ending { return ending }
                     state.waiter = continuation
                     return nil
                 }
@@ -106,13 +123,28 @@ public final class SignInSession: Sendable, Identifiable, CustomStringConvertibl
         }
     }
 
-    private func finish(_ outcome: Outcome) {
-        let waiter = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
-            guard state.outcome == nil else { return nil }
-            state.outcome = outcome
+    /// The redirect's answer, read: a code or an error with this request's `state`, or why it
+    /// cannot be used.
+    static func ending(of url: URL, answering request: AuthorizationRequest) -> Ending {
+        guard let response = AuthorizationResponse(redirectURL: url) else {
+            return .failed(AccountStoreError(.malformedRedirect, "The identity service's answer carried neither a code nor an error."))
+        }
+        guard let state = response.state, state == request.state.revealed else {
+            return .failed(
+                AccountStoreError(
+                    .stateMismatch, "The sign-in answer does not belong to a sign-in this app started; it was ignored. Sign in again."))
+        }
+        return .answered(response)
+    }
+
+    private func finish(_ ending: Ending, redirect: URL? = nil) {
+        let waiter = state.withLock { state -> CheckedContinuation<Ending, Never>? in
+            guard state.ending == nil else { return nil }
+            state.ending = ending
+            state.redirect = redirect
             defer { state.waiter = nil }
             return state.waiter
         }
-        waiter?.resume(returning: outcome)
+        waiter?.resume(returning: ending)
     }
 }

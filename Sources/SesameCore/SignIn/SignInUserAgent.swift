@@ -1,15 +1,16 @@
 import Foundation
 
 /// What shows an interactive sign-in to the user: AppAuth's external user agent, the seeds' web
-/// view. The embedded WebKit view is one; the system browser with a loopback listener would be
-/// another. A user agent makes no protocol decision: it shows pages and reports what happens.
+/// view. The embedded WebKit view is one; the system browser with a loopback listener is another.
+/// A user agent makes no protocol decision: it shows pages and reports what happens.
 ///
 /// The store calls ``present(_:)`` with a ``SignInSession``; the agent loads
-/// ``SignInSession/authorizationURL`` and, for every navigation it is about to make, asks
-/// ``SignInSession/resume(with:)``. When that answers `true` the URL was the session's redirect:
-/// the agent must not load it. When the user closes the agent, it calls
-/// ``SignInSession/cancel()``. The store calls ``dismiss(_:)`` once the sign-in is over, however
-/// it ended.
+/// ``SignInSession/authorizationURL`` and does with every navigation it is about to make what
+/// ``SignInSession/decide(_:)`` answers (an agent that only ever receives the redirect, as the
+/// loopback listener does, hands it to ``SignInSession/resume(with:)``). When the user closes the
+/// agent, it calls ``SignInSession/cancel()``; when the user moves the sign-in to the system
+/// browser, ``SignInSession/handOff()``. The store calls ``dismiss(_:)`` once the session has
+/// ended, however it ended — the only thing that takes the agent away.
 public protocol SignInUserAgent: Sendable {
     /// The `redirect_uri` whose navigation this agent catches for `configuration`. An agent that
     /// sees every navigation (the embedded view) catches the configuration's own; the system

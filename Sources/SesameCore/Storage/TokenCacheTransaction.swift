@@ -4,9 +4,64 @@ import Logging
 /// One read or read-modify-write of a storage group's ``TokenCache`` under the storage's
 /// cross-process lock. An unreadable cache (truncated, corrupt, foreign) is set aside where a
 /// person can inspect it and replaced by an empty one; the caller learns where it went.
+///
+/// Every access sees what any process stored last, yet unchanged bytes are not read again: a
+/// read keeps its parsed copy under the storage's stamp (``TokenStorage/version(group:)``, taken
+/// under the lock with the read), and the next read uses the copy while the stamp is the same —
+/// no lock, no read, no parse.
 struct TokenCacheTransaction: Sendable {
     let storage: any TokenStorage
     let logger: Logger
+    /// The last read of each group.
+    private var readCopies: [String: ReadCopy] = [:]
+
+    init(storage: any TokenStorage, logger: Logger) {
+        self.storage = storage
+        self.logger = logger
+    }
+
+    /// A group's cache as last read, and the storage's stamp when it was.
+    struct ReadCopy: Sendable {
+        var version: StoredVersion
+        var cache: TokenCache
+        var readAt: ContinuousClock.Instant
+
+        /// Whether the stored bytes are still the ones read (the same stamp, within its age limit).
+        func isCurrent(in storage: any TokenStorage, group: String) -> Bool {
+            guard let current = storage.version(group: group), current == version else { return false }
+            return version.maximumAge.map { readAt.duration(to: .now) < $0 } ?? true
+        }
+    }
+
+    /// The last read of `group`, if one is kept.
+    func readCopy(of group: String) -> ReadCopy? { readCopies[group] }
+
+    /// Runs `body` on a group's cache: on the last read's copy when `write` is false and the
+    /// stored bytes are unchanged, else in one transaction (a read keeps its copy).
+    mutating func access<Value: Sendable>(
+        group: String, write: Bool, _ body: (inout TokenCache) throws -> Value
+    ) throws(AccountStoreError) -> Result<Value> {
+        if !write, let copy = readCopies[group], copy.isCurrent(in: storage, group: group) {
+            var cache = copy.cache
+            do {
+                return Result(value: try body(&cache), setAsideAt: nil)
+            } catch let error as AccountStoreError {
+                throw error
+            } catch {
+                throw AccountStoreError(.invalidResponse, "The token cache could not be used: \(error)")
+            }
+        }
+        readCopies[group] = nil
+        var read: ReadCopy?
+        let storage = storage
+        let result = try run(group: group, write: write) { cache in
+            // Still under the lock: no process can have written since the bytes were read.
+            if !write, let version = storage.version(group: group) { read = ReadCopy(version: version, cache: cache, readAt: .now) }
+            return try body(&cache)
+        }
+        if result.setAsideAt == nil, let read { readCopies[group] = read }
+        return result
+    }
 
     /// What a transaction returned, and where an unreadable cache was set aside, if one was.
     struct Result<Value> {

@@ -7,7 +7,7 @@ import SesameSamples
 /// group). The store presents a session; the pane shows its group's view, which hands the
 /// redirect straight to the session.
 @MainActor
-final class SignInPane: SignInUserAgent, BrowserHandoff {
+final class SignInPane: SignInUserAgent {
     /// The sign-in page.
     let root: Box
     private let title: Label
@@ -31,8 +31,6 @@ final class SignInPane: SignInUserAgent, BrowserHandoff {
     private let browserButton: Button
     /// What the window shows while the sign-in goes on in the system browser.
     private let browserPage: Box
-    /// The user moved the last sign-in to the browser.
-    private var handoffRequested = false
 
     /// - Parameter webDataDirectory: where each group's web data lives (a folder per group);
     ///   nil keeps it in memory.
@@ -112,18 +110,12 @@ final class SignInPane: SignInUserAgent, BrowserHandoff {
         retireViewsWhenIdle()
     }
 
-    /// "Continue in your browser": this sign-in ends, and the sample's session starts it again in
-    /// the system browser (``BrowserHandoff``).
+    /// "Continue in your browser": this sign-in ends as handed off, and the sample's session
+    /// starts it again in the system browser.
     func continueInBrowser() {
         guard let current, view != nil else { return }
-        handoffRequested = true
         trace.record("continue-in-browser", [("accountType", current.accountType)])
-        cancel()
-    }
-
-    func takeBrowserHandoff() -> Bool {
-        defer { handoffRequested = false }
-        return handoffRequested
+        current.handOff()
     }
 
     /// The sign-in is in the system browser: the window says so (Cancel still ends it).
@@ -151,9 +143,7 @@ final class SignInPane: SignInUserAgent, BrowserHandoff {
 
     /// Closes sign-in without a result (Cancel, or the window closing).
     func cancel() {
-        guard let current else { return }
-        view?.end()
-        current.cancel()
+        current?.cancel()
     }
 
     /// "Forget sign-in data": every group's cookies and web data — through the live views'
@@ -181,7 +171,6 @@ final class SignInPane: SignInUserAgent, BrowserHandoff {
             try? await Task.sleep(for: Self.idleBeforeRetiring)
             guard let self, !Task.isCancelled, self.current == nil else { return }
             for view in self.viewsByGroup.values {
-                view.onRedirect = nil
                 self.views.remove(view.root)
             }
             self.viewsByGroup = [:]
@@ -207,7 +196,6 @@ final class SignInPane: SignInUserAgent, BrowserHandoff {
         }
         let view = SignInView(
             dataDirectory: webDataDirectory?.appending(path: group), trace: trace, automation: automation, context: context)
-        view.onRedirect = { [weak self] in self?.onHide?() }
         view.onLoadFinished = { [weak self] in self?.onPageFinished?() }
         view.onTrouble = { [weak self] in self?.browserButton.addStyleClass("suggested-action") }
         viewsByGroup[group] = view

@@ -25,8 +25,6 @@ final class SignInView {
     private var unreachablePage: URL?
     /// The last navigation the view let through, with its method.
     private var lastNavigation: (url: URL, method: String)?
-    /// Called when the view caught its session's redirect (it has hidden itself).
-    var onRedirect: (() -> Void)?
     /// Called when a load has finished (a page shown, or a failure's page).
     var onLoadFinished: (() -> Void)?
     /// Called when a page could not load or could not be trusted: the system browser may do
@@ -108,64 +106,46 @@ final class SignInView {
 
     // MARK: Navigation policy
 
+    /// WebKit's `decide-policy`: the session decides (``SignInSession/decide(_:)``); the view does
+    /// what it says and records it. Without a session (none yet, or one that ended) the same
+    /// rules hold and nothing is intercepted.
     private func decide(_ decision: PolicyDecision) -> Bool {
-        if decision.kind == .response {
-            // Nothing is saved to the user's disk from a sign-in page.
-            guard decision.isDownload else { return false }
+        let navigation = Navigation(
+            kind: decision.kind == .response ? .response : decision.kind == .newWindow ? .newWindow : .navigation,
+            address: decision.kind == .response ? decision.responseURI : decision.requestURI, method: decision.method,
+            isDownload: decision.isDownload)
+        let url = navigation.address.flatMap(URL.init(string:))
+        let shown = url.map(FlowTrace.redacted) ?? ""
+        switch session?.decide(navigation) ?? .forNavigation(navigation, classifier: nil) {
+        case .intercept:
             decision.ignore()
-            trace.record("download-refused", [("url", decision.responseURI.flatMap(URL.init(string:)).map(FlowTrace.redacted) ?? "")])
+            // The store's dismiss, once it has the answer, takes the view away.
+            trace.record("navigation", [("url", shown), ("kind", NavigationClassifier.Kind.redirect.rawValue), ("action", "intercept")])
+            trace.record("redirect-intercepted", [("accountType", session?.accountType ?? "")])
             return true
-        }
-        guard let uri = decision.requestURI, let url = URL(string: uri), url.scheme != nil else {
+        case .show(let kind):
+            if decision.kind == .response { return false }
+            if url != unreachablePage { unreachablePage = nil }
+            if let url, decision.kind == .navigation { lastNavigation = (url, decision.method) }
+            trace.record("navigation", [("method", decision.method), ("url", shown), ("kind", kind.rawValue), ("action", "show")])
+            return false
+        case .refuse(let refusal):
             decision.ignore()
-            trace.record("navigation-refused", [("reason", "unparseable address")])
-            return true
-        }
-        let kind = session?.classifier.classify(url) ?? .other
-        if let session, session.resume(with: url) {
-            decision.ignore()
-            self.session = nil
-            root.hide()
-            trace.record("navigation", [("url", FlowTrace.redacted(url)), ("kind", kind.rawValue), ("action", "intercept")])
-            trace.record("redirect-intercepted", [("accountType", session.accountType)])
-            onRedirect?()
-            return true
-        }
-        if let refusal = Self.refusal(of: url) {
-            decision.ignore()
-            trace.record("navigation-refused", [("url", FlowTrace.redacted(url)), ("reason", refusal)])
-            if refusal == "unencrypted", decision.kind == .navigation {
+            switch refusal {
+            case .download: trace.record("download-refused", [("url", shown)])
+            case .popup: trace.record("popup-refused", [("url", shown)])
+            case .unparseableAddress: trace.record("navigation-refused", [("reason", refusal.rawValue)])
+            case .unencrypted, .scheme: trace.record("navigation-refused", [("url", shown), ("reason", refusal.rawValue)])
+            }
+            if refusal == .unencrypted, decision.kind == .navigation {
                 showPage(
                     title: L("This page is not encrypted"),
-                    message: String(format: L("Sesame did not open %@: sign-in pages are only loaded over HTTPS."), url.host ?? uri),
-                    for: uri)
+                    message: String(
+                        format: L("Sesame did not open %@: sign-in pages are only loaded over HTTPS."),
+                        url?.host ?? navigation.address ?? ""),
+                    for: navigation.address ?? "")
             }
             return true
-        }
-        if decision.kind == .newWindow {
-            // A pop-up would replace the sign-in page under the user's hand: refused.
-            decision.ignore()
-            trace.record("popup-refused", [("url", FlowTrace.redacted(url))])
-            return true
-        }
-        if url != unreachablePage { unreachablePage = nil }
-        if decision.kind == .navigation { lastNavigation = (url, decision.method) }
-        trace.record(
-            "navigation", [("method", decision.method), ("url", FlowTrace.redacted(url)), ("kind", kind.rawValue), ("action", "show")])
-        return false
-    }
-
-    /// Why the view does not go to `url`, if it does not: only `https:` pages load, `http:` only
-    /// on this computer (the local emulator), and `about:blank`; never `file:`, `data:`,
-    /// `javascript:` or another scheme (the redirect to the app was caught before this).
-    static func refusal(of url: URL) -> String? {
-        switch url.scheme?.lowercased() {
-        case "https": return nil
-        case "http":
-            let host = (url.host ?? "").lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-            return ["127.0.0.1", "localhost", "::1"].contains(host) ? nil : "unencrypted"
-        case "about": return url.absoluteString == "about:blank" ? nil : "scheme"
-        default: return "scheme"
         }
     }
 
