@@ -45,7 +45,6 @@ public struct HealthCheck: Sendable {
 
     /// Diagnoses an account type's settings.
     public func diagnose(_ settings: SampleSettings, warnings: [SettingsWarning] = [], file: String? = nil) async -> Diagnosis {
-        typealias Finding = Diagnosis.Finding
         var findings: [Finding] = [
             Finding(.settings, warnings.isEmpty ? .ok(.settingsRead(file: file)) : .problem(.settingsWarnings(warnings)))
         ]
@@ -58,71 +57,18 @@ public struct HealthCheck: Sendable {
         var keys: Fetched<JSONWebKeySet>?
         if let provider { keys = await fetch(JSONWebKeySet.self, from: provider.jwksURI, expected: "a JSON Web Key Set") }
 
-        // The endpoints a sign-in would use: the file's, or discovery's (checked as the store checks them).
-        var endpoints: [(Diagnosis.EndpointRole, URL)] = []
-        var endpointFindings: [Finding] = []
-        for (role, which, named) in [
-            (Diagnosis.EndpointRole.authorization, AccountConfiguration.DiscoveredEndpoints.authorization, configuration.authorizationURL),
-            (.token, .token, configuration.tokenURL),
-        ] {
-            guard configuration.discoveredEndpoints.contains(which) else {
-                endpoints.append((role, named))
-                endpointFindings.append(Finding(.endpoint(role), .ok(.endpoint(named, source: .settingsFile))))
-                continue
-            }
-            guard provider != nil else {
-                endpointFindings.append(Finding(.endpoint(role), .notChecked(.discoveryFailed)))
-                continue
-            }
-            do {
-                let url = try configuration.endpoint(which, from: provider)
-                endpoints.append((role, url))
-                endpointFindings.append(Finding(.endpoint(role), .ok(.endpoint(url, source: .discovery))))
-            } catch {
-                endpointFindings.append(Finding(.endpoint(role), .problem(.configuration(error))))
-            }
-        }
+        var (endpoints, endpointFindings) = Self.endpoints(of: configuration, provider: provider)
         endpoints.append((.discovery, discoveryURL))
         if let provider { endpoints.append((.signingKeys, provider.jwksURI)) }
         if let resource = Self.resource(of: settings, provider: provider) { endpoints.append((.resource, resource)) }
 
-        // The route of every endpoint, one line per host and route.
-        var routes: [(host: String, route: ProxyRoute, roles: [Diagnosis.EndpointRole])] = []
-        var routeOfHost: [String: ProxyRoute] = [:]
-        for (role, url) in endpoints {
-            let route = await proxyResolver.route(for: url)
-            let host = Self.hostAndPort(url)
-            routeOfHost[host] = routeOfHost[host] ?? route
-            if let index = routes.firstIndex(where: { $0.host == host && $0.route == route }) {
-                if !routes[index].roles.contains(role) { routes[index].roles.append(role) }
-            } else {
-                routes.append((host, route, [role]))
-            }
-        }
-        findings += routes.map { Finding(.proxy(host: $0.host), .ok(.route($0.route, roles: $0.roles))) }
-
+        let (routeFindings, routeOfHost) = await routes(of: endpoints)
+        findings += routeFindings
         // Each identity host's certificate (before the documents in the report: TLS comes first on
         // the wire), unless the exchanges with it could not reach it at all.
         let unreachable = Set(
             [discovery.failure, keys?.failure].compactMap { $0 }.filter { !Self.isCertificateFailure($0.kind) }.map(\.host))
-        var inspected: Set<String> = []
-        var certificateFindings: [Finding] = []
-        for (role, url) in endpoints where role != .resource {
-            let host = Self.hostAndPort(url)
-            guard inspected.insert(host).inserted else { continue }
-            let transportHost = HTTPTransportError(url: url, reason: "").host
-            if url.scheme?.lowercased() != "https" {
-                certificateFindings.append(Finding(.certificate(host: host), .ok(.plainHTTPOnThisComputer)))
-            } else if unreachable.contains(transportHost) {
-                certificateFindings.append(Finding(.certificate(host: host), .notChecked(.unreachable)))
-            } else {
-                let inspection = await certificates.inspect(
-                    host: url.host ?? host, port: url.port ?? 443, route: routeOfHost[host] ?? .direct)
-                certificateFindings.append(Finding(.certificate(host: host), Self.outcome(of: inspection)))
-            }
-        }
-
-        findings += certificateFindings
+        findings += await certificates(of: endpoints, unreachable: unreachable, routes: routeOfHost)
 
         findings.append(Self.finding(.discovery(discoveryURL), url: discoveryURL, discovery) { "issuer \(Self.printable($0.issuer))" })
         if let keys, let provider {
@@ -142,6 +88,81 @@ public struct HealthCheck: Sendable {
         }
         findings.append(Finding(.clock, Self.clockOutcome(discovery)))
         return Diagnosis(accountType: settings.accountType, shape: settings.shape, settingsFile: file, findings: findings)
+    }
+
+    private typealias Finding = Diagnosis.Finding
+    private typealias Endpoint = (role: Diagnosis.EndpointRole, url: URL)
+
+    /// The endpoints a sign-in would use — the file's, or discovery's (checked as the store
+    /// checks them) — and a finding for each.
+    private static func endpoints(
+        of configuration: AccountConfiguration, provider: OpenIDConfiguration?
+    ) -> (endpoints: [Endpoint], findings: [Finding]) {
+        var endpoints: [Endpoint] = []
+        var findings: [Finding] = []
+        for (role, which, named) in [
+            (Diagnosis.EndpointRole.authorization, AccountConfiguration.DiscoveredEndpoints.authorization, configuration.authorizationURL),
+            (.token, .token, configuration.tokenURL),
+        ] {
+            guard configuration.discoveredEndpoints.contains(which) else {
+                endpoints.append((role, named))
+                findings.append(Finding(.endpoint(role), .ok(.endpoint(named, source: .settingsFile))))
+                continue
+            }
+            guard provider != nil else {
+                findings.append(Finding(.endpoint(role), .notChecked(.discoveryFailed)))
+                continue
+            }
+            do {
+                let url = try configuration.endpoint(which, from: provider)
+                endpoints.append((role, url))
+                findings.append(Finding(.endpoint(role), .ok(.endpoint(url, source: .discovery))))
+            } catch {
+                findings.append(Finding(.endpoint(role), .problem(.configuration(error))))
+            }
+        }
+        return (endpoints, findings)
+    }
+
+    /// The route of every endpoint, one finding per host and route, and each host's first route.
+    private func routes(of endpoints: [Endpoint]) async -> (findings: [Finding], routeOfHost: [String: ProxyRoute]) {
+        var routes: [(host: String, route: ProxyRoute, roles: [Diagnosis.EndpointRole])] = []
+        var routeOfHost: [String: ProxyRoute] = [:]
+        for (role, url) in endpoints {
+            let route = await proxyResolver.route(for: url)
+            let host = Self.hostAndPort(url)
+            routeOfHost[host] = routeOfHost[host] ?? route
+            if let index = routes.firstIndex(where: { $0.host == host && $0.route == route }) {
+                if !routes[index].roles.contains(role) { routes[index].roles.append(role) }
+            } else {
+                routes.append((host, route, [role]))
+            }
+        }
+        return (routes.map { Finding(.proxy(host: $0.host), .ok(.route($0.route, roles: $0.roles))) }, routeOfHost)
+    }
+
+    /// Each identity host's certificate, once per host; not checked where the exchanges could not
+    /// reach the host at all (`unreachable`, as their failures name it).
+    private func certificates(
+        of endpoints: [Endpoint], unreachable: Set<String>, routes routeOfHost: [String: ProxyRoute]
+    ) async -> [Finding] {
+        var inspected: Set<String> = []
+        var findings: [Finding] = []
+        for (role, url) in endpoints where role != .resource {
+            let host = Self.hostAndPort(url)
+            guard inspected.insert(host).inserted else { continue }
+            let transportHost = HTTPTransportError(url: url, reason: "").host
+            if url.scheme?.lowercased() != "https" {
+                findings.append(Finding(.certificate(host: host), .ok(.plainHTTPOnThisComputer)))
+            } else if unreachable.contains(transportHost) {
+                findings.append(Finding(.certificate(host: host), .notChecked(.unreachable)))
+            } else {
+                let inspection = await certificates.inspect(
+                    host: url.host ?? host, port: url.port ?? 443, route: routeOfHost[host] ?? .direct)
+                findings.append(Finding(.certificate(host: host), Self.outcome(of: inspection)))
+            }
+        }
+        return findings
     }
 
     // MARK: Fetching
