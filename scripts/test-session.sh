@@ -13,7 +13,7 @@ chmod 700 "$scratch/runtime"
 export XDG_DATA_HOME="$scratch/data" XDG_CONFIG_HOME="$scratch/config" XDG_CACHE_HOME="$scratch/cache"
 export XDG_RUNTIME_DIR="$scratch/runtime"
 export SESAME_REQUIRE_SECRET_SERVICE=1
-# WebKit's accelerated compositing needs a GPU; Xvfb has none (see README, "Rendering").
+# WebKit's accelerated compositing needs a GPU; Xvfb has none (see docs/COMMAND-LINE.md, "Rendering").
 export WEBKIT_DISABLE_COMPOSITING_MODE=1
 
 inner='
