@@ -75,9 +75,11 @@ fuzz: deps
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_SEED=$(FUZZ_SEED) swift test --skip-build $(SWIFT_BUILD_FLAGS) --filter StructuredFuzzTests
 
-## lint: the toolchain's swift-format with .swift-format (4 spaces, 140 columns), strict
+## lint: the toolchain's swift-format with .swift-format (4 spaces, 140 columns), strict; then
+## HACKING.md's layering rules (scripts/check-layering.sh prints each line that breaks one)
 lint:
 	swift format lint --strict --recursive $(SWIFT_SOURCES)
+	scripts/check-layering.sh
 
 ## format: rewrite the sources as `make lint` wants them
 format:

@@ -127,8 +127,9 @@ let package = Package(
             path: "Benchmarks/sesame-bench"
         ),
         // Test support: what several test targets share. SesameTestSupport knows the emulator
-        // (in process and as a process), the one headless browser, the one-time codes, the page ids
-        // and the process runner, and not SesameCore; SesameCoreTestSupport has the Core's fakes.
+        // (in process and as a process), the one headless browser, the one-time codes, the process
+        // runner and the one way to poll (Eventually), and not SesameCore; SesameCoreTestSupport
+        // has the Core's fakes.
         .target(
             name: "SesameTestSupport",
             dependencies: [
@@ -157,6 +158,7 @@ let package = Package(
             dependencies: [
                 "SesameCore",
                 "SesameCoreTestSupport",
+                "SesameTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -164,7 +166,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SesameSamplesTests",
-            dependencies: ["SesameSamples", "SesameCore", "SesameCoreTestSupport"]
+            dependencies: ["SesameSamples", "SesameCore", "SesameCoreTestSupport", "SesameTestSupport"]
         ),
         .testTarget(
             name: "SesameKeyringTests",

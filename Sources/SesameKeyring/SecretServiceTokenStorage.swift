@@ -110,15 +110,17 @@ public struct SecretServiceTokenStorage: TokenStorage {
     private func stamp(group: String) {
         let path = stampFile(group: group)
         let temporary = path + ".\(getpid()).tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else {
-            unlink(path)
+        // When no new stamp can be made, removing the old one is a change readers see as well.
+        guard let descriptor = try? Posix.openOwnerOnly(temporary, O_WRONLY | O_CREAT | O_TRUNC) else {
+            Posix.removeFile(path)
             return
         }
-        close(descriptor)
-        if rename(temporary, path) != 0 {
-            unlink(temporary)
-            unlink(path)
+        Posix.close(descriptor)
+        do {
+            try Posix.rename(temporary, to: path)
+        } catch {
+            Posix.removeFile(temporary)
+            Posix.removeFile(path)
         }
         DirectoryChanges.shared?.noteChange(inDirectory: lockDirectoryPath)
     }

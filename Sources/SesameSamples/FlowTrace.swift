@@ -64,15 +64,12 @@ public final class FlowTrace {
     public private(set) var events: [Event] = []
     private var observers: [(Event) -> Void] = []
 
-    /// Records to `file` when given (created or truncated).
+    /// Records to `file` when given (created or truncated, mode 0600; a symbolic link in its
+    /// place is refused rather than followed).
     public init(file: URL?) throws {
         if let file {
             // Only its owner reads it: URLs are redacted, but which accounts signed in, and when, are theirs.
-            let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else {
-                throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: file.path])
-            }
-            fchmod(descriptor, 0o600)
+            let descriptor = try Posix.openOwnerOnly(file.path, O_WRONLY | O_CREAT | O_TRUNC)
             self.file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         } else {
             self.file = nil

@@ -14,7 +14,7 @@ struct ExactlyOnceTests {
     /// sent and done with the answer dropped.
     final class LossyTransport: HTTPTransport {
         private let base = AsyncHTTPClientTransport()
-        private let state = Mutex((random: SplitMix64(seed: 11), lostBefore: 0, lostAfter: 0))
+        private let state = Mutex((random: SeededGenerator(seed: 11), lostBefore: 0, lostAfter: 0))
 
         var lost: (before: Int, after: Int) { state.withLock { ($0.lostBefore, $0.lostAfter) } }
 
@@ -33,19 +33,6 @@ struct ExactlyOnceTests {
                 throw HTTPTransportError(url: request.url, reason: "the connection was reset before the answer came")
             }
             return response
-        }
-    }
-
-    /// A small deterministic generator (SplitMix64).
-    struct SplitMix64 {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
         }
     }
 

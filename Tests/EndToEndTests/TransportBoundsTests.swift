@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import SesameCore
+import SesameTestSupport
 import Synchronization
 import Testing
 
@@ -60,9 +61,8 @@ struct TransportBoundsTests {
                 onServerRunning: { channel in seen.port.withLock { $0 = channel.localAddress?.port } })
             task = Task { try await app.runService() }
             // Generous: in a loaded test run the server's task can wait a while for a thread.
-            let deadline = ContinuousClock.now + .seconds(60)
-            while seen.port.withLock({ $0 }) == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-            base = URL(string: "http://127.0.0.1:\(try #require(seen.port.withLock { $0 }))")!
+            let port = await Eventually.value(within: .seconds(60), every: .milliseconds(20)) { seen.port.withLock { $0 } }
+            base = URL(string: "http://127.0.0.1:\(try #require(port))")!
         }
 
         func stop() { task.cancel() }

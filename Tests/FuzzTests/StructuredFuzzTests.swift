@@ -129,7 +129,7 @@ struct StructuredFuzzTests {
         let crashes = root.appending(path: "../../.build/fuzz").standardized
         try FileManager.default.createDirectory(at: crashes, withIntermediateDirectories: true)
         let current = crashes.appending(path: "\(target).current")
-        var random = SplitMix64(seed: seed ^ UInt64(truncatingIfNeeded: target.hashValue & 0))
+        var random = SeededGenerator(seed: seed ^ UInt64(truncatingIfNeeded: target.hashValue & 0))
         let deadline = Date().addingTimeInterval(seconds)
         var runs = 0
         for input in corpus { try body(input) }
@@ -153,7 +153,7 @@ struct StructuredFuzzTests {
         String(repeating: "[", count: 300),
     ]
 
-    static func mutate(_ data: Data, corpus: [Data], random: inout SplitMix64) -> Data {
+    static func mutate(_ data: Data, corpus: [Data], random: inout SeededGenerator) -> Data {
         var bytes = [UInt8](data)
         let position = bytes.isEmpty ? 0 : Int(random.next() % UInt64(bytes.count + 1))
         switch random.next() % 7 {
@@ -176,17 +176,5 @@ struct StructuredFuzzTests {
             bytes.insert(contentsOf: Array(tokens[Int(random.next() % UInt64(tokens.count))].utf8), at: position)
         }
         return Data(bytes.prefix(256 * 1024))
-    }
-
-    struct SplitMix64 {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }

@@ -42,25 +42,26 @@ final class DeviceCodeLoginTests: XCTestCase {
         /// Waits until stderr matches `pattern` and returns its first capture group.
         func waitForStderr(_ pattern: String, timeout: TimeInterval = 30) throws -> String {
             let regex = try NSRegularExpression(pattern: pattern)
-            let deadline = Date().addingTimeInterval(timeout)
-            while Date() < deadline {
+            var found: String?
+            // Until it is printed, or the program has ended without printing it.
+            _ = Eventually.holdsBlocking(within: .seconds(timeout), every: .milliseconds(50)) {
                 let text = stderr
                 if let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
                     let range = Range(match.range(at: 1), in: text)
                 {
-                    return String(text[range])
+                    found = String(text[range])
                 }
-                guard process.isRunning else { break }
-                Thread.sleep(forTimeInterval: 0.05)
+                return found != nil || !process.isRunning
             }
-            throw TestSupportError("no /\(pattern)/ on stderr: \(stderr)")
+            guard let found else { throw TestSupportError("no /\(pattern)/ on stderr: \(stderr)") }
+            return found
         }
 
         /// Waits for the end (at most `timeout`) and returns status, stdout and stderr.
         func finish(timeout: TimeInterval = 60) -> (status: Int32, stdout: String, stderr: String) {
-            let deadline = Date().addingTimeInterval(timeout)
-            while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-            if process.isRunning { process.terminate() }
+            if !Eventually.holdsBlocking(within: .seconds(timeout), every: .milliseconds(50), { !process.isRunning }) {
+                process.terminate()
+            }
             process.waitUntilExit()
             stdoutDone.wait()
             stderrDone.wait()

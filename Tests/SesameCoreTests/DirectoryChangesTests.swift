@@ -1,5 +1,6 @@
 import Foundation
 import SesameCoreTestSupport
+import SesameTestSupport
 import Testing
 
 @testable import SesameCore
@@ -24,12 +25,7 @@ struct DirectoryChangesTests {
 
     /// Waits (at most ten seconds) until `condition` holds; whether it did.
     private func eventually(_ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return try await condition()
+        try await Eventually.holds(every: .milliseconds(1), condition)
     }
 
     @Test("another program's write is noticed; a lock taken and let go is not a change")

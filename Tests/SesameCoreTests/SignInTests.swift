@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameCoreTestSupport
+import SesameTestSupport
 import Testing
 import _CryptoExtras
 
@@ -86,9 +87,8 @@ struct SignInTests {
             init(_ provider: FakeIdentityProvider) { self.provider = provider }
             func present(_ session: SignInSession) async throws {
                 // Generous: under a loaded test run the early fetch can wait its turn for a while.
-                let deadline = ContinuousClock.now + .seconds(60)
-                while !provider.transport.requests.contains(where: { $0.url.path.hasSuffix("/keys") }), ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(5))
+                _ = await Eventually.holds(within: .seconds(60), every: .milliseconds(5)) {
+                    provider.transport.requests.contains { $0.url.path.hasSuffix("/keys") }
                 }
                 _ = session.resume(with: provider.redirect(for: session.authorizationURL))
             }

@@ -1,4 +1,5 @@
 import Foundation
+import IdentityEmulator
 import SesameSamples
 import SesameTestSupport
 import XCTest

@@ -1,5 +1,6 @@
 import Foundation
 import FoundationXML
+import IdentityEmulator
 import SesameCore
 import SesameSamples
 import SesameTestSupport

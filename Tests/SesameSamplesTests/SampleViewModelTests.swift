@@ -2,6 +2,7 @@ import Foundation
 import SesameCore
 import SesameCoreTestSupport
 import SesameSamples
+import SesameTestSupport
 import Testing
 
 @MainActor
@@ -267,15 +268,10 @@ struct MeConsoleTests {
     }
 }
 
-/// Waits (yielding, never sleeping a fixed time) until `condition` holds; fails after 10 s.
+/// Waits until `condition` holds (``Eventually``); records a failure here after 10 s.
 @MainActor
 func until(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("the condition never held", sourceLocation: sourceLocation)
-            return
-        }
-        try await Task.sleep(for: .milliseconds(5))
+    if await !Eventually.holds(every: .milliseconds(5), condition) {
+        Issue.record("the condition never held", sourceLocation: sourceLocation)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import SesameCore
 import SesameCoreTestSupport
 import SesameSamples
+import SesameTestSupport
 import Testing
 
 @Suite("The traced transport")
@@ -32,24 +33,17 @@ struct TracingTransportTests {
 
         #expect(response.status == 200)
         #expect(await busyWindow.value == .success, "the answer waited for the main actor")
-        let events = try await eventually {
-            await MainActor.run { () -> [FlowTrace.Event]? in
-                trace.events.contains { $0.name == "token-request" } ? trace.events : nil
-            }
-        }
+        let events = try #require(
+            await Eventually.value {
+                await MainActor.run { () -> [FlowTrace.Event]? in
+                    trace.events.contains { $0.name == "token-request" } ? trace.events : nil
+                }
+            })
         let exchange = try #require(events.first { $0.name == "token-request" })
         let free = try #require(events.first { $0.name == "window-free" })
         #expect(exchange.fields.contains { $0 == ("status", "200") })
         // Recorded after the window was free, timed when the answer came, before that.
         #expect(events.firstIndex { $0.name == "window-free" }! < events.firstIndex { $0.name == "token-request" }!)
         #expect(exchange.time < free.time)
-    }
-
-    private func eventually<T: Sendable>(_ value: @Sendable () async -> T?) async throws -> T {
-        for _ in 0..<1000 {
-            if let found = await value() { return found }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        throw CancellationError()
     }
 }

@@ -96,21 +96,20 @@ public final class CompanyNetwork: @unchecked Sendable {
     private func waitUntilReachable() async throws {
         let client = try client()
         defer { Task { try? await client.shutdown() } }
-        let deadline = Date().addingTimeInterval(30)
         var last = "nothing yet"
-        while Date() < deadline {
+        let reachable = await Eventually.holds(within: .seconds(30), every: .milliseconds(100)) {
             do {
                 let response = try await client.execute(
                     HTTPClientRequest(url: base.appending(path: "common/v2.0/.well-known/openid-configuration").absoluteString),
                     timeout: .seconds(5))
-                if response.status == .ok { return }
                 last = "HTTP \(response.status.code)"
+                return response.status == .ok
             } catch {
                 last = "\(error)"
+                return false
             }
-            try await Task.sleep(for: .milliseconds(100))
         }
-        throw TestSupportError("the service in \(name) is not reachable through its proxy: \(last)")
+        guard reachable else { throw TestSupportError("the service in \(name) is not reachable through its proxy: \(last)") }
     }
 
     /// Adds the emulator's CA to the system's trust store, as IT installs a company's CA on

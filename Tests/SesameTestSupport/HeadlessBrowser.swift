@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import IdentityEmulator
 import NIOCore
 import NIOHTTP1
 

@@ -69,9 +69,9 @@ extension Process {
     /// (a server finishing its open connections, socat's forked children), and waits for it.
     public func end() {
         if isRunning { terminate() }
-        let deadline = Date().addingTimeInterval(1)
-        while isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if isRunning { kill(processIdentifier, SIGKILL) }
+        if !Eventually.holdsBlocking(within: .seconds(1), every: .milliseconds(20), { !isRunning }) {
+            kill(processIdentifier, SIGKILL)
+        }
         waitUntilExit()
     }
 }

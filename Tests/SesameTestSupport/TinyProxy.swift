@@ -94,12 +94,9 @@ public enum FreePort {
 
     /// Waits until something accepts connections on 127.0.0.1:`port`.
     public static func waitUntilListening(_ port: Int, timeout: TimeInterval) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if accepts(port) { return }
-            Thread.sleep(forTimeInterval: 0.05)
+        guard Eventually.holdsBlocking(within: .seconds(timeout), every: .milliseconds(50), { accepts(port) }) else {
+            throw TestSupportError("nothing listens on 127.0.0.1:\(port) after \(Int(timeout)) s")
         }
-        throw TestSupportError("nothing listens on 127.0.0.1:\(port) after \(Int(timeout)) s")
     }
 
     /// Whether 127.0.0.1:`port` accepts a connection now.

@@ -61,10 +61,10 @@ struct ADFSController: EmulatorController {
         } catch {
             return errorPage(domain, Self.notCompliant, now)
         }
-        guard form["AuthMethod"].map({ $0 == "FormsAuthentication" }) ?? true else {
+        guard form[SignInPageIDs.Fields.adfsAuthMethod].map({ $0 == "FormsAuthentication" }) ?? true else {
             return errorPage(domain, "MSIS7102: Requested Authentication Method is not supported on the STS.", now)
         }
-        guard let userName = form.nonEmpty("UserName"), userName.utf8.count <= 256 else {
+        guard let userName = form.nonEmpty(SignInPageIDs.Fields.adfsUserName), userName.utf8.count <= 256 else {
             return page(
                 domain, action: action, userName: nil, error: "Enter your user ID in the format \"domain\\user\" or \"user@domain\".")
         }
@@ -72,7 +72,7 @@ struct ADFSController: EmulatorController {
             return page(
                 domain, action: action, userName: userName, error: "Enter your user ID in the format \"user@\(domain.name)\".")
         }
-        guard let password = form["Password"], !password.isEmpty else {
+        guard let password = form[SignInPageIDs.Fields.adfsPassword], !password.isEmpty else {
             return page(domain, action: action, userName: userName, error: "Enter your password.")
         }
         guard let user = users(of: domain)?.user(signInName: userName), user.checks(password: password),

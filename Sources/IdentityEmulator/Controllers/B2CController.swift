@@ -29,8 +29,8 @@ struct B2CController: EmulatorController {
             case "signUp":
                 return .html(B2CPages.signUp(action: action, ctx: ctx, tenant: tenantName, values: FormFields(), error: nil))
             default:
-                let email = form.nonEmpty("signInName") ?? ""
-                guard !email.isEmpty, let password = form["password"], !password.isEmpty else {
+                let email = form.nonEmpty(SignInPageIDs.Fields.b2cSignInName) ?? ""
+                guard !email.isEmpty, let password = form[SignInPageIDs.Fields.b2cPassword], !password.isEmpty else {
                     return .html(
                         B2CPages.signIn(
                             action: action, ctx: ctx, tenant: tenantName, email: email,

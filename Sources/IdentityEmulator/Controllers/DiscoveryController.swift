@@ -88,11 +88,4 @@ struct DiscoveryController: EmulatorController {
         let published = services.keys.published.map { $0.jwk(issuer: keyIssuer, b2c: endpoint.tenant.kind == .b2c) }
         return .json(.object([("keys", .array(published))]))
     }
-
-    /// Rolls the signing key over now (`POST /.emulator/keys/rotate`): new tokens are signed by a
-    /// new key; the old one stays published.
-    func controlRotateKeys() async throws -> Response {
-        let fresh = try services.keys.rotate(now: clock.now)
-        return .json(.object([("kid", .string(fresh.keyID)), ("published", .array(services.keys.published.map { .string($0.keyID) }))]))
-    }
 }

@@ -174,44 +174,6 @@ struct GraphController: EmulatorController {
         }
     }
 
-    /// `/.emulator/users/{user}/revokeSignInSessions`: for test harnesses, no token needed.
-    /// An administrator grants a client consent for the whole tenant (every Graph permission it
-    /// can ask for), as "Grant admin consent for Contoso" in the portal does.
-    func controlAdminConsent(clientID: String) async -> Response {
-        guard let client = clients.first(where: { $0.clientID == clientID.lowercased() }) else {
-            return .json(.object([("error", .string("no client \(clientID) is registered"))]), status: .notFound)
-        }
-        let keys = Set(ScopeRequest.graphPermissions.map { "graph:\($0)" } + ["offline_access", "profile", "email"])
-        await state.grantAdminConsent(keys, clientID: client.clientID)
-        return .json(.object([("clientId", .string(client.clientID)), ("granted", .array(keys.sorted().map(JSON.string)))]))
-    }
-
-    /// Conditional Access demands MFA of a user: their next refresh answers AADSTS50076 with a
-    /// claims challenge, and the next sign-in asks for the SMS code.
-    func controlRequireMFA(user key: String) async -> Response {
-        guard let user = contoso.user(idOrPrincipalName: key) else {
-            return .json(.object([("error", .string("No user '\(key)' in contoso."))]), status: .notFound)
-        }
-        await state.demandMFA(userID: user.id)
-        return .json(.object([("user", .string(user.userPrincipalName)), ("mfaRequired", .bool(true))]))
-    }
-
-    /// The token endpoint answers the next `requests` token requests 429 with `Retry-After`.
-    func controlThrottle(_ request: Request) async -> Response {
-        let requests = Int(request.queryFields["requests"] ?? "") ?? 1
-        let retryAfter = Int(request.queryFields["retryAfter"] ?? "") ?? 5
-        await state.startThrottling(requests: max(0, requests), retryAfter: max(0, retryAfter))
-        return .json(.object([("requests", .int(requests)), ("retryAfter", .int(retryAfter))]))
-    }
-
-    func controlRevoke(user key: String) async -> Response {
-        guard let user = contoso.user(idOrPrincipalName: key) ?? fabrikam.user(idOrPrincipalName: key) else {
-            return .json(.object([("error", .string("No user '\(key)' in contoso or fabrikamb2c."))]), status: .notFound)
-        }
-        await state.revokeSignInSessions(userID: user.id, now: clock.now)
-        return .json(.object([("revoked", .string(user.userPrincipalName))]))
-    }
-
     func userInfo(_ request: Request) async -> Response {
         await graphResponse(request) { () throws(GraphError) in
             let caller = try graphCaller(request, needs: [])

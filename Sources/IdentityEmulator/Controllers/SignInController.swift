@@ -134,7 +134,7 @@ struct SignInController: EmulatorController {
 
         switch form["step"] ?? "" {
         case "username":
-            guard let name = form.nonEmpty("loginfmt") else {
+            guard let name = form.nonEmpty(SignInPageIDs.Fields.userName) else {
                 return .html(
                     SignInPages.username(
                         action: action, ctx: ctx, hint: nil, error: "Enter a valid email address, phone number, or Skype name."))
@@ -174,7 +174,7 @@ struct SignInController: EmulatorController {
             if form["action"] == "back" {
                 return .html(SignInPages.username(action: action, ctx: ctx, hint: user.userPrincipalName, error: nil))
             }
-            guard let password = form["passwd"], !password.isEmpty else {
+            guard let password = form[SignInPageIDs.Fields.password], !password.isEmpty else {
                 return .html(
                     SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: "Please enter your password."))
             }
@@ -204,7 +204,7 @@ struct SignInController: EmulatorController {
                 await state.update(transaction)
                 return .html(SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: nil))
             }
-            guard form.nonEmpty("otc") == expected else {
+            guard form.nonEmpty(SignInPageIDs.Fields.smsCode) == expected else {
                 return .html(
                     SignInPages.sms(
                         action: action, ctx: ctx, username: user.userPrincipalName, maskedPhone: user.maskedMobile,

@@ -4,40 +4,42 @@ import Foundation
 /// ids (`loginForm`, `userNameInput`/`UserName`, `passwordInput`/`Password`, `submitButton`,
 /// `errorText`), so automation written against AD FS works here.
 enum ADFSPages {
+    private typealias IDs = SignInPageIDs
+
     /// AD FS's forms sign-in page, posting to `action` (the passive endpoint with the request's
     /// query).
     static func signIn(action: String, organization: String, userName: String?, error: String?, demoUsers: [String]?) -> HTML {
         let demo: HTML? = demoUsers.map { users in
             "<div class=\"demo\" id=\"demoAccounts\">Demo mode: \(users.joined(separator: " or ")); the password is "
-                + "<code>\(DirectoryGenerator.password)</code></div>"
+                + "<code>\(IDs.demoPassword)</code></div>"
         }
         let errorArea: HTML =
             error.map {
-                "<div id=\"error\" class=\"fieldMargin error smallText\"><span id=\"errorText\" aria-live=\"assertive\" "
+                "<div id=\"error\" class=\"fieldMargin error smallText\"><span id=\"\(IDs.adfsError)\" aria-live=\"assertive\" "
                     + "role=\"alert\">\($0)</span></div>"
-            } ?? "<div id=\"error\" class=\"fieldMargin error smallText\" hidden><span id=\"errorText\"></span></div>"
+            } ?? "<div id=\"error\" class=\"fieldMargin error smallText\" hidden><span id=\"\(IDs.adfsError)\"></span></div>"
         return PageLayout.organization(
             name: organization, title: "Sign In",
             body: """
                 <div id="loginArea">
                   <div id="loginMessage" class="groupMargin">Sign in with your organizational account</div>
                   \(demo)
-                  <form method="post" id="loginForm" autocomplete="off" novalidate action="\(action)">
+                  <form method="post" id="\(IDs.adfsLoginForm)" autocomplete="off" novalidate action="\(action)">
                     \(errorArea)
                     <div id="formsAuthenticationArea">
                       <div id="userNameArea">
-                        <label id="userNameInputLabel" for="userNameInput" class="hidden">User Account</label>
-                        <input id="userNameInput" name="UserName" type="email" value="\(userName ?? "")" class="text fullWidth" \
+                        <label id="userNameInputLabel" for="\(IDs.adfsUserName)" class="hidden">User Account</label>
+                        <input id="\(IDs.adfsUserName)" name="\(IDs.Fields.adfsUserName)" type="email" value="\(userName ?? "")" class="text fullWidth" \
                 spellcheck="false" placeholder="someone@example.com" autocomplete="off"\(userName == nil ? " autofocus" : "")>
                       </div>
                       <div id="passwordArea">
-                        <label id="passwordInputLabel" for="passwordInput" class="hidden">Password</label>
-                        <input id="passwordInput" name="Password" type="password" class="text fullWidth" placeholder="Password" \
+                        <label id="passwordInputLabel" for="\(IDs.adfsPassword)" class="hidden">Password</label>
+                        <input id="\(IDs.adfsPassword)" name="\(IDs.Fields.adfsPassword)" type="password" class="text fullWidth" placeholder="Password" \
                 autocomplete="off"\(userName == nil ? "" : " autofocus")>
                       </div>
-                      <input id="optionForms" type="hidden" name="AuthMethod" value="FormsAuthentication">
+                      <input id="optionForms" type="hidden" name="\(IDs.Fields.adfsAuthMethod)" value="FormsAuthentication">
                       <div id="submissionArea" class="submitMargin">
-                        <button type="submit" id="submitButton" class="submit">Sign in</button>
+                        <button type="submit" id="\(IDs.adfsSubmit)" class="submit">Sign in</button>
                       </div>
                     </div>
                   </form>
@@ -53,7 +55,7 @@ enum ADFSPages {
         return PageLayout.document(
             title: "Working...",
             body: """
-                <form method="POST" name="hiddenform" action="\(action)">
+                <form method="POST" name="\(IDs.adfsHiddenForm)" action="\(action)">
                   \(inputs)
                   <noscript><p>Script is disabled. Click Submit to continue.</p><input type="submit" value="Submit"></noscript>
                 </form>

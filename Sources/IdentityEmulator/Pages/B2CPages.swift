@@ -1,6 +1,8 @@
 /// Azure AD B2C's self-asserted pages with B2C's element ids (`signInName`, `password`, `next`,
 /// `forgotPassword`, `createAccount`, `continue`, `cancel`).
 enum B2CPages {
+    private typealias IDs = SignInPageIDs
+
     static func signIn(action: String, ctx: String, tenant: String, email: String?, error: String?) -> HTML {
         PageLayout.b2c(
             tenant: tenant, title: "Sign up or sign in",
@@ -10,17 +12,17 @@ enum B2CPages {
                   <h1 id="pageTitle">Sign in</h1>
                   <p>Sign in with your email address</p>
                   \(PageLayout.error(error, id: "pageError"))
-                  <label for="signInName">Email Address</label>
-                  <input type="email" id="signInName" name="signInName" value="\(email ?? "")" placeholder="Email Address" \
+                  <label for="\(IDs.b2cSignInName)">Email Address</label>
+                  <input type="email" id="\(IDs.b2cSignInName)" name="\(IDs.Fields.b2cSignInName)" value="\(email ?? "")" placeholder="Email Address" \
                   aria-label="Email Address" autofocus required>
-                  <label for="password">Password</label>
-                  <input type="password" id="password" name="password" placeholder="Password" aria-label="Password" required>
+                  <label for="\(IDs.b2cPassword)">Password</label>
+                  <input type="password" id="\(IDs.b2cPassword)" name="\(IDs.Fields.b2cPassword)" placeholder="Password" aria-label="Password" required>
                   <div class="row">\(PageLayout.actionButton(
-                      "Forgot your password?", id: "forgotPassword", name: "action", value: "forgotPassword", secondary: false,
+                      "Forgot your password?", id: IDs.b2cForgotPassword, name: "action", value: "forgotPassword", secondary: false,
                       style: "btn-link"))</div>
-                  <button type="submit" id="next" class="btn btn-primary">Sign in</button>
+                  <button type="submit" id="\(IDs.b2cNext)" class="btn btn-primary">Sign in</button>
                   <div class="divider">Don't have an account?
-                    \(PageLayout.actionButton("Sign up now", id: "createAccount", name: "action", value: "signUp", secondary: false, style: "btn-link"))</div>
+                    \(PageLayout.actionButton("Sign up now", id: IDs.b2cCreateAccount, name: "action", value: "signUp", secondary: false, style: "btn-link"))</div>
                 </form>
                 """)
     }
@@ -68,7 +70,9 @@ enum B2CPages {
                 code</button>
                 """
         case .code:
-            let demo: HTML? = demoCode.map { "<div class=\"demo\" id=\"demoCode\">Demo mode: the email says <code>\($0)</code></div>" }
+            let demo: HTML? = demoCode.map {
+                "<div class=\"demo\" id=\"\(IDs.demoCode)\">Demo mode: the email says <code>\($0)</code></div>"
+            }
             fields = """
                 <p>Verification code has been sent to your inbox. Please copy it to the input box below.</p>
                 <div class="identity">\(email ?? "")</div>

@@ -4,12 +4,14 @@ import Foundation
 /// `passwd`/`i0118`, `otc`/`idTxtBx_SAOTCC_OTC`, primary `idSIButton9`, secondary `idBtn_Back`),
 /// so automation written against Microsoft's pages works here.
 enum SignInPages {
+    private typealias IDs = SignInPageIDs
+
     static func username(action: String, ctx: String, hint: String?, error: String?, demoNote: Bool = false) -> HTML {
         let demo: HTML? =
             demoNote
             ? "<div class=\"demo\" id=\"demoAccounts\">Demo mode: alex@contoso.onmicrosoft.com, megan@contoso.onmicrosoft.com "
                 + "(SMS code), or pat@fabrikam.example (federated: Fabrikam’s own sign-in page); the password is "
-                + "<code>Passw0rd!</code></div>"
+                + "<code>\(IDs.demoPassword)</code></div>"
             : nil
         return PageLayout.microsoft(
             title: "Sign in to your account",
@@ -19,10 +21,10 @@ enum SignInPages {
                   <h1 id="pageTitle">Sign in</h1>
                   \(demo)
                   \(PageLayout.error(error, id: "usernameError"))
-                  <input type="email" name="loginfmt" id="i0116" value="\(hint ?? "")" placeholder="Email, phone, or Skype"
+                  <input type="email" name="\(IDs.Fields.userName)" id="\(IDs.userName)" value="\(hint ?? "")" placeholder="Email, phone, or Skype"
                          aria-label="Enter your email, phone, or Skype." aria-required="true" autofocus required>
                   <div class="links"><a href="#" id="cantAccessAccount">Can’t access your account?</a></div>
-                  <div class="buttons"><input type="submit" id="idSIButton9" class="btn btn-primary" value="Next"></div>
+                  <div class="buttons"><input type="submit" id="\(IDs.primaryButton)" class="btn btn-primary" value="Next"></div>
                 </form>
                 """)
     }
@@ -34,20 +36,22 @@ enum SignInPages {
                 <form method="post" action="\(action)" autocomplete="off" novalidate>
                   \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "password"))
                   <h1 id="pageTitle">Enter password</h1>
-                  \(PageLayout.error(error, id: "passwordError"))
-                  <input type="password" name="passwd" id="i0118" placeholder="Password" aria-label="Enter the password for \(username)"
+                  \(PageLayout.error(error, id: IDs.passwordError))
+                  <input type="password" name="\(IDs.Fields.password)" id="\(IDs.password)" placeholder="Password" aria-label="Enter the password for \(username)"
                          aria-required="true" autofocus required>
                   <div class="links"><a href="#" id="idA_PWD_ForgotPassword">Forgot my password</a></div>
                   <div class="buttons">
-                    \(PageLayout.actionButton("Back", id: "idBtn_Back", name: "action", value: "back"))
-                    <input type="submit" id="idSIButton9" class="btn btn-primary" value="Sign in">
+                    \(PageLayout.actionButton("Back", id: IDs.secondaryButton, name: "action", value: "back"))
+                    <input type="submit" id="\(IDs.primaryButton)" class="btn btn-primary" value="Sign in">
                   </div>
                 </form>
                 """, banner: PageLayout.identityBanner(username))
     }
 
     static func sms(action: String, ctx: String, username: String, maskedPhone: String, demoCode: String?, error: String?) -> HTML {
-        let demo: HTML? = demoCode.map { "<div class=\"demo\" id=\"demoCode\">Demo mode: the text message says <code>\($0)</code></div>" }
+        let demo: HTML? = demoCode.map {
+            "<div class=\"demo\" id=\"\(IDs.demoCode)\">Demo mode: the text message says <code>\($0)</code></div>"
+        }
         return PageLayout.microsoft(
             title: "Enter code",
             body: """
@@ -57,12 +61,12 @@ enum SignInPages {
                   <p id="idDiv_SAOTCC_Description">We texted your phone \(maskedPhone). Please enter the code to sign in.</p>
                   \(demo)
                   \(PageLayout.error(error, id: "idSpan_SAOTCC_Error_OTC"))
-                  <input type="tel" name="otc" id="idTxtBx_SAOTCC_OTC" inputmode="numeric" autocomplete="one-time-code" maxlength="8"
+                  <input type="tel" name="\(IDs.Fields.smsCode)" id="\(IDs.smsCode)" inputmode="numeric" autocomplete="one-time-code" maxlength="8"
                          placeholder="Code" aria-label="Code" aria-required="true" autofocus required>
                   <div class="links"><a href="#" id="signInAnotherWay">Having trouble? Sign in another way</a></div>
                   <div class="buttons">
-                    \(PageLayout.actionButton("Back", id: "idBtn_Back", name: "action", value: "back"))
-                    <input type="submit" id="idSubmit_SAOTCC_Continue" class="btn btn-primary" value="Verify">
+                    \(PageLayout.actionButton("Back", id: IDs.secondaryButton, name: "action", value: "back"))
+                    <input type="submit" id="\(IDs.smsContinue)" class="btn btn-primary" value="Verify">
                   </div>
                 </form>
                 """, banner: PageLayout.identityBanner(username))
@@ -76,11 +80,11 @@ enum SignInPages {
                   \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "kmsi"))
                   <h1 id="pageTitle">Stay signed in?</h1>
                   <p>Stay signed in so you don’t have to sign in again next time.</p>
-                  <label class="checkbox"><input type="checkbox" name="DontShowAgain" id="KmsiCheckboxField" value="true"> Don’t show \
+                  <label class="checkbox"><input type="checkbox" name="DontShowAgain" id="\(IDs.staySignedIn)" value="true"> Don’t show \
                   this again</label>
                   <div class="buttons">
-                    \(PageLayout.actionButton("No", id: "idBtn_Back", name: "kmsi", value: "no"))
-                    <button type="submit" name="kmsi" value="yes" id="idSIButton9" class="btn btn-primary" autofocus>Yes</button>
+                    \(PageLayout.actionButton("No", id: IDs.secondaryButton, name: "kmsi", value: "no"))
+                    <button type="submit" name="kmsi" value="yes" id="\(IDs.primaryButton)" class="btn btn-primary" autofocus>Yes</button>
                   </div>
                 </form>
                 """, banner: PageLayout.identityBanner(username))
@@ -114,12 +118,12 @@ enum SignInPages {
                   <div class="app"><div class="app-icon" aria-hidden="true">\(String(appName.prefix(1)))</div>
                     <div><div id="appName"><b>\(appName)</b></div><div class="small">unverified</div></div></div>
                   <p>This app would like to:</p>
-                  <ul class="permissions" id="permissionList">\(items)</ul>
+                  <ul class="permissions" id="\(IDs.permissionList)">\(items)</ul>
                   <p class="small">Accepting these permissions means that you allow this app to use your data as specified in their terms \
                   of service and privacy statement. You can change these permissions at https://myapps.microsoft.com.</p>
                   <div class="buttons">
-                    \(PageLayout.actionButton("Cancel", id: "idBtn_Back", name: "consent", value: "cancel"))
-                    <button type="submit" name="consent" value="accept" id="idSIButton9" class="btn btn-primary" autofocus>Accept</button>
+                    \(PageLayout.actionButton("Cancel", id: IDs.secondaryButton, name: "consent", value: "cancel"))
+                    <button type="submit" name="consent" value="accept" id="\(IDs.primaryButton)" class="btn btn-primary" autofocus>Accept</button>
                   </div>
                 </form>
                 """, banner: PageLayout.identityBanner(username))
@@ -139,7 +143,7 @@ enum SignInPages {
                   can grant. Please ask an admin to grant permission to this app before you can use it.</p>
                   <div class="links"><a href="#" id="adminAccountLink">Have an admin account? Sign in with that account</a></div>
                   <div class="buttons">
-                    <button type="submit" name="approval" value="return" id="idSIButton9" class="btn btn-primary" autofocus>Return to the \
+                    <button type="submit" name="approval" value="return" id="\(IDs.primaryButton)" class="btn btn-primary" autofocus>Return to the \
                     application without granting consent</button>
                   </div>
                 </form>

@@ -131,13 +131,13 @@ extension Array where Element == String {
 final class FaultInjector: @unchecked Sendable {
     private let lock = NSLock()
     private var plan: FaultPlan
-    private var random: UInt64
+    private var random: SeededGenerator
     private let clock: EmulatorClock
 
     init(plan: FaultPlan, seed: String, clock: EmulatorClock) {
         self.plan = plan
         self.clock = clock
-        random = seed.utf8.reduce(UInt64(14_695_981_039_346_656_037)) { ($0 ^ UInt64($1)) &* 1_099_511_628_211 }
+        random = SeededGenerator(seed: seed)
         clock.setSkew(plan.skew)
     }
 
@@ -151,18 +151,9 @@ final class FaultInjector: @unchecked Sendable {
     func draw(for family: FaultPlan.Family) -> [FaultPlan.Kind] {
         lock.withLock {
             plan.rules.filter { $0.family == family || $0.family == .all }.compactMap { rule in
-                rule.rate >= 1 || Double(nextRandom() >> 11) / Double(1 << 53) < rule.rate ? rule.kind : nil
+                rule.rate >= 1 || Double(random.next() >> 11) / Double(1 << 53) < rule.rate ? rule.kind : nil
             }
         }
-    }
-
-    /// SplitMix64.
-    private func nextRandom() -> UInt64 {
-        random &+= 0x9E37_79B9_7F4A_7C15
-        var z = random
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -91,6 +91,7 @@ public final class IdentityEmulator: Sendable {
         let device = DeviceCodeController(services: services)
         let federation = FederationController(services: services)
         let adfs = ADFSController(services: services)
+        let controls = ControlController(services: services)
 
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ServiceHeadersMiddleware())
@@ -148,36 +149,20 @@ public final class IdentityEmulator: Sendable {
         router.post("/api/tasks") { request, _ in await tasks.addTask(request) }
         router.delete("/api/tasks/:id") { request, context in await tasks.deleteTask(request, id: context.parameters.get("id") ?? "") }
 
-        // The emulator's own controls, for test harnesses.
+        // The emulator's own controls, for test harnesses and `make bench`.
         router.post("/.emulator/users/:user/revokeSignInSessions") { _, context in
-            await graph.controlRevoke(user: context.parameters.get("user") ?? "")
+            await controls.revokeSignInSessions(user: context.parameters.get("user") ?? "")
         }
         router.post("/.emulator/clients/:client/adminConsent") { _, context in
-            await graph.controlAdminConsent(clientID: context.parameters.get("client") ?? "")
+            await controls.adminConsent(clientID: context.parameters.get("client") ?? "")
         }
         router.post("/.emulator/users/:user/requireMFA") { _, context in
-            await graph.controlRequireMFA(user: context.parameters.get("user") ?? "")
+            await controls.requireMFA(user: context.parameters.get("user") ?? "")
         }
-        router.post("/.emulator/throttle") { request, _ in await graph.controlThrottle(request) }
-        router.post("/.emulator/keys/rotate") { _, _ in try await discovery.controlRotateKeys() }
-        // `make bench`: how many RS256 signatures this process makes per second with its signing
-        // key on every core — the bound of what the token endpoint can issue.
-        router.post("/.emulator/benchmark/signatures") { [services] request, _ in
-            let seconds = min(10, max(1, Int(try await request.bodyText(limit: 64)) ?? 2))
-            let rate = try await JSONWebToken.signaturesPerSecond(
-                key: services.keys.current(now: services.configuration.clock.now), for: .seconds(seconds))
-            return Response.json(
-                .object([("signatures_per_second", .int(Int(rate))), ("threads", .int(ProcessInfo.processInfo.activeProcessorCount))]))
-        }
-        router.post("/.emulator/faults") { [services] request, _ in
-            let spec = try await request.bodyText(limit: 64 * 1024)
-            do throws(FaultPlan.ParseError) {
-                services.faults.replace(with: try FaultPlan.parse(spec))
-                return Response.json(.object([("faults", .string(spec))]))
-            } catch {
-                return Response.json(.object([("error", .string(error.description))]), status: .badRequest)
-            }
-        }
+        router.post("/.emulator/throttle") { request, _ in await controls.throttle(request) }
+        router.post("/.emulator/keys/rotate") { _, _ in try await controls.rotateKeys() }
+        router.post("/.emulator/benchmark/signatures") { request, _ in try await controls.signatureRate(request) }
+        router.post("/.emulator/faults") { request, _ in try await controls.replaceFaults(request) }
         router.get("/") { _, _ in Self.homePage() }
         return router
     }

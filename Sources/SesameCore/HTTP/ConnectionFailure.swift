@@ -66,7 +66,7 @@ enum ConnectionFailure {
             case ENETUNREACH, EHOSTUNREACH, ENETDOWN: return unreachable(.networkUnreachable, "the network is unreachable", proxy: proxy)
             case ETIMEDOUT: return (.timedOut, "the connection timed out")
             case ECONNRESET, EPIPE: return (.brokenAnswer, "the connection was reset")
-            default: return unreachable(.unreachable, "the connection failed (\(String(cString: strerror(error.errnoCode))))", proxy: proxy)
+            default: return unreachable(.unreachable, "the connection failed (\(Posix.message(for: error.errnoCode)))", proxy: proxy)
             }
         case ChannelError.connectTimeout:
             return (.timedOut, "the server could not be reached in time")

@@ -178,7 +178,7 @@ final class SettingsReader {
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError,
             let posix = POSIXErrorCode(rawValue: Int32(underlying.code)), underlying.domain == NSPOSIXErrorDomain
         {
-            return String(cString: strerror(posix.rawValue))
+            return Posix.message(for: posix.rawValue)
         }
         if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoSuchFileError {
             return "no such file"

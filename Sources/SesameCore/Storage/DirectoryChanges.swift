@@ -1,10 +1,6 @@
 import Foundation
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Notices that something in a directory changed without a system call per question: one
 /// inotify instance for the process, one thread blocked on it, and per watched directory the
 /// number of the last event seen in it (numbers come from one process-wide sequence, so a
@@ -48,8 +44,8 @@ package final class DirectoryChanges: Sendable {
     private let watches = Mutex(Watches())
 
     private init?() {
-        inotify = inotify_init1(Int32(IN_CLOEXEC))
-        guard inotify >= 0 else { return nil }
+        guard let instance = try? Posix.inotifyInstance() else { return nil }
+        inotify = instance
     }
 
     /// What changes a cache: files created, written, moved in or out, deleted, their modes or
@@ -70,8 +66,7 @@ package final class DirectoryChanges: Sendable {
         }
         return watches.withLock { watches -> UInt64? in
             if let watch = watches.byPath[path] { return watch.lastChange.load(ordering: .acquiring) }
-            let descriptor = inotify_add_watch(inotify, path, Self.mask)
-            guard descriptor >= 0 else { return nil }
+            guard let descriptor = try? Posix.addWatch(inotify, path: path, mask: Self.mask) else { return nil }
             // A directory reached by two paths shares one kernel watch: keep the first path's.
             if let existing = watches.byDescriptor[descriptor] { return existing.watch.lastChange.load(ordering: .acquiring) }
             let watch = Watch(descriptor: descriptor, lastChange: sequence.add(1, ordering: .relaxed).newValue)
@@ -103,11 +98,9 @@ package final class DirectoryChanges: Sendable {
             UInt32(buffer[at]) | UInt32(buffer[at + 1]) << 8 | UInt32(buffer[at + 2]) << 16 | UInt32(buffer[at + 3]) << 24
         }
         while true {
-            let count = read(inotify, &buffer, buffer.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                return
-            }
+            // An interrupted read is read again; any other failure ends the watcher (nothing
+            // more will come from that instance).
+            guard let count = try? Posix.read(inotify, into: &buffer) else { return }
             var offset = 0
             while offset + header <= count {
                 let descriptor = Int32(bitPattern: UInt32(littleEndian: word(offset)))
@@ -136,7 +129,7 @@ package final class DirectoryChanges: Sendable {
             watch.lastChange.store(number, ordering: .releasing)
             if mask & (UInt32(IN_IGNORED) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_UNMOUNT)) != 0 {
                 // The watch no longer follows this path: the next question watches it again.
-                if mask & UInt32(IN_IGNORED) == 0 { inotify_rm_watch(inotify, descriptor) }
+                if mask & UInt32(IN_IGNORED) == 0 { Posix.removeWatch(inotify, descriptor) }
                 watches.byDescriptor[descriptor] = nil
                 if watches.byPath[path] === watch { watches.byPath[path] = nil }
             }

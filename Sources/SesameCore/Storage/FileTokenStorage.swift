@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Token caches as files, for machines without a Secret Service: one `<group>.json` per
 /// storage group under `$XDG_DATA_HOME/sesame/` (`~/.local/share/sesame/`), mode 0600 in a
 /// 0700 directory, replaced atomically (write a temporary file, fsync, rename), with an
@@ -100,9 +94,10 @@ public struct FileTokenStorage: TokenStorage {
         case .setAsideAndWrite(let data):
             let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
             let aside = file.deletingLastPathComponent().appending(path: "\(file.lastPathComponent).corrupt-\(stamp)")
-            if rename(file.path, aside.path) != 0 {
-                throw TokenStorageError(
-                    location: file.path, reason: "cannot move the unreadable cache aside: \(String(cString: strerror(errno)))")
+            do {
+                try Posix.rename(file.path, to: aside.path)
+            } catch {
+                throw TokenStorageError(location: file.path, reason: "cannot move the unreadable cache aside: \(error.message)")
             }
             try replace(file, with: data)
             pruneSetAside(beside: file, keeping: aside)
@@ -126,7 +121,7 @@ public struct FileTokenStorage: TokenStorage {
         }.sorted { $0.1 > $1.1 }
         let cutoff = Date().addingTimeInterval(-Self.setAsideLifetime)
         for (index, (url, modified)) in copies.enumerated() where url != newest && (index >= 3 || modified < cutoff) {
-            unlink(url.path)
+            Posix.removeFile(url.path)
         }
     }
 
@@ -139,9 +134,8 @@ public struct FileTokenStorage: TokenStorage {
         } catch {
             throw TokenStorageError(location: location, reason: "cannot create the directory: \(error.localizedDescription)")
         }
-        var status = stat()
-        if lstat(directory.path, &status) == 0, status.st_uid == getuid(), status.st_mode & 0o077 != 0 {
-            chmod(directory.path, 0o700)
+        if let status = try? Posix.linkStatus(directory.path), status.st_uid == Posix.userID, status.st_mode & 0o077 != 0 {
+            try? Posix.changeMode(directory.path, 0o700)
         }
     }
 
@@ -150,9 +144,11 @@ public struct FileTokenStorage: TokenStorage {
     private func replace(_ file: URL, with data: Data) throws {
         let temporary = file.deletingLastPathComponent().appending(
             path: ".\(file.lastPathComponent).\(RandomString.base64URL(byteCount: 6)).tmp")
-        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw TokenStorageError(location: file.path, reason: "cannot create a temporary file: \(String(cString: strerror(errno)))")
+        let descriptor: Int32
+        do {
+            descriptor = try Posix.openOwnerOnly(temporary.path, O_WRONLY | O_CREAT | O_EXCL)
+        } catch {
+            throw TokenStorageError(location: file.path, reason: "cannot create a temporary file: \(error.message)")
         }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {
@@ -160,91 +156,15 @@ public struct FileTokenStorage: TokenStorage {
             try handle.synchronize()
             try handle.close()
         } catch {
-            unlink(temporary.path)
+            Posix.removeFile(temporary.path)
             throw TokenStorageError(location: file.path, reason: "cannot write: \(error.localizedDescription)")
         }
-        guard rename(temporary.path, file.path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary.path)
-            throw TokenStorageError(location: file.path, reason: "cannot replace the cache file: \(reason)")
+        do {
+            try Posix.rename(temporary.path, to: file.path)
+        } catch {
+            Posix.removeFile(temporary.path)
+            throw TokenStorageError(location: file.path, reason: "cannot replace the cache file: \(error.message)")
         }
-        let directoryDescriptor = open(file.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryDescriptor >= 0 {
-            fsync(directoryDescriptor)
-            close(directoryDescriptor)
-        }
-    }
-}
-
-/// An exclusive advisory lock on a lock file (`flock(2)`), shared by every process that
-/// opens the same file.
-public enum FileLock {
-    /// How long a process waits for another to let go before it says so.
-    public static let defaultWait: Duration = .seconds(10)
-
-    /// Runs `body` while holding the lock on `path`, waiting at most `wait` for other holders.
-    /// The lock file is created 0600; an existing one must be a regular file of this user's (not
-    /// a symbolic link, not planted by someone else in a shared directory), or it is refused.
-    public static func withLock<T>(path: String, location: String, wait: Duration = defaultWait, _ body: () throws -> T) throws -> T {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else {
-            throw TokenStorageError(location: location, reason: "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid() else {
-            throw TokenStorageError(
-                location: location, reason: "the lock file \(path) belongs to another user or is not a plain file; remove it and try again")
-        }
-        let deadline = ContinuousClock.now + wait
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else {
-                throw TokenStorageError(location: location, reason: "cannot lock the cache: \(String(cString: strerror(errno)))")
-            }
-            guard ContinuousClock.now < deadline else {
-                throw TokenStorageError(
-                    location: location,
-                    reason: "another program has held the sign-in cache for more than \(wait.components.seconds) s; close it and try again")
-            }
-            usleep(20_000)
-        }
-        defer { flock(descriptor, LOCK_UN) }
-        return try body()
-    }
-
-    /// How long a refresh waits for another process's refresh (which is bounded by its
-    /// transport's deadline) before it says so.
-    public static let refreshWait: Duration = .seconds(90)
-
-    /// ``withLock(path:location:wait:_:)`` for an asynchronous body (a refresh token's redemption
-    /// over the network): waits without blocking a thread, holds the lock across the body's awaits.
-    public static func whileHolding<T: Sendable>(
-        path: String, location: String, wait: Duration = refreshWait, isolation: isolated (any Actor)? = #isolation,
-        _ body: () async throws -> T
-    ) async throws -> T {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else {
-            throw TokenStorageError(location: location, reason: "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid() else {
-            throw TokenStorageError(
-                location: location, reason: "the lock file \(path) belongs to another user or is not a plain file; remove it and try again")
-        }
-        let deadline = ContinuousClock.now + wait
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else {
-                throw TokenStorageError(location: location, reason: "cannot lock the cache: \(String(cString: strerror(errno)))")
-            }
-            guard ContinuousClock.now < deadline else {
-                throw TokenStorageError(
-                    location: location,
-                    reason: "another program has been refreshing this sign-in for more than \(wait.components.seconds) s; try again")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        defer { flock(descriptor, LOCK_UN) }
-        return try await body()
+        Posix.syncDirectory(file.deletingLastPathComponent().path)
     }
 }

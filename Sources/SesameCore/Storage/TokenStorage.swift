@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Where a storage group's token cache bytes live. Two backends ship: the Secret Service
 /// (`SesameKeyring`) and ``FileTokenStorage``.
 ///
@@ -51,8 +47,12 @@ public struct StoredVersion: Sendable, Hashable {
     /// The stamp of a file: device, inode, size, modification and change times in nanoseconds
     /// (a replacement by rename is a new inode), or `[0]` when there is no file.
     public static func ofFile(atPath path: String, maximumAge: Duration? = nil) -> StoredVersion? {
-        var status = stat()
-        guard lstat(path, &status) == 0 else { return errno == ENOENT ? StoredVersion(stamp: [0], maximumAge: maximumAge) : nil }
+        let status: stat
+        do {
+            status = try Posix.linkStatus(path)
+        } catch {
+            return error.code == ENOENT ? StoredVersion(stamp: [0], maximumAge: maximumAge) : nil
+        }
         return StoredVersion(
             stamp: [
                 Int64(status.st_dev), Int64(status.st_ino), Int64(status.st_size),

@@ -66,29 +66,30 @@ public final class Canvas {
         _ text: String, x: Double, y: Double, width: Double? = nil, alignment: TextAlignment = .left, font: String = "Sans 9",
         _ color: Color
     ) {
-        guard let layout = pango_cairo_create_layout(cairo) else { return }
-        defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
-        let description = pango_font_description_from_string(font)
-        defer { pango_font_description_free(description) }
-        pango_layout_set_font_description(layout, description)
-        pango_layout_set_text(layout, text, -1)
-        if let width {
-            pango_layout_set_width(layout, Int32(width * Double(PANGO_SCALE)))
-            pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_END)
-        }
-        var inkWidth: Int32 = 0
-        var inkHeight: Int32 = 0
-        pango_layout_get_pixel_size(layout, &inkWidth, &inkHeight)
-        let shown = Double(inkWidth)
-        let left: Double =
-            switch alignment {
-            case .left: x
-            case .center: x - shown / 2
-            case .right: x - shown
+        guard let created = pango_cairo_create_layout(cairo) else { return }
+        GObjectReference.withNewObject(created) { layout in
+            let description = pango_font_description_from_string(font)
+            defer { pango_font_description_free(description) }
+            pango_layout_set_font_description(layout, description)
+            pango_layout_set_text(layout, text, -1)
+            if let width {
+                pango_layout_set_width(layout, Int32(width * Double(PANGO_SCALE)))
+                pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_END)
             }
-        set(color)
-        cairo_move_to(cairo, left, y)
-        pango_cairo_show_layout(cairo, layout)
+            var inkWidth: Int32 = 0
+            var inkHeight: Int32 = 0
+            pango_layout_get_pixel_size(layout, &inkWidth, &inkHeight)
+            let shown = Double(inkWidth)
+            let left: Double =
+                switch alignment {
+                case .left: x
+                case .center: x - shown / 2
+                case .right: x - shown
+                }
+            set(color)
+            cairo_move_to(cairo, left, y)
+            pango_cairo_show_layout(cairo, layout)
+        }
     }
 
     /// Moves everything drawn after by `y` pixels down.
@@ -199,7 +200,7 @@ public final class DrawingArea: Widget {
             let event = gdk_event_new(GDK_KEY_PRESS)
         else { return false }
         defer { gdk_event_free(event) }
-        event.pointee.key.window = OpaquePointer(g_object_ref(UnsafeMutableRawPointer(window)))
+        event.pointee.key.window = GObjectReference.referenceForC(window)
         event.pointee.key.send_event = 1
         event.pointee.key.time = guint32(GDK_CURRENT_TIME)
         event.pointee.key.keyval = key.keyval

@@ -2,8 +2,15 @@ import CGtkWebKit
 
 /// Owns one reference to a GObject for as long as the Swift object lives, and every signal
 /// handler connected through it: when the owner goes, its handlers are disconnected (so no
-/// closure runs for an owner that is gone) and its reference is dropped. This is the only place
-/// that refs and unrefs.
+/// closure runs for an owner that is gone) and its reference is dropped.
+///
+/// This file is the only place that refs and unrefs (`check-layering.sh` holds it to that).
+/// Besides the owners, two short-lived cases come through here, so that a reference count is
+/// never changed where the reader cannot see who gives it back: ``withNewObject(_:_:)`` for an
+/// object a constructor returns that is used within one call and held by no Swift object (a
+/// Pango layout, a pixbuf, a website data manager a web context takes its own reference to), and
+/// ``referenceForC(_:)`` for a reference a C structure drops itself (a `GdkEvent`'s window,
+/// which `gdk_event_free` unrefs).
 @MainActor
 public class GObjectReference {
     /// The object. Only Interop/ sees it.
@@ -57,4 +64,28 @@ public class GObjectReference {
     }
 
     private static let ownerQuark = g_quark_from_static_string("sesame-swift-owner")
+}
+
+extension GObjectReference {
+    /// Runs `body` with a new object — one a constructor returned with a full (not floating)
+    /// reference — and drops that reference when `body` returns or throws: for an object used
+    /// within one call and held by no Swift object.
+    static func withNewObject<Result>(_ object: OpaquePointer, _ body: (OpaquePointer) throws -> Result) rethrows -> Result {
+        defer { g_object_unref(UnsafeMutableRawPointer(object)) }
+        return try body(object)
+    }
+
+    /// ``withNewObject(_:_:)`` for an object whose C type Swift sees (not an opaque pointer).
+    static func withNewObject<Object, Result>(
+        _ object: UnsafeMutablePointer<Object>, _ body: (UnsafeMutablePointer<Object>) throws -> Result
+    ) rethrows -> Result {
+        defer { g_object_unref(object) }
+        return try body(object)
+    }
+
+    /// One more reference to `object`, handed to a C structure that drops it when it is freed
+    /// (`GdkEvent.key.window`, unreffed by `gdk_event_free`).
+    static func referenceForC(_ object: OpaquePointer) -> OpaquePointer {
+        OpaquePointer(g_object_ref(UnsafeMutableRawPointer(object)))
+    }
 }

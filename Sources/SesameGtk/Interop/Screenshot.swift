@@ -12,15 +12,16 @@ public enum Screenshot {
         gdk_display_sync(gdk_window_get_display(gdkWindow))
         let width = gdk_window_get_width(gdkWindow)
         let height = gdk_window_get_height(gdkWindow)
-        guard let pixbuf = gdk_pixbuf_get_from_window(gdkWindow, 0, 0, width, height) else {
+        guard let read = gdk_pixbuf_get_from_window(gdkWindow, 0, 0, width, height) else {
             throw ScreenshotError("the window's pixels could not be read")
         }
-        defer { g_object_unref(UnsafeMutableRawPointer(pixbuf)) }
-        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        var error: UnsafeMutablePointer<GError>?
-        guard gdk_pixbuf_savev(pixbuf, file.path, "png", nil, nil, &error) != 0 else {
-            defer { g_error_free(error) }
-            throw ScreenshotError(GLibError(error).message)
+        try GObjectReference.withNewObject(read) { pixbuf in
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            var error: UnsafeMutablePointer<GError>?
+            guard gdk_pixbuf_savev(pixbuf, file.path, "png", nil, nil, &error) != 0 else {
+                defer { g_error_free(error) }
+                throw ScreenshotError(GLibError(error).message)
+            }
         }
     }
 }

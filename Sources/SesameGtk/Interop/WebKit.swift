@@ -12,9 +12,10 @@ public final class WebContext: GObjectReference {
         if let dataDirectory {
             try? FileManager.default.createDirectory(
                 at: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let manager = sesame_website_data_manager_new(dataDirectory.path, dataDirectory.appending(path: "cache").path)
-            context = webkit_web_context_new_with_website_data_manager(manager)
-            g_object_unref(manager)
+            // The context takes its own reference to the manager.
+            context = GObjectReference.withNewObject(
+                sesame_website_data_manager_new(dataDirectory.path, dataDirectory.appending(path: "cache").path)
+            ) { webkit_web_context_new_with_website_data_manager($0) }
             webkit_cookie_manager_set_persistent_storage(
                 webkit_web_context_get_cookie_manager(context), dataDirectory.appending(path: "cookies.sqlite").path,
                 WEBKIT_COOKIE_PERSISTENT_STORAGE_SQLITE)

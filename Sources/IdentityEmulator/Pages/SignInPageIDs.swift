@@ -1,6 +1,8 @@
-/// The element ids and form field names of Microsoft's and Azure AD B2C's sign-in pages, which the
-/// identity emulator reproduces and every test that fills a page uses. (The Python end-to-end
-/// helpers spell the same ids once, in `sesame_e2e.py`.)
+/// The element ids and form field names of Microsoft's, Azure AD B2C's and AD FS's sign-in pages:
+/// what the emulator's pages (`Pages/`) write and its controllers read, and what every Swift test
+/// that fills a page looks for, defined once here. Microsoft's own, so automation written against
+/// the real pages works on these. (The Python end-to-end helpers spell the same ids in
+/// `sesame_e2e.py`: they are the outside world's view, and would catch a change here.)
 public enum SignInPageIDs {
     /// The user name field (`loginfmt`).
     public static let userName = "i0116"
@@ -49,16 +51,24 @@ public enum SignInPageIDs {
 
     /// The form field names the pages post (`FORM_FIELD=value`).
     public enum Fields {
+        /// The user name (`#i0116`).
         public static let userName = "loginfmt"
+        /// The password (`#i0118`).
         public static let password = "passwd"
+        /// The SMS code (`#idTxtBx_SAOTCC_OTC`).
         public static let smsCode = "otc"
+        /// B2C: the e-mail address.
         public static let b2cSignInName = "signInName"
+        /// B2C: the password.
         public static let b2cPassword = "password"
+        /// AD FS: the user name.
         public static let adfsUserName = "UserName"
+        /// AD FS: the password.
         public static let adfsPassword = "Password"
+        /// AD FS: the authentication method (`FormsAuthentication`).
         public static let adfsAuthMethod = "AuthMethod"
     }
 
-    /// The bundled samples' demo password.
-    public static let demoPassword = "Passw0rd!"
+    /// The password of every emulated user, which the demo notes on the pages show.
+    public static let demoPassword = DirectoryGenerator.password
 }

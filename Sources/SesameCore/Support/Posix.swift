@@ -1,0 +1,163 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The one place the Core and the modules over it (SesameKeyring, SesameSamples, SesameGtk, the
+/// command) call the C library's file system calls directly (`open`, `flock`, `fstat`, `fchmod`,
+/// `fsync`, `rename`, `unlink`, inotify's), as SwiftNIO's `Sources/NIOPosix/System.swift` is NIO's:
+/// each call reads `errno` at once, retries `EINTR`, and turns a failure into a
+/// ``SystemCallError`` that carries `strerror`'s sentence. What a private file needs
+/// (`O_NOFOLLOW`, `O_CLOEXEC`, mode 0600) is decided here, not at each caller, so a new caller
+/// cannot forget one of them. (`check-layering.sh`'s rule 9 finds these calls anywhere else.)
+///
+/// Package access: Sesame's own modules use it; it is not part of the Core's public API.
+package enum Posix {
+    /// The mode of every file Sesame creates: read and write for its owner, nothing for others.
+    package static let ownerOnlyMode: mode_t = 0o600
+
+    /// Opens `path` with `flags` (`O_WRONLY`, `O_RDWR`, `O_CREAT`, `O_EXCL`, `O_TRUNC`) plus
+    /// `O_NOFOLLOW` and `O_CLOEXEC`: a symbolic link at `path` is refused (`ELOOP`), never followed
+    /// to where someone else pointed it, and no program Sesame starts (WebKit's processes, a
+    /// browser) inherits the descriptor. With `O_CREAT` the file is its owner's alone, mode 0600,
+    /// whatever the umask — and so is an existing file of this user's that was more open.
+    /// - Returns: the descriptor; the caller closes it.
+    package static func openOwnerOnly(_ path: String, _ flags: Int32) throws(SystemCallError) -> Int32 {
+        let descriptor = try call("open") { open(path, flags | O_NOFOLLOW | O_CLOEXEC, ownerOnlyMode) }
+        var status = stat()
+        if flags & O_CREAT != 0, fstat(descriptor, &status) == 0, status.st_uid == getuid(), status.st_mode & 0o777 != ownerOnlyMode {
+            // The umask may have taken bits away, and an existing file keeps its old mode. Another
+            // user's file is left as it is (even by root): its caller refuses it.
+            _ = fchmod(descriptor, ownerOnlyMode)
+        }
+        return descriptor
+    }
+
+    /// Closes a descriptor. Linux releases it even when `close` reports an error, so there is
+    /// nothing to retry or undo.
+    package static func close(_ descriptor: Int32) {
+        _ = Glibc.close(descriptor)
+    }
+
+    /// Whether the open file is a regular file (not a directory, device, FIFO or socket) owned by
+    /// this process's user: a lock file someone else planted in a shared folder is not.
+    package static func isRegularFileOfThisUser(_ descriptor: Int32) -> Bool {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return false }
+        return status.st_mode & S_IFMT == S_IFREG && status.st_uid == getuid()
+    }
+
+    /// Takes the exclusive advisory lock (`flock(LOCK_EX | LOCK_NB)`) of an open file without
+    /// waiting: `false` when another open file description holds it. Locks are per open file
+    /// description, so two `open`s of one file exclude each other even in one process.
+    package static func tryLockExclusive(_ descriptor: Int32) throws(SystemCallError) -> Bool {
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            switch code {
+            case EINTR: continue
+            case EWOULDBLOCK: return false
+            default: throw SystemCallError(call: "flock", code: code)
+            }
+        }
+        return true
+    }
+
+    /// Lets go of the lock taken by ``tryLockExclusive(_:)`` (closing the descriptor does too).
+    package static func unlock(_ descriptor: Int32) {
+        _ = flock(descriptor, LOCK_UN)
+    }
+
+    /// Renames `source` over `destination` atomically (both in one file system).
+    package static func rename(_ source: String, to destination: String) throws(SystemCallError) {
+        _ = try call("rename") { Glibc.rename(source, destination) }
+    }
+
+    /// Removes a file if it is there; a file that is already gone is not a failure, and the
+    /// callers (cleaning up after a failure, pruning old copies) have nothing to do about others.
+    package static func removeFile(_ path: String) {
+        _ = unlink(path)
+    }
+
+    /// Flushes a directory's entries to disk (after a rename into it), so a crash leaves the new
+    /// name or the old one. Best effort: a file system that cannot is not an error.
+    package static func syncDirectory(_ path: String) {
+        guard let descriptor = try? call("open", { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }) else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
+    }
+
+    /// What `lstat` says of `path` (a symbolic link is described, not followed).
+    package static func linkStatus(_ path: String) throws(SystemCallError) -> stat {
+        var status = stat()
+        _ = try call("lstat") { lstat(path, &status) }
+        return status
+    }
+
+    /// Sets the permission bits of `path` (a directory Sesame tightens to 0700).
+    package static func changeMode(_ path: String, _ mode: mode_t) throws(SystemCallError) {
+        _ = try call("chmod") { chmod(path, mode) }
+    }
+
+    /// This process's real user id (the owner its files must have).
+    package static var userID: uid_t { getuid() }
+
+    /// A new inotify instance, close-on-exec.
+    package static func inotifyInstance() throws(SystemCallError) -> Int32 {
+        try call("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC)) }
+    }
+
+    /// Watches `path` for `mask`'s events; the watch descriptor (the same for a directory watched
+    /// twice, even by two paths).
+    package static func addWatch(_ instance: Int32, path: String, mask: UInt32) throws(SystemCallError) -> Int32 {
+        try call("inotify_add_watch") { inotify_add_watch(instance, path, mask) }
+    }
+
+    /// Ends a watch (its `IN_IGNORED` event follows).
+    package static func removeWatch(_ instance: Int32, _ watch: Int32) {
+        _ = inotify_rm_watch(instance, watch)
+    }
+
+    /// Reads what is there into `buffer` (blocking until something is): the number of bytes read.
+    package static func read(_ descriptor: Int32, into buffer: inout [UInt8]) throws(SystemCallError) -> Int {
+        let capacity = buffer.count
+        return try call("read") { Glibc.read(descriptor, &buffer, capacity) }
+    }
+
+    /// `strerror`'s sentence for an `errno` value ("No such file or directory").
+    package static func message(for code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+
+    /// Runs a call that answers -1 and sets `errno` on failure, again while it is interrupted
+    /// (`EINTR`). `errno` is read right after the call, before anything else can change it.
+    private static func call<Result: FixedWidthInteger>(
+        _ name: String, _ body: () -> Result
+    ) throws(SystemCallError) -> Result {
+        while true {
+            let result = body()
+            guard result == -1 else { return result }
+            let code = errno
+            if code != EINTR { throw SystemCallError(call: name, code: code) }
+        }
+    }
+}
+
+/// A system call failed: which one, and `errno` with the C library's sentence for it.
+package struct SystemCallError: Error, Equatable, CustomStringConvertible {
+    /// The call (`open`, `flock`, `rename`, …).
+    package let call: String
+    /// `errno` as the call left it (`ENOENT`, `ELOOP`, …).
+    package let code: Int32
+
+    package init(call: String, code: Int32) {
+        self.call = call
+        self.code = code
+    }
+
+    /// `strerror`'s sentence ("Too many levels of symbolic links").
+    package var message: String { Posix.message(for: code) }
+
+    /// The sentence alone: callers say what they were doing ("cannot open the lock file …: ").
+    package var description: String { message }
+}
