@@ -176,6 +176,18 @@ final class GUIHarness {
         pagesSeen = pagesLoaded
     }
 
+    /// Waits until the sign-in view shows the page titled `title` and has recorded its load (a
+    /// page that posts itself on — AD FS's answer — loads more than one page per step).
+    func waitForSignInPage(titled title: String, _ step: String) {
+        XCTAssertTrue(
+            MainLoopBridge.spin(timeout: 15) {
+                guard let page = self.signInPage, page.title == title, let shown = page.uri.flatMap(URL.init(string:)) else { return false }
+                let loaded = self.trace.events.last { $0.name == "page-loaded" }
+                return loaded?.fields.contains { $0 == ("url", FlowTrace.redacted(shown)) } == true
+            }, "\(step): the view shows '\(signInPage?.title ?? "nothing")'")
+        pagesSeen = pagesLoaded
+    }
+
     /// alex's user name, password and "stay signed in", up to the consent page (the test answers it).
     func signInAsAlexUpToConsent() {
         act(Self.fill(SignInPageIDs.userName, "alex@contoso.onmicrosoft.com"), "password page")

@@ -49,8 +49,9 @@ final class SignInFlowTests: GUITestCase {
                 "the flow inspector did not draw the organisation's lane")
             gui.screenshot("organisation")
 
-            gui.act(GUIHarness.fill(IDs.adfsPassword, IDs.demoPassword, click: IDs.adfsSubmit), "back at Entra")
-            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.signInPage?.title == "Stay signed in?" }, gui.signInPage?.title ?? "")
+            gui.act(GUIHarness.fill(IDs.adfsPassword, IDs.demoPassword, click: IDs.adfsSubmit), "AD FS's answer")
+            // The answer's form posts itself to Entra, whose next page is "Stay signed in?".
+            gui.waitForSignInPage(titled: "Stay signed in?", "back at Entra")
             XCTAssertEqual(gui.hostBar, "127.0.0.1:\(port) — not encrypted", "the host bar back at Entra")
             gui.act("document.getElementById('\(IDs.primaryButton)').click();", "consent")
             gui.clickInPage(IDs.primaryButton)
