@@ -271,3 +271,46 @@ final class CountingStorage: TokenStorage, @unchecked Sendable {
         return try base.transact(group: group, body)
     }
 }
+
+/// Under the refresh lock a store must read what the program that held the lock before stored,
+/// even when its stamp of the stored bytes has not moved yet: the kernel's event for the other
+/// program's write can still be unread when the lock is taken (it was, under load, and the
+/// store redeemed the refresh token the other had rotated: the family was revoked).
+@Suite("The refresh lock and the stamp")
+struct RefreshLockTests {
+    /// A file store whose stamp never moves: the event of every write is still unread.
+    struct StampThatLags: TokenStorage {
+        let files: FileTokenStorage
+        var location: String { files.location }
+        func transact(group: String, _ body: (Data?) throws -> TokenStorageAction) throws -> String? {
+            try files.transact(group: group, body)
+        }
+        func whileRefreshing<T: Sendable>(
+            group: String, isolation: isolated (any Actor)?, _ body: () async throws -> T
+        ) async throws -> T {
+            try await files.whileRefreshing(group: group, isolation: isolation, body)
+        }
+        func version(group: String) -> StoredVersion? { StoredVersion(stamp: [42]) }
+    }
+
+    @Test("a refresh after another program's reads the rotated refresh token, not the store's copy")
+    func rotatedByAnother() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        fixture.provider.singleUseRefreshTokens = true
+        let clock = fixture.clock
+        let lagging = AccountStore(
+            storage: StampThatLags(files: fixture.storage), transport: fixture.provider.transport, now: { clock.now })
+        await lagging.setConfiguration(fixture.provider.configuration, forAccountType: fixture.accountType)
+        let account = try await lagging.signIn(accountType: fixture.accountType, using: FakeUserAgent(provider: fixture.provider))
+        // This store reads the cache once: its copy holds the first refresh token.
+        _ = try await lagging.accessToken(for: account)
+        // Another program refreshes: the refresh token rotates, in the same file.
+        await fixture.configure()
+        _ = try await fixture.store.accessToken(for: account, forceRefresh: true)
+        // This store's refresh redeems the rotated token, not the one in its copy.
+        _ = try await lagging.accessToken(for: account, forceRefresh: true)
+        #expect(fixture.provider.reuseDetected == 0)
+        #expect(fixture.provider.refreshCount == 2)
+    }
+}

@@ -10,6 +10,8 @@ extension AccountStore {
         _ account: Account, configuration: AccountConfiguration, scopes: [String], resourceScopes: Set<String>, forceRefresh: Bool
     ) async throws -> AccessToken {
         try await cache.storage.whileRefreshing(group: configuration.storageGroup, isolation: self) {
+            // What the program that held the lock before stored, read from the storage itself.
+            self.cache.forgetReadCopy(of: configuration.storageGroup)
             if !forceRefresh, let cached = try self.cachedToken(for: account, configuration: configuration, scopes: resourceScopes) {
                 return cached
             }

@@ -36,6 +36,11 @@ struct TokenCacheTransaction: Sendable {
     /// The last read of `group`, if one is kept.
     func readCopy(of group: String) -> ReadCopy? { readCopies[group] }
 
+    /// Drops `group`'s read copy: the next access reads the stored bytes. Under the refresh lock,
+    /// whose point is to see what the program that held it before stored: the kernel's event for
+    /// that write may not have been read yet, so the stamp cannot be trusted to have moved.
+    mutating func forgetReadCopy(of group: String) { readCopies[group] = nil }
+
     /// Runs `body` on a group's cache: on the last read's copy when `write` is false and the
     /// stored bytes are unchanged, else in one transaction (a read keeps its copy).
     mutating func access<Value: Sendable>(
