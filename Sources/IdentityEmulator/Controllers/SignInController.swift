@@ -13,6 +13,8 @@ struct SignInController: EmulatorController {
 
     // MARK: GET /authorize
 
+    /// `/authorize`: the request parsed (its errors on a page or back at the app), then the B2C
+    /// user flows' answer or Entra's, each of which may sign in from the browser's session.
     func authorize(_ request: Request, endpoint resolve: @autoclosure () throws(EndpointError) -> IdentityEndpoint) async throws -> Response
     {
         let now = clock.now
@@ -35,67 +37,80 @@ struct SignInController: EmulatorController {
                 reply: authorization.reply, now: now)
         }
 
-        let cookie = request.cookies[sessionCookieName(endpoint.tenant)]?.value
-        let session = await cookie.asyncMap { await state.session(cookie: $0) }.flatMap { $0 }
-            .flatMap { $0.tenantID == endpoint.tenant.id ? $0 : nil }
-        let sessionUser = session.flatMap { directory(for: endpoint.tenant).user(id: $0.userID) }
-        var transaction = await state.begin(authorization, now: now)
+        let session = await browserSession(request, tenant: endpoint.tenant)
+        let transaction = await state.begin(authorization, now: now)
+        if endpoint.tenant.kind == .b2c { return await authorizeB2C(transaction, session: session, now: now) }
+        return await authorizeWorkforce(transaction, session: session, now: now)
+    }
 
-        if endpoint.tenant.kind == .b2c {
-            if authorization.prompt == "none" {
-                guard let session, sessionUser != nil else { return errorRedirect(.b2cNoSession, reply: authorization.reply, now: now) }
-                transaction.userID = session.userID
-                transaction.fromSession = true
-                return await complete(transaction, session: session, now: now)
-            }
-            if endpoint.policy == Tenant.passwordResetPolicy {
-                return .html(
-                    B2CPages.passwordReset(
-                        action: loginAction(endpoint), ctx: transaction.id, tenant: endpoint.tenant.displayName,
-                        stage: .email, email: authorization.loginHint, demoCode: nil, error: nil))
-            }
-            if let session, sessionUser != nil, authorization.prompt != "login" {
-                transaction.userID = session.userID
-                transaction.fromSession = true
-                await state.update(transaction)
-                return await complete(transaction, session: session, now: now)
-            }
-            return .html(
-                B2CPages.signIn(
-                    action: loginAction(endpoint), ctx: transaction.id, tenant: endpoint.tenant.displayName,
-                    email: authorization.loginHint ?? demoAccount(for: endpoint.tenant), error: nil))
+    /// A browser's session at a tenant and its user, as `/authorize` sees it.
+    private struct BrowserSession {
+        let session: SignInSession
+        let user: DirectoryUser
+    }
+
+    /// The session the browser's cookie names at `tenant`, if it is this tenant's and its user is
+    /// still in the directory: only then can a sign-in skip the pages.
+    private func browserSession(_ request: Request, tenant: Tenant) async -> BrowserSession? {
+        guard let cookie = request.cookies[sessionCookieName(tenant)]?.value,
+            let session = await state.session(cookie: cookie), session.tenantID == tenant.id,
+            let user = directory(for: tenant).user(id: session.userID)
+        else { return nil }
+        return BrowserSession(session: session, user: user)
+    }
+
+    /// A B2C user flow: `prompt=none` answers from the session or fails, the password reset flow
+    /// starts at its own page, a session signs in unless `prompt=login`, else the sign-in page.
+    private func authorizeB2C(_ transaction: SignInTransaction, session: BrowserSession?, now: Date) async -> Response {
+        let authorization = transaction.request
+        let endpoint = authorization.endpoint
+        if authorization.prompt == "none" {
+            guard let session else { return errorRedirect(.b2cNoSession, reply: authorization.reply, now: now) }
+            return await answerFromSession(transaction, session: session.session, now: now, recording: false)
         }
+        if endpoint.policy == Tenant.passwordResetPolicy {
+            return .html(
+                B2CPages.passwordReset(
+                    action: loginAction(endpoint), ctx: transaction.id, tenant: endpoint.tenant.displayName,
+                    stage: .email, email: authorization.loginHint, demoCode: nil, error: nil))
+        }
+        if let session, authorization.prompt != "login" {
+            return await answerFromSession(transaction, session: session.session, now: now)
+        }
+        return .html(
+            B2CPages.signIn(
+                action: loginAction(endpoint), ctx: transaction.id, tenant: endpoint.tenant.displayName,
+                email: authorization.loginHint ?? demoAccount(for: endpoint.tenant), error: nil))
+    }
 
+    /// Entra, by `prompt`: `none` answers from the session (with every permission consented) or
+    /// fails; `select_account` offers the session's account; `login` and `create` always show
+    /// the pages; otherwise a session signs in when it is the hinted user's and, if the claims
+    /// ask for MFA, was signed in with it. Anything else starts at the user name page.
+    private func authorizeWorkforce(_ transaction: SignInTransaction, session: BrowserSession?, now: Date) async -> Response {
+        let authorization = transaction.request
+        let endpoint = authorization.endpoint
         switch authorization.prompt {
         case "none":
-            guard let session, sessionUser != nil else { return errorRedirect(.loginRequired, reply: authorization.reply, now: now) }
-            transaction.userID = session.userID
-            transaction.fromSession = true
+            guard let session else { return errorRedirect(.loginRequired, reply: authorization.reply, now: now) }
             let missing = authorization.scopes.consentKeys.subtracting(
-                await state.consentedPermissions(userID: session.userID, clientID: authorization.client.clientID))
+                await state.consentedPermissions(userID: session.session.userID, clientID: authorization.client.clientID))
             guard missing.isEmpty else {
                 return errorRedirect(
                     .consentRequired(clientID: authorization.client.clientID, appName: authorization.client.name),
                     reply: authorization.reply, now: now)
             }
-            return await complete(transaction, session: session, now: now)
+            return await answerFromSession(transaction, session: session.session, now: now, recording: false)
         case "select_account":
-            if let sessionUser {
+            if let session {
                 await state.update(transaction)
-                return .html(SignInPages.pickAccount(action: loginAction(endpoint), ctx: transaction.id, user: sessionUser))
+                return .html(SignInPages.pickAccount(action: loginAction(endpoint), ctx: transaction.id, user: session.user))
             }
         case "login", "create":
             break
         default:
-            let hintMatches =
-                authorization.loginHint.map { $0.caseInsensitiveCompare(sessionUser?.userPrincipalName ?? "") == .orderedSame } ?? true
-            // A claims challenge asking for MFA is not answered by a session signed in without it.
-            let sessionAnswers = !authorization.demandsMFA || session?.methods.contains("mfa") == true
-            if let session, sessionUser != nil, hintMatches, sessionAnswers {
-                transaction.userID = session.userID
-                transaction.fromSession = true
-                await state.update(transaction)
-                return await complete(transaction, session: session, now: now)
+            if let session, sessionAnswers(authorization, session: session) {
+                return await answerFromSession(transaction, session: session.session, now: now)
             }
         }
         return .html(
@@ -103,6 +118,28 @@ struct SignInController: EmulatorController {
                 action: loginAction(endpoint), ctx: transaction.id,
                 hint: authorization.loginHint ?? demoAccount(for: endpoint.tenant), error: nil,
                 demoNote: configuration.demoMode))
+    }
+
+    /// Whether the session may answer a request without the pages: a `login_hint` names its user
+    /// (or there is none), and a claims challenge asking for MFA finds a session signed in with it.
+    private func sessionAnswers(_ authorization: AuthorizeRequest, session: BrowserSession) -> Bool {
+        let hintMatches =
+            authorization.loginHint.map { $0.caseInsensitiveCompare(session.user.userPrincipalName) == .orderedSame } ?? true
+        // A claims challenge asking for MFA is not answered by a session signed in without it.
+        let mfaAnswered = !authorization.demandsMFA || session.session.methods.contains("mfa")
+        return hintMatches && mfaAnswered
+    }
+
+    /// Single sign-on: the transaction is the session's user's, with no page shown, and finishes
+    /// at once. `recording` keeps the signed-in transaction first (`prompt=none` never did).
+    private func answerFromSession(
+        _ input: SignInTransaction, session: SignInSession, now: Date, recording: Bool = true
+    ) async -> Response {
+        var transaction = input
+        transaction.userID = session.userID
+        transaction.fromSession = true
+        if recording { await state.update(transaction) }
+        return await complete(transaction, session: session, now: now)
     }
 
     /// In demo mode the first page suggests the demo account, so a newcomer types only the password.
@@ -239,10 +276,7 @@ struct SignInController: EmulatorController {
         case "pick":
             let cookie = request.cookies[sessionCookieName(endpoint.tenant)]?.value
             if form["account"] == "session", let cookie, let session = await state.session(cookie: cookie) {
-                transaction.userID = session.userID
-                transaction.fromSession = true
-                await state.update(transaction)
-                return await complete(transaction, session: session, now: now)
+                return await answerFromSession(transaction, session: session, now: now)
             }
             return .html(SignInPages.username(action: action, ctx: ctx, hint: nil, error: nil))
 
@@ -319,7 +353,8 @@ struct SignInController: EmulatorController {
 
     // MARK: Finishing
 
-    /// Consent (first use, or `prompt=consent`), then the session cookie and the code redirect.
+    /// Consent (first use, or `prompt=consent`), then the session cookie and the code redirect
+    /// (or, for a device's sign-in, the device approved).
     func complete(_ transaction: SignInTransaction, session existing: SignInSession?, now: Date) async -> Response {
         let authorization = transaction.request
         let endpoint = authorization.endpoint
@@ -328,64 +363,89 @@ struct SignInController: EmulatorController {
                 .entra("invalid_request", 50034, "The user account does not exist in the directory."),
                 correlationID: authorization.correlationID, now: now)
         }
-
-        if endpoint.tenant.kind == .workforce, !transaction.consentGiven {
-            let clientID = authorization.client.clientID
-            let adminConsented = await state.adminConsentedPermissions(clientID: clientID)
-            let consented = await state.consentedPermissions(userID: userID, clientID: clientID).union(adminConsented)
-            let wanted = authorization.scopes.consentKeys
-            let missing = authorization.prompt == "consent" ? wanted : wanted.subtracting(consented)
-            // What only an administrator may grant, or anything when the tenant allows no user consent.
-            let needsAdmin: Set<String> =
-                configuration.lenient
-                ? [] : missing.filter { ScopeRequest.adminOnly.contains($0) || configuration.userConsent == .adminOnly }
-            if !needsAdmin.isEmpty, !needsAdmin.isSubset(of: adminConsented) {
-                await state.update(transaction)
-                return .html(
-                    SignInPages.needAdminApproval(
-                        action: loginAction(endpoint), ctx: transaction.id, username: user.userPrincipalName,
-                        appName: authorization.client.name))
-            }
-            if !missing.isEmpty {
-                await state.update(transaction)
-                let ordered = missing.sorted { Self.consentOrder($0) < Self.consentOrder($1) }
-                return .html(
-                    SignInPages.consent(
-                        action: loginAction(endpoint), ctx: transaction.id, username: user.userPrincipalName,
-                        appName: authorization.client.name, permissions: ordered))
-            }
-        }
+        if let consentPage = await consentNeeded(transaction, userID: userID, user: user) { return consentPage }
         if transaction.consentGiven {
             await state.grantConsent(authorization.scopes.consentKeys, userID: userID, clientID: authorization.client.clientID)
         }
         if transaction.smsVerified { await state.mfaSatisfied(userID: userID) }
 
-        var cookieToSet: Cookie?
-        let session: SignInSession
-        if let existing {
-            session = existing
-        } else {
-            session = SignInSession(
-                userID: userID, tenantID: endpoint.tenant.id, authTime: now, methods: transaction.methods,
-                persistent: transaction.staySignedIn ?? false, sessionID: Identifiers.guid())
-            let value = await state.createSession(session)
-            cookieToSet = Cookie(
-                name: sessionCookieName(endpoint.tenant), value: value,
-                maxAge: session.persistent ? 90 * 86_400 : nil, path: "/", secure: base.scheme == "https", httpOnly: true, sameSite: .lax)
-        }
+        let (session, cookie) = await session(for: transaction, userID: userID, existing: existing, now: now)
         await state.finish(transaction.id)
 
         let grant = Grant(
             userID: userID, tenantID: endpoint.tenant.id, clientID: authorization.client.clientID, scope: authorization.scope,
             policy: endpoint.policy, authTime: session.authTime, sessionID: session.sessionID, methods: session.methods,
             newUser: transaction.newUser)
+        var response: Response
         if let device = transaction.deviceKey {
             // The device code flow: the device's next poll gets the tokens; this browser is done.
             await state.approveDevice(key: device, grant: grant)
-            var response = Response.html(DeviceCodePages.signedIn(appName: authorization.client.name))
-            if let cookieToSet { response.setCookie(cookieToSet) }
-            return response
+            response = .html(DeviceCodePages.signedIn(appName: authorization.client.name))
+        } else {
+            response = await redirectWithCode(grant, transaction: transaction, user: user, session: session, now: now)
         }
+        if let cookie { response.setCookie(cookie) }
+        return response
+    }
+
+    /// The page asking for the consent an Entra sign-in still lacks, or nil when it lacks none
+    /// (B2C asks none, and a consent given on the page counts). What only an administrator may
+    /// grant (or anything, when the tenant lets no user consent) and no administrator has
+    /// granted gets "Need admin approval"; the rest, the consent page, `User.Read` first.
+    private func consentNeeded(_ transaction: SignInTransaction, userID: String, user: DirectoryUser) async -> Response? {
+        let authorization = transaction.request
+        let endpoint = authorization.endpoint
+        guard endpoint.tenant.kind == .workforce, !transaction.consentGiven else { return nil }
+        let clientID = authorization.client.clientID
+        let adminConsented = await state.adminConsentedPermissions(clientID: clientID)
+        let consented = await state.consentedPermissions(userID: userID, clientID: clientID).union(adminConsented)
+        let wanted = authorization.scopes.consentKeys
+        let missing = authorization.prompt == "consent" ? wanted : wanted.subtracting(consented)
+        // What only an administrator may grant, or anything when the tenant allows no user consent.
+        let needsAdmin: Set<String> =
+            configuration.lenient
+            ? [] : missing.filter { ScopeRequest.adminOnly.contains($0) || configuration.userConsent == .adminOnly }
+        if !needsAdmin.isEmpty, !needsAdmin.isSubset(of: adminConsented) {
+            await state.update(transaction)
+            return .html(
+                SignInPages.needAdminApproval(
+                    action: loginAction(endpoint), ctx: transaction.id, username: user.userPrincipalName,
+                    appName: authorization.client.name))
+        }
+        guard !missing.isEmpty else { return nil }
+        await state.update(transaction)
+        let ordered = missing.sorted { Self.consentOrder($0) < Self.consentOrder($1) }
+        return .html(
+            SignInPages.consent(
+                action: loginAction(endpoint), ctx: transaction.id, username: user.userPrincipalName,
+                appName: authorization.client.name, permissions: ordered))
+    }
+
+    /// The sign-in's session: the one it came from, or a new one with its cookie to set (kept
+    /// for 90 days when the user chose to stay signed in, else for the browser session; `Secure`
+    /// when the emulator is served over HTTPS).
+    private func session(
+        for transaction: SignInTransaction, userID: String, existing: SignInSession?, now: Date
+    ) async -> (session: SignInSession, cookie: Cookie?) {
+        if let existing { return (existing, nil) }
+        let tenant = transaction.request.endpoint.tenant
+        let session = SignInSession(
+            userID: userID, tenantID: tenant.id, authTime: now, methods: transaction.methods,
+            persistent: transaction.staySignedIn ?? false, sessionID: Identifiers.guid())
+        let value = await state.createSession(session)
+        let cookie = Cookie(
+            name: sessionCookieName(tenant), value: value,
+            maxAge: session.persistent ? 90 * 86_400 : nil, path: "/", secure: base.scheme == "https", httpOnly: true, sameSite: .lax)
+        return (session, cookie)
+    }
+
+    /// Back to the app with a new authorization code for `grant`, in each service's order of
+    /// parameters: B2C's `state` first, Entra's after `client_info`, with `session_state`.
+    private func redirectWithCode(
+        _ grant: Grant, transaction: SignInTransaction, user: DirectoryUser, session: SignInSession, now: Date
+    ) async -> Response {
+        let authorization = transaction.request
+        let endpoint = authorization.endpoint
         let code = await state.issueCode(
             .init(
                 grant: grant, redirectURI: authorization.redirectURI, nonce: authorization.nonce,
@@ -407,9 +467,7 @@ struct SignInController: EmulatorController {
             if let state = authorization.state { fields.append("state", state) }
             fields.append("session_state", session.sessionID)
         }
-        var response = redirect(fields, reply: authorization.reply)
-        if let cookieToSet { response.setCookie(cookieToSet) }
-        return response
+        return redirect(fields, reply: authorization.reply)
     }
 
     private static func consentOrder(_ key: String) -> Int {
@@ -476,14 +534,5 @@ struct SignInController: EmulatorController {
         }
         response.setCookie(Cookie(name: name, value: "", maxAge: 0, path: "/", httpOnly: true, sameSite: .lax))
         return response
-    }
-}
-
-extension Optional {
-    func asyncMap<T>(_ transform: (Wrapped) async -> T) async -> T? {
-        switch self {
-        case .some(let value): await transform(value)
-        case .none: nil
-        }
     }
 }

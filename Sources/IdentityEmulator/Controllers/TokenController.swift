@@ -4,156 +4,237 @@ import HTTPTypes
 import Hummingbird
 
 /// The token endpoint: the code, refresh-token grants and their errors, in Entra's and B2C's shapes.
+///
+/// ``token(_:context:endpoint:)`` reads as a table: the checks every request passes (throttle,
+/// client, secret, grant type), one function per grant type that redeems what the client sent for
+/// a ``Grant`` or fails with a ``ServiceError``, then ``issue(_:for:answer:)``.
 struct TokenController: EmulatorController {
     let services: EmulatorServices
+
+    /// RFC 8628's grant type: a device polling for the sign-in a person finishes elsewhere.
+    static let deviceCodeGrantType = "urn:ietf:params:oauth:grant-type:device_code"
 
     func token(_ request: Request, context: BasicRequestContext, endpoint: IdentityEndpoint) async throws -> Response {
         let now = clock.now
         let form = try await request.formFields()
-        let b2c = endpoint.tenant.kind == .b2c
-        let correlationID = request.headers[.clientRequestID] ?? Identifiers.guid()
+        let answer = TokenAnswer(correlationID: request.headers[.clientRequestID] ?? Identifiers.guid(), now: now)
 
-        func fail(_ error: ServiceError) -> Response {
+        if let retryAfter = await state.takeThrottle() { return answer.throttled(retryAfter: retryAfter) }
+        let token: TokenRequest
+        do { token = try check(form, endpoint: endpoint, now: now) } catch { return answer.failure(error) }
+
+        let redeemed: RedeemedGrant
+        do throws(ServiceError) {
+            switch token.grantType {
+            case "authorization_code": redeemed = try await redeemCode(token)
+            case "refresh_token": redeemed = try await redeemRefreshToken(token)
+            case Self.deviceCodeGrantType: redeemed = try await redeemDeviceCode(token)
+            default: throw ServiceError.unsupportedGrantType(token.grantType)
+            }
+        } catch {
+            return answer.failure(error)
+        }
+        return try await issue(redeemed, for: token, answer: answer)
+    }
+
+    /// One token request that passed the common checks: what every grant reads.
+    private struct TokenRequest {
+        let form: FormFields
+        let endpoint: IdentityEndpoint
+        /// The registered client `client_id` names, for this kind of tenant.
+        let client: ClientRegistration
+        let grantType: String
+        let now: Date
+
+        /// B2C's tenant: its errors take B2C's shape and its grants are bound to a user flow.
+        var b2c: Bool { endpoint.tenant.kind == .b2c }
+    }
+
+    /// What a grant redeemed for: the ``Grant``, and what the tokens carry beyond it.
+    private struct RedeemedGrant {
+        let grant: Grant
+        /// The `nonce` sent on `/authorize`: only an authorization code's id_token repeats it.
+        var nonce: String?
+        /// The refresh token family a rotated refresh token stays in (nil: a new family).
+        var family: String?
+    }
+
+    /// How the token endpoint answers one request: errors as the service's JSON body with its
+    /// HTTP status, never cached, stamped with this request's correlation id and time.
+    private struct TokenAnswer {
+        let correlationID: String
+        let now: Date
+
+        /// `error` as the body of a failed token request.
+        func failure(_ error: ServiceError) -> Response {
             .json(
                 error.json(traceID: Identifiers.guid(), correlationID: correlationID, at: now), status: .init(code: error.status),
                 headers: [.cacheControl: "no-store, no-cache", .pragma: "no-cache"])
         }
 
-        if let retryAfter = await state.takeThrottle() {
-            var response = fail(.throttled())
+        /// The throttling the control endpoint asked for, with its `Retry-After`.
+        func throttled(retryAfter: Int) -> Response {
+            var response = failure(.throttled())
             response.headers[.retryAfter] = String(retryAfter)
             return response
         }
-        guard let clientID = form.nonEmpty("client_id")?.lowercased() else { return fail(.missingParameter("client_id")) }
+    }
+
+    /// The checks before any grant is looked at: a known client for this tenant, a single-tenant
+    /// app not at `/common`, no secret or assertion (every registered client is public, so one
+    /// that authenticates is not the app registered), and a grant type.
+    private func check(_ form: FormFields, endpoint: IdentityEndpoint, now: Date) throws(ServiceError) -> TokenRequest {
+        let b2c = endpoint.tenant.kind == .b2c
+        guard let clientID = form.nonEmpty("client_id")?.lowercased() else { throw .missingParameter("client_id") }
         guard let client = clients.first(where: { $0.clientID == clientID && $0.tenantKinds.contains(endpoint.tenant.kind) }) else {
-            return fail(.unknownClient(clientID, tenant: endpoint.tenant.id))
+            throw .unknownClient(clientID, tenant: endpoint.tenant.id)
         }
         if endpoint.isMultiTenant, !b2c, !client.multiTenant {
-            return fail(.singleTenantAppAtCommon(clientID: client.clientID, appName: client.name))
+            throw .singleTenantAppAtCommon(clientID: client.clientID, appName: client.name)
         }
         // Every registered client is public: it must not authenticate.
         if form.nonEmpty("client_secret") != nil || form.nonEmpty("client_assertion") != nil {
-            return fail(b2c ? .b2cPublicClientSentSecret : .publicClientSentSecret)
+            throw b2c ? .b2cPublicClientSentSecret : .publicClientSentSecret
         }
-        guard let grantType = form.nonEmpty("grant_type") else { return fail(.missingParameter("grant_type")) }
+        guard let grantType = form.nonEmpty("grant_type") else { throw .missingParameter("grant_type") }
+        return TokenRequest(form: form, endpoint: endpoint, client: client, grantType: grantType, now: now)
+    }
 
-        let grant: Grant
-        var nonce: String?
-        var family: String?
-        switch grantType {
-        case "authorization_code":
-            guard let code = form.nonEmpty("code") else { return fail(.missingParameter("code")) }
-            guard let redirectURI = form.nonEmpty("redirect_uri") else { return fail(.missingParameter("redirect_uri")) }
-            let record: IdentityState.CodeRecord
-            switch await state.redeemCode(code, now: now) {
-            case .unknown: return fail(b2c ? .b2cMalformedGrant : .malformedGrant)
-            case .alreadyRedeemed:
-                return fail(b2c ? .b2cGrantExpired(now: now, issued: now, expires: now) : .codeRedeemed)
-            case .expired(let expired):
-                return fail(
-                    b2c
-                        ? .b2cGrantExpired(now: now, issued: expired.issuedAt, expires: expired.issuedAt + IdentityState.codeLifetime)
-                        : .grantExpired)
-            case .valid(let valid): record = valid
-            }
-            guard record.grant.clientID == clientID, record.grant.tenantID == endpoint.tenant.id else {
-                return fail(.grantForAnotherClient)
-            }
-            if b2c, record.grant.policy != endpoint.policy {
-                return fail(.b2cWrongPolicy(actual: endpoint.policy ?? "", expected: record.grant.policy ?? ""))
-            }
-            guard record.redirectURI == redirectURI else { return fail(.redirectMismatch(sent: redirectURI, expected: record.redirectURI)) }
-            if let challenge = record.codeChallenge {
-                let verifier = form["code_verifier"] ?? ""
-                let computed = record.codeChallengeMethod == "S256" ? Base64URL.encode(SHA256.hash(data: Data(verifier.utf8))) : verifier
-                guard !verifier.isEmpty, computed == challenge else { return fail(b2c ? .b2cVerifierMismatch : .verifierMismatch) }
-            }
-            grant = record.grant
-            nonce = record.nonce
+    // MARK: The grants
 
-        case "refresh_token":
-            guard let refreshToken = form.nonEmpty("refresh_token") else { return fail(.missingParameter("refresh_token")) }
-            switch await state.useRefreshToken(refreshToken, now: now, strict: configuration.refreshTokenReuse == .revokeFamily) {
-            case .unknown: return fail(b2c ? .b2cMalformedGrant : .malformedGrant)
-            case .inactive(let record):
-                return fail(
-                    b2c
-                        ? .b2cGrantExpired(now: now, issued: record.issuedAt, expires: record.issuedAt + IdentityState.b2cRefreshLifetime)
-                        : .refreshTokenInactive(issued: record.issuedAt))
-            case .revoked(let record, let validFrom):
-                return fail(b2c ? .b2cGrantRevoked : .refreshTokenRevoked(issued: record.issuedAt, validFrom: validFrom))
-            case .reused:
-                return fail(b2c ? .b2cGrantRevoked : .refreshTokenReused)
-            case .valid(let record):
-                family = record.family
-                guard record.grant.clientID == clientID, record.grant.tenantID == endpoint.tenant.id else {
-                    return fail(.grantForAnotherClient)
-                }
-                // B2C refresh tokens are bound to the user flow that issued them.
-                if b2c, record.grant.policy != endpoint.policy {
-                    return fail(.b2cWrongPolicy(actual: endpoint.policy ?? "", expected: record.grant.policy ?? ""))
-                }
-                // Conditional Access asks for MFA on this user's next token (on command).
-                if !b2c, await state.isMFADemanded(userID: record.grant.userID) {
-                    return fail(.mfaRequired(resource: ScopeRequest.graphAppID))
-                }
-                grant = record.grant
-            }
-
-        case "urn:ietf:params:oauth:grant-type:device_code":
-            if b2c { return fail(.b2cDeviceCodeUnsupported) }
-            // MSAL sends both `device_code` and the older `code`; either is read.
-            guard let deviceCode = form.nonEmpty("device_code") ?? form.nonEmpty("code") else {
-                return fail(.missingParameter("device_code"))
-            }
-            switch await state.pollDevice(deviceCode: deviceCode, now: now) {
-            case .unknown: return fail(.badVerificationCode)
-            case .alreadyRedeemed: return fail(.grantForAnotherClient)
-            case .pending: return fail(.authorizationPending)
-            case .declined: return fail(.authorizationDeclined)
-            case .expired: return fail(.deviceCodeExpired)
-            case .approved(let approved, let device):
-                guard device.clientID == clientID, approved.tenantID == endpoint.tenant.id else { return fail(.grantForAnotherClient) }
-                grant = approved
-            }
-
-        default:
-            return fail(.unsupportedGrantType(grantType))
+    /// `authorization_code`: the code is spent on first use (a second try is refused), must be
+    /// live, this client's, and sent back with the redirect URI it was issued for and, under
+    /// PKCE, the verifier matching its challenge.
+    private func redeemCode(_ token: TokenRequest) async throws(ServiceError) -> RedeemedGrant {
+        let (b2c, now) = (token.b2c, token.now)
+        guard let code = token.form.nonEmpty("code") else { throw .missingParameter("code") }
+        guard let redirectURI = token.form.nonEmpty("redirect_uri") else { throw .missingParameter("redirect_uri") }
+        let record: IdentityState.CodeRecord
+        switch await state.redeemCode(code, now: now) {
+        case .unknown: throw b2c ? .b2cMalformedGrant : .malformedGrant
+        case .alreadyRedeemed:
+            throw b2c ? .b2cGrantExpired(now: now, issued: now, expires: now) : .codeRedeemed
+        case .expired(let expired):
+            throw b2c
+                ? .b2cGrantExpired(now: now, issued: expired.issuedAt, expires: expired.issuedAt + IdentityState.codeLifetime)
+                : .grantExpired
+        case .valid(let valid): record = valid
         }
+        try checkIssued(record.grant, to: token)
+        guard record.redirectURI == redirectURI else { throw .redirectMismatch(sent: redirectURI, expected: record.redirectURI) }
+        if let challenge = record.codeChallenge {
+            let verifier = token.form["code_verifier"] ?? ""
+            let computed = record.codeChallengeMethod == "S256" ? Base64URL.encode(SHA256.hash(data: Data(verifier.utf8))) : verifier
+            guard !verifier.isEmpty, computed == challenge else { throw b2c ? .b2cVerifierMismatch : .verifierMismatch }
+        }
+        return RedeemedGrant(grant: record.grant, nonce: record.nonce)
+    }
 
+    /// `refresh_token`: a token of this client's, still active (B2C's within its lifetime,
+    /// Entra's used within the inactivity limit), not revoked with the user's sessions, and not
+    /// reused once rotated (which, under `revokeFamily`, revokes its family). Conditional Access
+    /// may demand MFA before Entra answers it.
+    private func redeemRefreshToken(_ token: TokenRequest) async throws(ServiceError) -> RedeemedGrant {
+        let (b2c, now) = (token.b2c, token.now)
+        guard let refreshToken = token.form.nonEmpty("refresh_token") else { throw .missingParameter("refresh_token") }
+        switch await state.useRefreshToken(refreshToken, now: now, strict: configuration.refreshTokenReuse == .revokeFamily) {
+        case .unknown: throw b2c ? .b2cMalformedGrant : .malformedGrant
+        case .inactive(let record):
+            throw b2c
+                ? .b2cGrantExpired(now: now, issued: record.issuedAt, expires: record.issuedAt + IdentityState.b2cRefreshLifetime)
+                : .refreshTokenInactive(issued: record.issuedAt)
+        case .revoked(let record, let validFrom):
+            throw b2c ? .b2cGrantRevoked : .refreshTokenRevoked(issued: record.issuedAt, validFrom: validFrom)
+        case .reused:
+            throw b2c ? .b2cGrantRevoked : .refreshTokenReused
+        case .valid(let record):
+            try checkIssued(record.grant, to: token)
+            // Conditional Access asks for MFA on this user's next token (on command).
+            if !b2c, await state.isMFADemanded(userID: record.grant.userID) {
+                throw .mfaRequired(resource: ScopeRequest.graphAppID)
+            }
+            return RedeemedGrant(grant: record.grant, family: record.family)
+        }
+    }
+
+    /// The device code grant (Entra only): the device's poll is answered with the sign-in's
+    /// progress (pending, declined, expired) until the person approved it for this client.
+    private func redeemDeviceCode(_ token: TokenRequest) async throws(ServiceError) -> RedeemedGrant {
+        if token.b2c { throw .b2cDeviceCodeUnsupported }
+        // MSAL sends both `device_code` and the older `code`; either is read.
+        guard let deviceCode = token.form.nonEmpty("device_code") ?? token.form.nonEmpty("code") else {
+            throw .missingParameter("device_code")
+        }
+        switch await state.pollDevice(deviceCode: deviceCode, now: token.now) {
+        case .unknown: throw .badVerificationCode
+        case .alreadyRedeemed: throw .grantForAnotherClient
+        case .pending: throw .authorizationPending
+        case .declined: throw .authorizationDeclined
+        case .expired: throw .deviceCodeExpired
+        case .approved(let approved, let device):
+            guard device.clientID == token.client.clientID, approved.tenantID == token.endpoint.tenant.id else {
+                throw .grantForAnotherClient
+            }
+            return RedeemedGrant(grant: approved)
+        }
+    }
+
+    /// A code or refresh token is redeemed only by the client and tenant it was issued to, and a
+    /// B2C one only at the user flow that issued it.
+    private func checkIssued(_ grant: Grant, to token: TokenRequest) throws(ServiceError) {
+        guard grant.clientID == token.client.clientID, grant.tenantID == token.endpoint.tenant.id else {
+            throw .grantForAnotherClient
+        }
+        if token.b2c, grant.policy != token.endpoint.policy {
+            throw .b2cWrongPolicy(actual: token.endpoint.policy ?? "", expected: grant.policy ?? "")
+        }
+    }
+
+    // MARK: Issuing
+
+    /// The tokens for a redeemed grant, for the resource the request's `scope` picks (Entra
+    /// refuses one the user has not consented to), with a refresh token when asked for.
+    private func issue(_ redeemed: RedeemedGrant, for token: TokenRequest, answer: TokenAnswer) async throws -> Response {
+        let (grant, endpoint, client) = (redeemed.grant, token.endpoint, token.client)
         // `scope` on the token request picks one resource among those consented; absent, the grant's.
-        let requestedScope = form.nonEmpty("scope") ?? grant.scope
+        let requestedScope = token.form.nonEmpty("scope") ?? grant.scope
         let scopes: ScopeRequest
         do {
-            scopes = try ScopeRequest.parse(requestedScope, tenant: endpoint.tenant, clientID: clientID, lenient: configuration.lenient)
+            scopes = try ScopeRequest.parse(
+                requestedScope, tenant: endpoint.tenant, clientID: client.clientID, lenient: configuration.lenient)
         } catch {
-            return fail(error)
+            return answer.failure(error)
         }
-        if !b2c {
-            let granted = try ScopeRequest.parse(grant.scope, tenant: endpoint.tenant, clientID: clientID, lenient: configuration.lenient)
-                .consentKeys
-                .union(await state.consentedPermissions(userID: grant.userID, clientID: clientID))
-            let missing = scopes.consentKeys.subtracting(granted).subtracting(["profile", "email"])
-            if !missing.isEmpty {
-                var error = ServiceError.consentRequired(clientID: clientID, appName: client.name)
-                error = ServiceError(
-                    error: "invalid_grant", codes: error.codes, message: error.message, service: .entra, suberror: "consent_required")
-                return fail(error)
-            }
+        if !token.b2c, try await lacksConsent(scopes, grant: grant, clientID: client.clientID, tenant: endpoint.tenant) {
+            var error = ServiceError.consentRequired(clientID: client.clientID, appName: client.name)
+            error = ServiceError(
+                error: "invalid_grant", codes: error.codes, message: error.message, service: .entra, suberror: "consent_required")
+            return answer.failure(error)
         }
         guard let user = directory(for: endpoint.tenant).user(id: grant.userID) else {
-            return fail(b2c ? .b2cGrantRevoked : .entra("invalid_grant", 50034, "The user account does not exist in the directory."))
+            return answer.failure(
+                token.b2c ? .b2cGrantRevoked : .entra("invalid_grant", 50034, "The user account does not exist in the directory."))
         }
 
         // A rotated refresh token carries the grant's scopes, not the narrower ones of this request.
         let refreshToken =
             scopes.wantsRefreshToken || ScopeRequest.wantsRefresh(grant.scope)
-            ? await state.issueRefreshToken(for: grant, now: now, family: family) : nil
+            ? await state.issueRefreshToken(for: grant, now: token.now, family: redeemed.family) : nil
         let body = try issuer.response(
             for: grant, user: user, tenant: endpoint.tenant, scopes: scopes, requestedScope: requestedScope,
-            nonce: grantType == "authorization_code" ? nonce : nil, clientInfo: form["client_info"] == "1",
-            refreshToken: refreshToken, appName: client.name, now: now)
-        return .json(body, headers: [.cacheControl: "no-store, no-cache", .pragma: "no-cache", .clientRequestID: correlationID])
+            nonce: redeemed.nonce, clientInfo: token.form["client_info"] == "1",
+            refreshToken: refreshToken, appName: client.name, now: token.now)
+        return .json(body, headers: [.cacheControl: "no-store, no-cache", .pragma: "no-cache", .clientRequestID: answer.correlationID])
+    }
+
+    /// Whether `scopes` asks for more than the grant's own scopes and the user's consents cover
+    /// (`profile` and `email` need none). A grant's scope that no longer parses is thrown, not
+    /// answered: it was parsed when it was issued.
+    private func lacksConsent(_ scopes: ScopeRequest, grant: Grant, clientID: String, tenant: Tenant) async throws -> Bool {
+        let granted = try ScopeRequest.parse(grant.scope, tenant: tenant, clientID: clientID, lenient: configuration.lenient)
+            .consentKeys
+            .union(await state.consentedPermissions(userID: grant.userID, clientID: clientID))
+        return !scopes.consentKeys.subtracting(granted).subtracting(["profile", "email"]).isEmpty
     }
 }
 

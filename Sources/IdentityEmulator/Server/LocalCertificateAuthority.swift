@@ -14,54 +14,76 @@ struct LocalCertificateAuthority {
     let serverCertificatePEM: String
     let serverKeyPEM: String
 
+    /// The CA and the server certificate kept in `directory`, each created (and kept) when it is
+    /// not there yet; the server certificate is also renewed when it no longer serves.
+    ///
     /// - Parameter hostname: a name the server certificate must also cover (`--hostname`).
     /// - Parameter federationHostname: another one (the identity provider's host name).
     static func loadOrCreate(
         in directory: URL, hostname: String? = nil, federationHostname: String? = nil, now: Date
     ) throws -> LocalCertificateAuthority {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let caFile = directory.appending(path: "ca-certificate.pem")
-        let caKeyFile = directory.appending(path: "ca-key.pem")
-        let serverFile = directory.appending(path: "server-certificate.pem")
-        let serverKeyFile = directory.appending(path: "server-key.pem")
+        let files = Files(directory: directory)
+        let (caKey, ca) = try keptCA(files) ?? createCA(files, now: now)
+        let names = serverNames(hostname: hostname, federationHostname: federationHostname)
+        if let kept = keptServerCertificate(files, ca: ca, names: names, now: now) { return kept }
+        return try createServerCertificate(files, ca: ca, caKey: caKey, names: names, commonName: hostname ?? "localhost", now: now)
+    }
 
-        let caKey: P256.Signing.PrivateKey
-        let ca: Certificate
-        if let caPEM = try? String(contentsOf: caFile, encoding: .utf8), let caKeyPEM = try? String(contentsOf: caKeyFile, encoding: .utf8)
-        {
-            do {
-                caKey = try P256.Signing.PrivateKey(pemRepresentation: caKeyPEM)
-                ca = try Certificate(pemEncoded: caPEM)
-            } catch {
-                throw EmulatorConfigurationError(
-                    "The CA in \(directory.path) cannot be read (\(error)). Remove ca-certificate.pem and ca-key.pem there to "
-                        + "create a new one."
-                )
-            }
-        } else {
-            caKey = P256.Signing.PrivateKey()
-            let name = try DistinguishedName {
-                OrganizationName("Sesame identity emulator")
-                CommonName("Sesame identity emulator local CA")
-            }
-            let publicKey = Certificate.PublicKey(caKey.publicKey)
-            ca = try Certificate(
-                version: .v3, serialNumber: .init(), publicKey: publicKey,
-                notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(10 * 365 * 86_400),
-                issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
-                extensions: try Certificate.Extensions {
-                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-                    Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                    SubjectKeyIdentifier(hash: publicKey)
-                },
-                issuerPrivateKey: .init(caKey))
-            try StateFile.writeAtomically(Data(caKey.pemRepresentation.utf8), to: caKeyFile)
-            try StateFile.writeAtomically(Data(ca.serializeAsPEM().pemString.utf8), to: caFile)
-            try? FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: caFile.path)
+    /// Where the material is kept in the state directory.
+    private struct Files {
+        let directory: URL
+        var caCertificate: URL { directory.appending(path: "ca-certificate.pem") }
+        var caKey: URL { directory.appending(path: "ca-key.pem") }
+        var serverCertificate: URL { directory.appending(path: "server-certificate.pem") }
+        var serverKey: URL { directory.appending(path: "server-key.pem") }
+    }
+
+    /// The CA kept from an earlier run, or nil when either of its files is missing. Files that
+    /// are there but unreadable are an error, not a reason to make a new CA: clients trust the old
+    /// one, so replacing it silently would break them; the message says what to remove.
+    private static func keptCA(_ files: Files) throws -> (P256.Signing.PrivateKey, Certificate)? {
+        guard let caPEM = try? String(contentsOf: files.caCertificate, encoding: .utf8),
+            let caKeyPEM = try? String(contentsOf: files.caKey, encoding: .utf8)
+        else { return nil }
+        do {
+            return (try P256.Signing.PrivateKey(pemRepresentation: caKeyPEM), try Certificate(pemEncoded: caPEM))
+        } catch {
+            throw EmulatorConfigurationError(
+                "The CA in \(files.directory.path) cannot be read (\(error)). Remove ca-certificate.pem and ca-key.pem there to "
+                    + "create a new one."
+            )
         }
+    }
 
-        // The server certificate is renewed when it is missing, unreadable, within 30 days of
-        // expiry, or not for the host name asked.
+    /// A new CA for ten years, written to the state directory: its key private to the user, its
+    /// certificate readable by all (clients are pointed at it).
+    private static func createCA(_ files: Files, now: Date) throws -> (P256.Signing.PrivateKey, Certificate) {
+        let caKey = P256.Signing.PrivateKey()
+        let name = try DistinguishedName {
+            OrganizationName("Sesame identity emulator")
+            CommonName("Sesame identity emulator local CA")
+        }
+        let publicKey = Certificate.PublicKey(caKey.publicKey)
+        let ca = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: publicKey,
+            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(10 * 365 * 86_400),
+            issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                SubjectKeyIdentifier(hash: publicKey)
+            },
+            issuerPrivateKey: .init(caKey))
+        try StateFile.writeAtomically(Data(caKey.pemRepresentation.utf8), to: files.caKey)
+        try StateFile.writeAtomically(Data(ca.serializeAsPEM().pemString.utf8), to: files.caCertificate)
+        try? FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: files.caCertificate.path)
+        return (caKey, ca)
+    }
+
+    /// The names the server certificate must cover: the loopback names always, then the host
+    /// names asked for (each once).
+    private static func serverNames(hostname: String?, federationHostname: String?) -> [GeneralName] {
         var names: [GeneralName] = [
             .dnsName("localhost"),
             .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
@@ -71,21 +93,34 @@ struct LocalCertificateAuthority {
             let alternative = Self.subjectAlternativeName(name)
             if !names.contains(alternative) { names.append(alternative) }
         }
-        if let pem = try? String(contentsOf: serverFile, encoding: .utf8),
-            let keyPEM = try? String(contentsOf: serverKeyFile, encoding: .utf8),
+        return names
+    }
+
+    /// The kept server certificate, if it still serves. It is renewed (nil here) when it is
+    /// missing, unreadable, not this CA's, within 30 days of expiry, or not for every name asked.
+    private static func keptServerCertificate(
+        _ files: Files, ca: Certificate, names: [GeneralName], now: Date
+    ) -> LocalCertificateAuthority? {
+        guard let pem = try? String(contentsOf: files.serverCertificate, encoding: .utf8),
+            let keyPEM = try? String(contentsOf: files.serverKey, encoding: .utf8),
             let certificate = try? Certificate(pemEncoded: pem), certificate.issuer == ca.subject,
             certificate.notValidAfter > now.addingTimeInterval(30 * 86_400),
             let covered = try? certificate.extensions.subjectAlternativeNames, Set(names).isSubset(of: Set(covered))
-        {
-            return LocalCertificateAuthority(caCertificatePath: caFile.path, serverCertificatePEM: pem, serverKeyPEM: keyPEM)
-        }
+        else { return nil }
+        return LocalCertificateAuthority(caCertificatePath: files.caCertificate.path, serverCertificatePEM: pem, serverKeyPEM: keyPEM)
+    }
+
+    /// A new server certificate for a year, signed by the CA for `names`, written next to it.
+    private static func createServerCertificate(
+        _ files: Files, ca: Certificate, caKey: P256.Signing.PrivateKey, names: [GeneralName], commonName: String, now: Date
+    ) throws -> LocalCertificateAuthority {
         let serverKey = P256.Signing.PrivateKey()
         let serverPublicKey = Certificate.PublicKey(serverKey.publicKey)
         let caIdentifier = try ca.extensions.subjectKeyIdentifier?.keyIdentifier
         let server = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: serverPublicKey,
             notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(365 * 86_400),
-            issuer: ca.subject, subject: try DistinguishedName { CommonName(hostname ?? "localhost") },
+            issuer: ca.subject, subject: try DistinguishedName { CommonName(commonName) },
             signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
@@ -97,10 +132,10 @@ struct LocalCertificateAuthority {
             },
             issuerPrivateKey: .init(caKey))
         let pem = try server.serializeAsPEM().pemString
-        try StateFile.writeAtomically(Data(serverKey.pemRepresentation.utf8), to: serverKeyFile)
-        try StateFile.writeAtomically(Data(pem.utf8), to: serverFile)
+        try StateFile.writeAtomically(Data(serverKey.pemRepresentation.utf8), to: files.serverKey)
+        try StateFile.writeAtomically(Data(pem.utf8), to: files.serverCertificate)
         return LocalCertificateAuthority(
-            caCertificatePath: caFile.path, serverCertificatePEM: pem, serverKeyPEM: serverKey.pemRepresentation)
+            caCertificatePath: files.caCertificate.path, serverCertificatePEM: pem, serverKeyPEM: serverKey.pemRepresentation)
     }
 
     /// An IPv4 address as an `iPAddress` name (a client connecting by address checks that one),

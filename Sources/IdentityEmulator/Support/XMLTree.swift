@@ -59,7 +59,8 @@ struct XMLTree: Sendable {
     init(parsing text: String, limits: Limits = Limits()) throws(Failure) {
         bytes = Array(text.utf8)
         guard bytes.count <= limits.bytes else { throw .tooLarge }
-        try read(limits: limits)
+        var reader = Reader(bytes: bytes, limits: limits)
+        elements = try reader.read()
     }
 
     /// The elements under `element` (any depth, document order) whose local name is `localName`.
@@ -97,100 +98,111 @@ struct XMLTree: Sendable {
             && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "'") && byte != ampersand
     }
 
-    private mutating func read(limits: Limits) throws(Failure) {
-        let bytes = self.bytes
+    /// The reader's cursor over the document and the elements built so far. Each part of the
+    /// document (the declaration, text, a start tag and its attributes, an end tag) is one method
+    /// that starts at ``index`` and leaves it after what it read; a failure names the offset where
+    /// the part went wrong.
+    private struct Reader {
+        let bytes: [UInt8]
+        let limits: Limits
+        /// The next byte to read.
         var index = 0
-        let count = bytes.count
-        func skipSpace() {
-            while index < count, Self.isSpace(bytes[index]) { index += 1 }
+        /// Every element read so far, in document order.
+        var elements: [Element] = []
+        /// The elements whose end tag is still to come, innermost last.
+        var open: [Int] = []
+        /// The root element has ended: only white space may follow.
+        var rootClosed = false
+
+        /// The document's length in bytes: every read stops there.
+        var count: Int { bytes.count }
+
+        /// The whole document: an optional declaration, then text and tags until the end, which
+        /// must close the one root element.
+        mutating func read() throws(Failure) -> [Element] {
+            skipSpace()
+            try skipDeclaration()
+            while index < count {
+                if bytes[index] != XMLTree.lessThan {
+                    try readText()
+                    continue
+                }
+                guard index + 1 < count else { throw .malformed(at: index) }
+                let next = bytes[index + 1]
+                // `<!` (DOCTYPE, comment, CDATA) and `<?` (a processing instruction) are refused.
+                if next == UInt8(ascii: "!") || next == UInt8(ascii: "?") { throw .unsupported(at: index) }
+                if next == XMLTree.slash {
+                    try readEndTag()
+                } else {
+                    try readStartTag()
+                }
+            }
+            guard rootClosed, open.isEmpty, !elements.isEmpty else { throw .malformed(at: count) }
+            return elements
         }
+
+        /// Moves past white space (XML's four characters), which separates names and attributes.
+        mutating func skipSpace() {
+            while index < count, XMLTree.isSpace(bytes[index]) { index += 1 }
+        }
+
+        /// Whether the bytes at `offset` spell `literal` (false when the document ends first).
         func starts(with literal: String, at offset: Int) -> Bool {
             let literalBytes = Array(literal.utf8)
             return offset + literalBytes.count <= count && Array(bytes[offset..<offset + literalBytes.count]) == literalBytes
         }
-        func name() throws(Failure) -> String {
+
+        /// An element or attribute name: at least one byte, at most 256, so a name cannot grow
+        /// without bound.
+        mutating func name() throws(Failure) -> String {
             let start = index
-            while index < count, Self.isNameByte(bytes[index]) { index += 1 }
+            while index < count, XMLTree.isNameByte(bytes[index]) { index += 1 }
             guard index > start, index - start <= 256 else { throw .malformed(at: start) }
             return String(decoding: bytes[start..<index], as: UTF8.self)
         }
 
-        skipSpace()
-        if starts(with: "<?xml", at: index) {
+        /// `<?xml … ?>`, the one processing instruction allowed, and only first: skipped unread.
+        mutating func skipDeclaration() throws(Failure) {
+            guard starts(with: "<?xml", at: index) else { return }
             var end = index + 5
-            while end + 1 < count, !(bytes[end] == UInt8(ascii: "?") && bytes[end + 1] == Self.greaterThan) { end += 1 }
+            while end + 1 < count, !(bytes[end] == UInt8(ascii: "?") && bytes[end + 1] == XMLTree.greaterThan) { end += 1 }
             guard end + 1 < count else { throw .malformed(at: index) }
             index = end + 2
         }
 
-        var open: [Int] = []
-        var rootClosed = false
-        while index < count {
-            if bytes[index] != Self.lessThan {
-                let start = index
-                while index < count, bytes[index] != Self.lessThan { index += 1 }
-                guard let parent = open.last else {
-                    guard bytes[start..<index].allSatisfy(Self.isSpace) else { throw .malformed(at: start) }
-                    continue
-                }
-                elements[parent].text += try Self.decode(bytes[start..<index], offset: start)
-                continue
+        /// Character data up to the next `<`: the open element's text, decoded; outside the root,
+        /// only white space is allowed.
+        mutating func readText() throws(Failure) {
+            let start = index
+            while index < count, bytes[index] != XMLTree.lessThan { index += 1 }
+            guard let parent = open.last else {
+                guard bytes[start..<index].allSatisfy(XMLTree.isSpace) else { throw .malformed(at: start) }
+                return
             }
+            elements[parent].text += try XMLTree.decode(bytes[start..<index], offset: start)
+        }
+
+        /// `</name>`: it must close the innermost open element, whose range then ends here.
+        mutating func readEndTag() throws(Failure) {
             let tagStart = index
-            guard index + 1 < count else { throw .malformed(at: index) }
-            let next = bytes[index + 1]
-            if next == UInt8(ascii: "!") || next == UInt8(ascii: "?") { throw .unsupported(at: index) }
-            if next == Self.slash {
-                index += 2
-                let closing = try name()
-                skipSpace()
-                guard index < count, bytes[index] == Self.greaterThan, let current = open.popLast(), elements[current].name == closing
-                else { throw .malformed(at: tagStart) }
-                index += 1
-                elements[current].range = elements[current].range.lowerBound..<index
-                if open.isEmpty { rootClosed = true }
-                continue
-            }
+            index += 2
+            let closing = try name()
+            skipSpace()
+            guard index < count, bytes[index] == XMLTree.greaterThan, let current = open.popLast(), elements[current].name == closing
+            else { throw .malformed(at: tagStart) }
+            index += 1
+            elements[current].range = elements[current].range.lowerBound..<index
+            if open.isEmpty { rootClosed = true }
+        }
+
+        /// `<name attributes>` or `<name attributes/>`: a new element, the child of the innermost
+        /// open one. Only one root is allowed, and the counts and depth stay within the limits.
+        mutating func readStartTag() throws(Failure) {
+            let tagStart = index
             guard !rootClosed else { throw .malformed(at: tagStart) }
             index += 1
             let elementName = try name()
-            var attributes: [(name: String, value: String)] = []
-            var selfClosing = false
-            while true {
-                skipSpace()
-                guard index < count else { throw .malformed(at: tagStart) }
-                if bytes[index] == Self.greaterThan {
-                    index += 1
-                    break
-                }
-                if bytes[index] == Self.slash {
-                    guard index + 1 < count, bytes[index + 1] == Self.greaterThan else { throw .malformed(at: index) }
-                    index += 2
-                    selfClosing = true
-                    break
-                }
-                let attributeName = try name()
-                skipSpace()
-                guard index < count, bytes[index] == Self.equals else { throw .malformed(at: index) }
-                index += 1
-                skipSpace()
-                guard index < count, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "'") else {
-                    throw .malformed(at: index)
-                }
-                let quote = bytes[index]
-                index += 1
-                let valueStart = index
-                while index < count, bytes[index] != quote {
-                    guard bytes[index] != Self.lessThan else { throw .malformed(at: index) }
-                    index += 1
-                }
-                guard index < count else { throw .malformed(at: valueStart) }
-                let value = try Self.decode(bytes[valueStart..<index], offset: valueStart)
-                index += 1
-                guard !attributes.contains(where: { $0.name == attributeName }) else { throw .malformed(at: valueStart) }
-                attributes.append((name: attributeName, value: value))
-                guard attributes.count <= limits.attributesPerElement else { throw .tooLarge }
-            }
+            let (attributes, selfClosing) = try readAttributes(tagStart: tagStart)
             guard elements.count < limits.elements else { throw .tooLarge }
             let element = Element(name: elementName, attributes: attributes, text: "", children: [], range: tagStart..<index)
             let position = elements.count
@@ -203,7 +215,53 @@ struct XMLTree: Sendable {
                 guard open.count <= limits.depth else { throw .tooLarge }
             }
         }
-        guard rootClosed, open.isEmpty, !elements.isEmpty else { throw .malformed(at: count) }
+
+        /// A start tag's attributes up to its `>` or `/>` (whether it was `/>`): each name once,
+        /// no more than ``Limits/attributesPerElement``.
+        mutating func readAttributes(tagStart: Int) throws(Failure) -> (attributes: [(name: String, value: String)], selfClosing: Bool) {
+            var attributes: [(name: String, value: String)] = []
+            while true {
+                skipSpace()
+                guard index < count else { throw .malformed(at: tagStart) }
+                if bytes[index] == XMLTree.greaterThan {
+                    index += 1
+                    return (attributes, false)
+                }
+                if bytes[index] == XMLTree.slash {
+                    guard index + 1 < count, bytes[index + 1] == XMLTree.greaterThan else { throw .malformed(at: index) }
+                    index += 2
+                    return (attributes, true)
+                }
+                let attributeName = try name()
+                let (value, valueStart) = try readAttributeValue()
+                guard !attributes.contains(where: { $0.name == attributeName }) else { throw .malformed(at: valueStart) }
+                attributes.append((name: attributeName, value: value))
+                guard attributes.count <= limits.attributesPerElement else { throw .tooLarge }
+            }
+        }
+
+        /// `= "value"` or `= 'value'` after an attribute's name: the value decoded, and the offset
+        /// it starts at. A `<` inside is refused, as XML does.
+        mutating func readAttributeValue() throws(Failure) -> (value: String, start: Int) {
+            skipSpace()
+            guard index < count, bytes[index] == XMLTree.equals else { throw .malformed(at: index) }
+            index += 1
+            skipSpace()
+            guard index < count, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "'") else {
+                throw .malformed(at: index)
+            }
+            let quote = bytes[index]
+            index += 1
+            let valueStart = index
+            while index < count, bytes[index] != quote {
+                guard bytes[index] != XMLTree.lessThan else { throw .malformed(at: index) }
+                index += 1
+            }
+            guard index < count else { throw .malformed(at: valueStart) }
+            let value = try XMLTree.decode(bytes[valueStart..<index], offset: valueStart)
+            index += 1
+            return (value, valueStart)
+        }
     }
 
     /// Character data or an attribute value with its references replaced.
