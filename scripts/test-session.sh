@@ -7,10 +7,11 @@ set -euo pipefail
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/sesame-test-session.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
-mkdir -p "$scratch/data" "$scratch/config" "$scratch/cache" "$scratch/runtime"
+mkdir -p "$scratch/data" "$scratch/config" "$scratch/cache" "$scratch/state" "$scratch/runtime"
 chmod 700 "$scratch/runtime"
 
 export XDG_DATA_HOME="$scratch/data" XDG_CONFIG_HOME="$scratch/config" XDG_CACHE_HOME="$scratch/cache"
+export XDG_STATE_HOME="$scratch/state"
 export XDG_RUNTIME_DIR="$scratch/runtime"
 export SESAME_REQUIRE_SECRET_SERVICE=1
 # WebKit's accelerated compositing needs a GPU; Xvfb has none (see docs/COMMAND-LINE.md, "Rendering").
@@ -21,4 +22,4 @@ inner='
   printf %s "sesame-test-keyring" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
   exec "$@"
 '
-exec xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- bash -c "$inner" bash "$@"
+exec xvfb-run -a -s "-screen 0 ${SESAME_XVFB_SCREEN:-2560x1600x24}" dbus-run-session -- bash -c "$inner" bash "$@"

@@ -45,6 +45,8 @@ static inline GtkFileChooser *sesame_file_chooser(gpointer object) { return GTK_
 static inline GtkNativeDialog *sesame_native_dialog(gpointer object) { return GTK_NATIVE_DIALOG(object); }
 static inline GtkTextView *sesame_text_view(gpointer object) { return GTK_TEXT_VIEW(object); }
 static inline GtkStackSwitcher *sesame_stack_switcher(gpointer object) { return GTK_STACK_SWITCHER(object); }
+static inline GtkAboutDialog *sesame_about_dialog(gpointer object) { return GTK_ABOUT_DIALOG(object); }
+static inline GtkBuilder *sesame_builder(gpointer object) { return GTK_BUILDER(object); }
 static inline void sesame_stack_set_child_position(GtkStack *stack, GtkWidget *child, gint position) {
     gtk_container_child_set(GTK_CONTAINER(stack), child, "position", position, NULL);
 }
@@ -97,6 +99,11 @@ static inline GtkWidget *sesame_web_view_new_for_automation(WebKitWebContext *co
 // A website data manager with its directories (webkit_website_data_manager_new is variadic).
 static inline WebKitWebsiteDataManager *sesame_website_data_manager_new(const char *data_directory, const char *cache_directory) {
     return webkit_website_data_manager_new("base-data-directory", data_directory, "base-cache-directory", cache_directory, NULL);
+}
+
+// The dark variant of the theme, as GTK_THEME=Adwaita:dark gives it (g_object_set is variadic).
+static inline void sesame_settings_prefer_dark_theme(gboolean dark) {
+    g_object_set(gtk_settings_get_default(), "gtk-application-prefer-dark-theme", dark, NULL);
 }
 
 // WEBKIT_*_VERSION are macros.

@@ -20,6 +20,19 @@ enum BundledResources {
         throw BundledResourcesError(searched: candidates.map(\.path))
     }
 
+    /// Sesame's user guide, where it is: installed (`<prefix>/share/doc/sesame/USER-GUIDE.md`), or
+    /// in the source tree this binary was built from.
+    static func userGuide() -> URL? {
+        var candidates: [URL] = []
+        if let executable = RunningExecutable.url {
+            candidates.append(
+                executable.deletingLastPathComponent().appending(path: "../share/doc/sesame/USER-GUIDE.md").standardizedFileURL)
+        }
+        candidates.append(
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../docs/USER-GUIDE.md").standardizedFileURL)
+        return candidates.first { FileManager.default.fileExists(atPath: $0.path) }
+    }
+
     /// The bundled sample settings, in the app's order: directory, tasks, me.
     static func settingsFiles() throws -> [URL] {
         let settings = try directory().appending(path: "settings")

@@ -4,6 +4,7 @@ import Logging
 import SesameCore
 import SesameGtk
 import SesameKeyring
+import SesameSamples
 
 /// `sesame`: the window by default, and headless commands over the same store. `main` is
 /// synchronous: the window runs GLib's main loop on the main thread; the headless commands run
@@ -13,6 +14,7 @@ struct SesameCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sesame",
         abstract: "Sign in to the Microsoft identity platform from the Linux desktop.",
+        version: SesameVersion.current,
         subcommands: [Window.self, Login.self, Accounts.self, Token.self, SignOut.self, Doctor.self],
         defaultSubcommand: Window.self)
 }

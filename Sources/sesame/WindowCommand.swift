@@ -72,7 +72,9 @@ extension SesameCommand {
                 let options = MainWindow.Options(
                     webDataDirectory: webData, automation: automation, initialSample: initial,
                     filesStorage: (storage as? FileTokenStorage)?.directory, reportStalls: traceFile != nil,
-                    settingsWarnings: files.flatMap(\.warnings))
+                    settingsWarnings: files.flatMap(\.warnings),
+                    stateFile: WindowState.defaultFile(environment: ProcessInfo.processInfo.environment),
+                    documentation: BundledResources.userGuide())
                 return SesameApplication.run(
                     makeModel: {
                         let transport = TracingTransport(base: SesameCommand.desktopTransport(), trace: trace)

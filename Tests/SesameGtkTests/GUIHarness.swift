@@ -64,7 +64,7 @@ final class GUIHarness {
         settingsFile: String, sample: Sample.Kind, screenshotPrefix: String? = nil,
         configure: @escaping @Sendable (inout EmulatorConfiguration) -> Void = { _ in },
         adjust: (SampleSettings) -> SampleSettings = { $0 }, transportTimeout: Duration = .seconds(60),
-        service: URL? = nil, network: NetworkStatus? = nil, settingsWarnings: [SettingsWarning] = []
+        service: URL? = nil, network: NetworkStatus? = nil, settingsWarnings: [SettingsWarning] = [], stateFile: URL? = nil
     ) throws {
         self.screenshotPrefix = screenshotPrefix
         emulator = try service == nil ? RunningEmulator.startBlocking(configure: configure) : nil
@@ -84,7 +84,8 @@ final class GUIHarness {
         window = MainWindow(
             application: nil, model: try XCTUnwrap(model),
             options: .init(
-                webDataDirectory: nil, initialSample: sample, followsDesktopNetwork: network == nil, settingsWarnings: settingsWarnings))
+                webDataDirectory: nil, initialSample: sample, followsDesktopNetwork: network == nil, settingsWarnings: settingsWarnings,
+                stateFile: stateFile))
     }
 
     /// Closes the window, as the user does.

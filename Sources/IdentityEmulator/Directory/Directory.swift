@@ -83,8 +83,8 @@ public final class Directory: Sendable {
         if !replaced { add(user) }
     }
 
-    /// Users added since start (B2C sign-ups), to keep in the state directory.
-    func users(where include: (DirectoryUser) -> Bool) -> [DirectoryUser] {
+    /// The users `include` keeps (the B2C sign-ups to keep in the state directory; a test's pick).
+    public func users(where include: (DirectoryUser) -> Bool) -> [DirectoryUser] {
         storage.withLock { $0.users.filter(include) }
     }
 

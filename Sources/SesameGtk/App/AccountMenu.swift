@@ -29,6 +29,8 @@ final class AccountMenu {
     ///   menu says so); nil when a keyring keeps them.
     init(filesStorage: URL?) {
         button.accessibleName = L("Account")
+        // A long name shortens with "…" rather than pushing the header's other buttons away.
+        button.label.ellipsizeAtEnd()
         user.addStyleClass("dim-label")
         tenant.addStyleClass("dim-label")
         name.accessibleName = L("Signed-in user")
@@ -57,6 +59,7 @@ final class AccountMenu {
     /// Shows `account` (nil: nobody is signed in) and what can be done about it.
     func show(_ account: Account?) {
         button.label.text = account?.displayName ?? L("Not signed in")
+        button.tooltip = account.map { "\($0.displayName) <\($0.username)>" }
         name.setMarkup("<b>\(Self.markupEscaped(account?.displayName ?? L("Not signed in")))</b>")
         user.text = account?.username ?? ""
         tenant.text = account.map { String(format: L("Tenant: %@"), $0.realm) } ?? ""

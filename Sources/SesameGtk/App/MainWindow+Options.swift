@@ -23,10 +23,16 @@ extension MainWindow {
         /// Keys the settings files have that Sesame does not read: the window shows them until
         /// the user closes the notice (a misspelt key must not be ignored silently).
         public var settingsWarnings: [SettingsWarning]
+        /// Where the window's size, maximised state and inspector are kept across restarts
+        /// (``WindowState``); nil keeps nothing (tests).
+        public var stateFile: URL?
+        /// Sesame's user guide, linked from the About window.
+        public var documentation: URL?
 
         public init(
             webDataDirectory: URL?, automation: Bool = false, initialSample: Sample.Kind? = nil, filesStorage: URL? = nil,
-            reportStalls: Bool = false, followsDesktopNetwork: Bool = true, settingsWarnings: [SettingsWarning] = []
+            reportStalls: Bool = false, followsDesktopNetwork: Bool = true, settingsWarnings: [SettingsWarning] = [],
+            stateFile: URL? = nil, documentation: URL? = nil
         ) {
             self.webDataDirectory = webDataDirectory
             self.automation = automation
@@ -35,6 +41,8 @@ extension MainWindow {
             self.reportStalls = reportStalls
             self.followsDesktopNetwork = followsDesktopNetwork
             self.settingsWarnings = settingsWarnings
+            self.stateFile = stateFile
+            self.documentation = documentation
         }
     }
 }

@@ -18,15 +18,15 @@ public final class MainWindow: SignInFailurePresenter {
     let signIn: SignInPane
     /// The system browser as the sign-in's user agent (a sample's `signInWith`, or "Continue in your browser").
     private let browserAgent: BrowserSignInAgent
-    private let mainStack = Stack(sizedByVisibleChild: true)
-    private let samples = Stack(crossfade: true, sizedByVisibleChild: true)
+    let mainStack = Stack(sizedByVisibleChild: true)
+    let samples = Stack(crossfade: true, sizedByVisibleChild: true)
     /// The flow inspector, built once the window is on screen (it replays the trace so far).
     private(set) var inspector: FlowInspector?
-    private let inspectorSlot = Box(vertical: true, spacing: 0)
-    private let errorBar = ErrorBar()
-    private let offlineBar = OfflineBar()
-    private let settingsNotice: SettingsNotice?
-    private let accountMenu: AccountMenu
+    let inspectorSlot = Box(vertical: true, spacing: 0)
+    let errorBar = ErrorBar()
+    let offlineBar = OfflineBar()
+    let settingsNotice: SettingsNotice?
+    let accountMenu: AccountMenu
     /// The desktop's network monitor, feeding the model's ``NetworkStatus``.
     private var networkMonitor: DesktopNetworkMonitor?
     private(set) var pages: [Sample.Kind: any SamplePage] = [:]
@@ -35,6 +35,16 @@ public final class MainWindow: SignInFailurePresenter {
     private var appearing: Task<Void, Never>?
     /// Watches the main loop for stalls (`Options.reportStalls`).
     private var stallWatch: MainLoopWatch?
+    /// The header's primary menu: Keyboard Shortcuts, About Sesame.
+    let primaryMenu: PrimaryMenu
+    /// The samples (or sign-in) beside the flow inspector.
+    var panes: Paned?
+    /// Where the window's size and inspector are kept across restarts (nil: nowhere).
+    let stateFile: URL?
+    /// The app, which Ctrl+Q ends (without one, Ctrl+Q closes the window).
+    weak var application: Application?
+    /// A sign-in ended: the page's first control takes the keyboard focus once it can.
+    var focusesAfterSignIn = false
 
     /// How far the window has come. Phases only move forward; some are skipped.
     enum Phase: Comparable {
@@ -63,12 +73,16 @@ public final class MainWindow: SignInFailurePresenter {
         signIn = SignInPane(trace: model.trace, webDataDirectory: options.webDataDirectory, automation: options.automation)
         browserAgent = BrowserSignInAgent(pane: signIn, window: window, trace: model.trace)
         accountMenu = AccountMenu(filesStorage: options.filesStorage)
+        primaryMenu = PrimaryMenu(window: window, documentation: options.documentation)
+        stateFile = options.stateFile
+        self.application = application
         settingsNotice = options.settingsWarnings.isEmpty ? nil : SettingsNotice(options.settingsWarnings)
         // The sample shown first: its session now, its page when the window shows; the others' later.
         if let sample = model.samples.first(where: { $0.kind == options.initialSample }) ?? model.samples.first {
             first = (sample, SampleSession(sample: sample, model: model, userAgent: signIn, browser: browserAgent, failures: self))
         }
         layOut()
+        restoreState()
         connect()
         offlineBar.show(offline: !model.network.isOnline)
         model.network.observe { [weak self] online in self?.networkChanged(online: online) }
@@ -79,29 +93,6 @@ public final class MainWindow: SignInFailurePresenter {
             try? await Task.sleep(for: Self.longestWaitBeforeShowing)
             self?.showWindow()
         }
-    }
-
-    /// The header (the samples' switcher, the account menu), the bars, the samples or the sign-in
-    /// page, and the inspector's pane.
-    private func layOut() {
-        let header = HeaderBar(title: "Sesame")
-        let switcher = StackSwitcher(samples)
-        switcher.accessibleName = L("Samples")
-        header.setCustomTitle(switcher)
-        header.packEnd(accountMenu.button)
-        window.setTitlebar(header)
-        mainStack.add(samples, name: "samples")
-        mainStack.add(signIn.root, name: "sign-in")
-        let content = Box(vertical: true, spacing: 0)
-        if let settingsNotice { content.pack(settingsNotice.root) }
-        content.pack(offlineBar.root)
-        content.pack(errorBar.root)
-        content.pack(mainStack, expand: true)
-        let panes = Paned(content, inspectorSlot, position: 660, resizeEnd: true)
-        window.setContent(panes)
-        header.showAll()
-        panes.showAll()
-        errorBar.root.hide()
     }
 
     /// What the account menu, the sign-in page and the window itself do to the window.
@@ -125,14 +116,17 @@ public final class MainWindow: SignInFailurePresenter {
         signIn.onHide = { [weak self] in
             self?.mainStack.visibleChildName = "samples"
             self?.advance(to: .complete)
+            self?.focusCurrentPageAfterSignIn()
         }
         // While the first sign-in page loads, the main thread is WebKit's: the rest of the
         // window is built once it has loaded (or failed), at the latest a second after showing.
         signIn.onPageFinished = { [weak self] in self?.advance(to: .complete) }
         window.onCloseRequest { [weak self] in
+            self?.saveState()
             self?.signIn.cancel()
             return false
         }
+        window.onKeyPress { [weak self] press in WindowShortcut(press).map { self?.perform($0) ?? false } ?? false }
         window.onDestroy { [weak self] in self?.advance(to: .closed) }
     }
 

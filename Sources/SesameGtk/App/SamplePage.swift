@@ -17,6 +17,13 @@ protocol SamplePage: AnyObject {
     func switchAccount() async
     /// The network is back: what failed for want of it is tried again.
     func networkReturned()
+    /// Where Ctrl+F goes: the page's search field or entry (none on the console).
+    var searchField: Widget? { get }
+    /// F5 or Ctrl+R: the page reads its data again.
+    func refresh()
+    /// A sign-in just ended: the page's first control takes the keyboard focus as soon as it
+    /// takes input (an entry is insensitive until someone is signed in).
+    func focusFirstControlWhenReady()
     /// The window is closing: stop every request, touch no widget again.
     func close()
 }

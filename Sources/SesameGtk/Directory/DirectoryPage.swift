@@ -16,7 +16,9 @@ final class DirectoryPage: SamplePage {
     private let status = Label("", wrap: true, xalign: 0.5)
     /// Says what it does: "Sign in", "Sign in again" or "Retry".
     private let actionButton: Button
-    private let details = Grid()
+    private let details = Grid(rowSpacing: 2)
+    /// A sign-in just ended: the search field takes the focus once it takes input.
+    private var focusWhenSearchable = false
 
     init(session: SampleSession, trace: FlowTrace) {
         model = DirectorySearch(session: session)
@@ -34,9 +36,9 @@ final class DirectoryPage: SamplePage {
         left.setMargin(12)
         left.pack(search)
         left.pack(Box(vertical: false, spacing: 6, [spinner, status, actionButton]))
-        let scrolled = ScrolledWindow(table)
+        let scrolled = ScrolledWindow(table, horizontal: true)
         left.pack(scrolled, expand: true)
-        root = Paned(left, ScrolledWindow(details), position: 520)
+        root = Paned(left, ScrolledWindow(details), position: 520, resizeEnd: true, shrinkEnd: false)
         root.showAll()
         actionButton.hide()
         search.isSensitive = false
@@ -78,6 +80,21 @@ final class DirectoryPage: SamplePage {
 
     func networkReturned() { model.networkReturned() }
 
+    var searchField: Widget? { search }
+
+    func refresh() { model.retry() }
+
+    func focusFirstControlWhenReady() {
+        focusWhenSearchable = true
+        focusSearchIfReady()
+    }
+
+    private func focusSearchIfReady() {
+        guard focusWhenSearchable, search.isSensitive else { return }
+        focusWhenSearchable = false
+        search.grabFocus()
+    }
+
     private func render(_ change: DirectorySearch.Change) {
         switch change {
         case .replaced:
@@ -94,6 +111,7 @@ final class DirectoryPage: SamplePage {
             }
             actionButton.isVisible = model.action != nil
             search.isSensitive = model.isSignedIn
+            focusSearchIfReady()
         case .selection:
             showDetails(of: model.selected)
         }
@@ -125,13 +143,17 @@ final class DirectoryPage: SamplePage {
             (L("Business phones"), user.businessPhones.isEmpty ? "—" : user.businessPhones.joined(separator: "\n")),
             (L("Mobile"), user.mobilePhone ?? "—"), (L("Job title"), user.jobTitle ?? "—"), (L("Office"), user.officeLocation ?? "—"),
         ]
+        // Each field's name above its value, both the pane's whole width: a narrow pane (the
+        // inspector beside it) still shows a long user name in a few lines, not a letter a line.
         for (row, field) in fields.enumerated() {
-            let key = Label(field.0, xalign: 1)
+            let key = Label(field.0, xalign: 0)
             key.addStyleClass("dim-label")
             let value = Label(field.1, wrap: true, xalign: 0, selectable: true)
             value.accessibleName = field.0
-            details.attach(key, x: 0, y: Int32(row))
-            details.attach(value, x: 1, y: Int32(row))
+            value.tooltip = field.1
+            value.expandsHorizontally = true
+            details.attach(key, x: 0, y: Int32(2 * row))
+            details.attach(value, x: 0, y: Int32(2 * row + 1))
         }
         details.showAll()
     }

@@ -18,6 +18,7 @@ final class FlowInspector {
 
         let title = Label("", xalign: 0)
         title.setMarkup("<b>\(L("Flow inspector"))</b>")
+        title.ellipsizeAtEnd()
         views.add(diagram.root, name: "diagram", title: L("Diagram"))
         views.add(ScrolledWindow(log), name: "log", title: L("Log"))
         let switcher = StackSwitcher(views)
@@ -33,10 +34,13 @@ final class FlowInspector {
                 })
         }
         export.content.showAll()
+        // The title on a line of its own: the views and Export keep their place however narrow
+        // the pane, in every language.
         let bar = Box(vertical: false, spacing: 6)
-        bar.pack(title, expand: true)
         bar.pack(switcher)
+        bar.pack(Box(vertical: false), expand: true)
         bar.pack(export)
+        root.pack(title)
         root.pack(bar)
         root.pack(views, expand: true)
 
@@ -119,11 +123,13 @@ final class FlowDiagramView {
         showDetails()
 
         heading.onDraw { [weak self] canvas, width, _ in
-            Self.drawHeading(self?.model.lanes ?? FlowDiagram().lanes, on: canvas, width: width)
+            guard let self else { return }
+            Self.drawHeading(self.model.lanes, on: canvas, width: width, palette: .of(self.heading))
         }
         rows.onDraw { [weak self] canvas, width, _ in
             guard let self else { return }
-            Self.drawRows(self.model, selected: self.selected, on: canvas, width: width, visible: canvas.visibleRange)
+            Self.drawRows(
+                self.model, selected: self.selected, on: canvas, width: width, visible: canvas.visibleRange, palette: .of(self.rows))
         }
         rows.onClick { [weak self] _, y in
             guard let self else { return }
@@ -168,7 +174,7 @@ final class FlowDiagramView {
         let width = Double(max(rows.allocatedWidth, 640))
         let height = Geometry.headingHeight + Double(model.steps.count) * Geometry.rowHeight + 8
         try Canvas.export(format, to: file, width: Int(width), height: Int(height)) { canvas in
-            canvas.fill(x: 0, y: 0, width: width, height: height, Palette.background)
+            canvas.fill(x: 0, y: 0, width: width, height: height, Palette.light.background)
             Self.drawHeading(model.lanes, on: canvas, width: width)
             canvas.translate(y: Geometry.headingHeight)
             Self.drawRows(model, selected: nil, on: canvas, width: width, visible: 0...height)
@@ -206,36 +212,57 @@ final class FlowDiagramView {
         static func span(_ lanes: [FlowDiagram.Lane], width: Double) -> Double { (width - timeColumn) / Double(max(1, lanes.count)) }
     }
 
-    enum Palette {
-        static let background = Color(1, 1, 1)
-        static let text = Color(0.13, 0.13, 0.13)
-        static let dim = Color(0.45, 0.45, 0.45)
-        static let lane = Color(0.75, 0.75, 0.75)
-        static let heading = Color(0.93, 0.93, 0.95)
-        static let accent = Color(0.82, 0.33, 0.0)
-        static let accentRow = Color(1.0, 0.93, 0.85)
-        static let failure = Color(0.78, 0.1, 0.1)
-        static let selection = Color(0.8, 0.88, 1.0)
-        static let note = Color(1.0, 0.98, 0.82)
+    /// The diagram's colours: the theme's (a dark theme draws a dark diagram), or the light
+    /// ones an exported picture keeps.
+    struct Palette {
+        var background, text, dim, lane, heading, accent, accentRow, failure, selection, note: Color
+
+        /// The light palette (and every exported SVG or PNG).
+        static let light = Palette(
+            background: Color(1, 1, 1), text: Color(0.13, 0.13, 0.13), dim: Color(0.45, 0.45, 0.45), lane: Color(0.75, 0.75, 0.75),
+            heading: Color(0.93, 0.93, 0.95), accent: Color(0.82, 0.33, 0.0), accentRow: Color(1.0, 0.93, 0.85),
+            failure: Color(0.78, 0.1, 0.1), selection: Color(0.8, 0.88, 1.0), note: Color(1.0, 0.98, 0.82))
+
+        /// The palette of the theme `widget` is drawn in: its base and text colours, and, in a
+        /// dark theme, darker fills and lighter accents that keep the text readable.
+        @MainActor
+        static func of(_ widget: Widget) -> Palette {
+            guard let base = widget.themeColor("theme_base_color"), let text = widget.themeColor("theme_text_color") else { return .light }
+            var palette = Palette.light
+            palette.background = base
+            palette.text = text
+            guard base.luminance < 0.5 else { return palette }
+            palette.dim = widget.themeColor("insensitive_fg_color") ?? Color(0.6, 0.6, 0.6)
+            palette.lane = Color(0.4, 0.4, 0.42)
+            palette.heading = widget.themeColor("theme_bg_color") ?? Color(0.2, 0.2, 0.22)
+            palette.accent = Color(1.0, 0.6, 0.3)
+            palette.accentRow = Color(0.33, 0.2, 0.1)
+            palette.failure = Color(1.0, 0.45, 0.45)
+            palette.selection = Color(0.15, 0.3, 0.5)
+            palette.note = Color(0.3, 0.28, 0.12)
+            return palette
+        }
     }
 
-    static func drawHeading(_ lanes: [FlowDiagram.Lane], on canvas: Canvas, width: Double) {
-        canvas.fill(x: 0, y: 0, width: width, height: Geometry.headingHeight, Palette.heading)
-        canvas.text(L("Time"), x: 4, y: 6, width: Geometry.timeColumn - 6, font: "Sans Bold 8", Palette.dim)
+    static func drawHeading(_ lanes: [FlowDiagram.Lane], on canvas: Canvas, width: Double, palette: Palette = .light) {
+        canvas.fill(x: 0, y: 0, width: width, height: Geometry.headingHeight, palette.heading)
+        canvas.text(L("Time"), x: 4, y: 6, width: Geometry.timeColumn - 6, font: "Sans Bold 8", palette.dim)
         let span = Geometry.span(lanes, width: width)
         for lane in lanes {
             canvas.text(
                 lane.title, x: Geometry.x(of: lane, among: lanes, width: width), y: 6, width: span - 6, alignment: .center,
-                font: "Sans Bold 8", Palette.text)
+                font: "Sans Bold 8", palette.text)
         }
     }
 
-    static func drawRows(_ model: FlowDiagram, selected: Int?, on canvas: Canvas, width: Double, visible: ClosedRange<Double>) {
+    static func drawRows(
+        _ model: FlowDiagram, selected: Int?, on canvas: Canvas, width: Double, visible: ClosedRange<Double>, palette: Palette = .light
+    ) {
         let height = max(visible.upperBound, Double(model.steps.count) * Geometry.rowHeight)
         let lanes = model.lanes
         for lane in lanes {
             let x = Geometry.x(of: lane, among: lanes, width: width)
-            canvas.line(from: (x, visible.lowerBound), to: (x, height), Palette.lane, dashed: true)
+            canvas.line(from: (x, visible.lowerBound), to: (x, height), palette.lane, dashed: true)
         }
         guard !model.steps.isEmpty else { return }
         let first = max(0, Int(visible.lowerBound / Geometry.rowHeight))
@@ -246,18 +273,18 @@ final class FlowDiagramView {
             let step = model.steps[index]
             let top = Double(index) * Geometry.rowHeight
             if index == selected {
-                canvas.fill(x: 0, y: top, width: width, height: Geometry.rowHeight, Palette.selection)
+                canvas.fill(x: 0, y: top, width: width, height: Geometry.rowHeight, palette.selection)
             } else if step.isHighlighted {
-                canvas.fill(x: 0, y: top, width: width, height: Geometry.rowHeight, Palette.accentRow)
+                canvas.fill(x: 0, y: top, width: width, height: Geometry.rowHeight, palette.accentRow)
             }
-            let color = step.isFailure ? Palette.failure : step.isHighlighted ? Palette.accent : Palette.text
+            let color = step.isFailure ? palette.failure : step.isHighlighted ? palette.accent : palette.text
             canvas.text(
-                String(format: "%.3f", step.time), x: 4, y: top + 9, width: Geometry.timeColumn - 6, font: "Monospace 7", Palette.dim)
+                String(format: "%.3f", step.time), x: 4, y: top + 9, width: Geometry.timeColumn - 6, font: "Monospace 7", palette.dim)
             let from = Geometry.x(of: step.from, among: lanes, width: width)
             let to = Geometry.x(of: step.to, among: lanes, width: width)
             if step.style == .note {
                 let left = from - span * 0.45
-                canvas.fill(x: left, y: top + 5, width: span * 1.9, height: Geometry.rowHeight - 10, Palette.note)
+                canvas.fill(x: left, y: top + 5, width: span * 1.9, height: Geometry.rowHeight - 10, palette.note)
                 canvas.text(step.label, x: left + 5, y: top + 8, width: span * 1.9 - 10, font: "Sans 8", color)
                 continue
             }

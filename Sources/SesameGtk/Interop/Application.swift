@@ -24,6 +24,9 @@ public final class Application: GObjectReference {
     /// Lets the app end once its last window closes.
     public func release() { g_application_release(application) }
 
+    /// Ends the app: every window closes and `run()` returns.
+    public func quit() { g_application_quit(application) }
+
     /// Runs the main loop until the app ends; returns the exit status.
     public func run() -> Int32 { g_application_run(application, 0, nil) }
 }

@@ -5,6 +5,9 @@ import Foundation
 public struct Color: Sendable, Equatable {
     public var red, green, blue, alpha: Double
 
+    /// How light the colour looks, 0 (black) to 1 (white): Rec. 709's weights.
+    public var luminance: Double { 0.2126 * red + 0.7152 * green + 0.0722 * blue }
+
     public init(_ red: Double, _ green: Double, _ blue: Double, _ alpha: Double = 1) {
         (self.red, self.green, self.blue, self.alpha) = (red, green, blue, alpha)
     }
@@ -190,24 +193,12 @@ public final class DrawingArea: Widget {
         }
     }
 
-    /// Presses `key` with the focus here, for tests and automation: a key-press event handed to
-    /// the toplevel window, which gives it to its focus widget as it does the user's keys (the
-    /// display server's own path needs a window manager to give the window the focus).
+    /// Presses `key` with the focus here, for tests and automation (``Widget/sendKey(_:)``).
     @discardableResult
     public func type(_ key: Key) -> Bool {
         grabFocus()
-        guard let toplevel = gtk_widget_get_toplevel(widget), let window = gtk_widget_get_window(toplevel),
-            let event = gdk_event_new(GDK_KEY_PRESS)
-        else { return false }
-        defer { gdk_event_free(event) }
-        event.pointee.key.window = GObjectReference.referenceForC(window)
-        event.pointee.key.send_event = 1
-        event.pointee.key.time = guint32(GDK_CURRENT_TIME)
-        event.pointee.key.keyval = key.keyval
-        if let seat = gdk_display_get_default_seat(gdk_display_get_default()), let keyboard = gdk_seat_get_keyboard(seat) {
-            gdk_event_set_device(event, keyboard)
-        }
-        gtk_main_do_event(event)
+        guard gtk_widget_get_window(gtk_widget_get_toplevel(widget)) != nil else { return false }
+        sendKey(KeyPress(key: key.keyval))
         return true
     }
 

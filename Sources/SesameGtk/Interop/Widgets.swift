@@ -78,6 +78,44 @@ public class Widget: GObjectReference {
     /// Gives the widget the keyboard focus.
     public func grabFocus() { gtk_widget_grab_focus(widget) }
 
+    /// A colour of the widget's theme by its name (`theme_base_color`, `theme_text_color`, …),
+    /// as GTK's theme defines it; nil when the theme names no such colour.
+    public func themeColor(_ name: String) -> Color? {
+        var rgba = GdkRGBA()
+        guard gtk_style_context_lookup_color(gtk_widget_get_style_context(widget), name, &rgba) != 0 else { return nil }
+        return Color(rgba.red, rgba.green, rgba.blue, rgba.alpha)
+    }
+
+    /// Whether the widget takes the width its container has to spare.
+    public var expandsHorizontally: Bool {
+        get { gtk_widget_get_hexpand(widget) != 0 }
+        set { gtk_widget_set_hexpand(widget, newValue ? 1 : 0) }
+    }
+
+    /// Whether the keyboard focus is on this widget.
+    public var hasFocus: Bool { gtk_widget_has_focus(widget) != 0 }
+
+    /// The text shown when the pointer rests on the widget (and read by screen readers).
+    public var tooltip: String? {
+        get {
+            gtk_widget_get_tooltip_text(widget).map { text in
+                defer { g_free(text) }
+                return String(cString: text)
+            }
+        }
+        set { gtk_widget_set_tooltip_text(widget, newValue) }
+    }
+
+    /// Where the widget is in its window, and its size, in the window's coordinates (`nil` while
+    /// it is not on screen).
+    public var frameInWindow: (x: Int, y: Int, width: Int, height: Int)? {
+        guard gtk_widget_get_mapped(widget) != 0, let toplevel = gtk_widget_get_toplevel(widget) else { return nil }
+        var x: gint = 0
+        var y: gint = 0
+        guard gtk_widget_translate_coordinates(widget, toplevel, 0, 0, &x, &y) != 0 else { return nil }
+        return (Int(x), Int(y), Int(gtk_widget_get_allocated_width(widget)), Int(gtk_widget_get_allocated_height(widget)))
+    }
+
     /// Whether the widget is packed into a container.
     var hasParent: Bool { gtk_widget_get_parent(widget) != nil }
 
@@ -125,7 +163,12 @@ public final class Label: Widget {
     public init(_ text: String = "", wrap: Bool = false, xalign: Float = 0, selectable: Bool = false) {
         super.init(new: gtk_label_new(text))
         gtk_label_set_xalign(label, xalign)
-        if wrap { gtk_label_set_line_wrap(label, 1) }
+        if wrap {
+            // At word boundaries, and inside a word too long for the line (a user name, a host):
+            // a wrapped label never asks for more width than a few characters.
+            gtk_label_set_line_wrap(label, 1)
+            gtk_label_set_line_wrap_mode(label, PANGO_WRAP_WORD_CHAR)
+        }
         gtk_label_set_selectable(label, selectable ? 1 : 0)
     }
 
@@ -139,6 +182,22 @@ public final class Label: Widget {
 
     /// Sets Pango markup (`<b>…</b>`); escape what is not markup.
     public func setMarkup(_ markup: String) { gtk_label_set_markup(label, markup) }
+
+    /// Shortens a text too long for its space with "…" at the end, so the label never asks for
+    /// more width than it gets (the full text belongs in a tooltip).
+    public func ellipsizeAtEnd() {
+        gtk_label_set_ellipsize(label, PANGO_ELLIPSIZE_END)
+        gtk_label_set_width_chars(label, 1)
+    }
+
+    /// Wraps a long text at any character when no word boundary fits (a long user name), so the
+    /// label asks for no more width than a few characters.
+    public func wrapAnywhere() {
+        gtk_label_set_line_wrap(label, 1)
+        gtk_label_set_line_wrap_mode(label, PANGO_WRAP_WORD_CHAR)
+        gtk_label_set_width_chars(label, 1)
+        gtk_label_set_max_width_chars(label, 40)
+    }
 }
 
 /// A push button.
@@ -253,6 +312,29 @@ public final class MenuButton: Widget {
         content.showAll()
     }
 
+    /// A menu button showing only `iconName` (the primary menu's `open-menu-symbolic`).
+    public init(iconName: String) {
+        label = Label("")
+        content = Box(vertical: true, spacing: 2)
+        content.setMargin(8)
+        let button = gtk_menu_button_new()!
+        super.init(new: button)
+        let pop = gtk_popover_new(button)!
+        if let arrow = gtk_bin_get_child(sesame_bin(object)) { gtk_container_remove(sesame_container(object), arrow) }
+        let image = Widget(new: gtk_image_new_from_icon_name(iconName, GTK_ICON_SIZE_BUTTON))
+        gtk_container_add(sesame_container(object), image.widget)
+        keep(image)
+        gtk_container_add(sesame_container(pop), content.widget)
+        keep(content)
+        gtk_menu_button_set_popover(sesame_menu_button(object), pop)
+        content.showAll()
+    }
+
+    /// Whether the popover is open.
+    public var isOpen: Bool {
+        gtk_menu_button_get_popover(sesame_menu_button(object)).map { gtk_widget_get_visible(sesame_widget($0)) != 0 } ?? false
+    }
+
     /// Closes the popover (after one of its buttons was pressed).
     public func close() {
         if let popover = gtk_menu_button_get_popover(sesame_menu_button(object)) { gtk_popover_popdown(popover) }
@@ -347,22 +429,33 @@ public final class HeaderBar: Widget {
 /// Two panes side by side with a handle between.
 @MainActor
 public final class Paned: Widget {
-    public init(_ start: Widget, _ end: Widget, position: Int32, resizeEnd: Bool = false) {
+    /// Two panes; the end one takes its share of a resize when `resizeEnd`, and may be made
+    /// narrower than it asks (its content cut off) when `shrinkEnd` (by default, as `resizeEnd`).
+    public init(_ start: Widget, _ end: Widget, position: Int32, resizeEnd: Bool = false, shrinkEnd: Bool? = nil) {
         super.init(new: gtk_paned_new(GTK_ORIENTATION_HORIZONTAL))
         gtk_paned_pack1(sesame_paned(object), start.widget, 1, 0)
-        gtk_paned_pack2(sesame_paned(object), end.widget, resizeEnd ? 1 : 0, resizeEnd ? 1 : 0)
+        gtk_paned_pack2(sesame_paned(object), end.widget, resizeEnd ? 1 : 0, (shrinkEnd ?? resizeEnd) ? 1 : 0)
         gtk_paned_set_position(sesame_paned(object), position)
         keep(start)
         keep(end)
+    }
+
+    /// Where the handle is: the start pane's width.
+    public var position: Int {
+        get { Int(gtk_paned_get_position(sesame_paned(object))) }
+        set { gtk_paned_set_position(sesame_paned(object), gint(clamping: newValue)) }
     }
 }
 
 /// A scrolling view of one child (vertical scrolling only).
 @MainActor
 public final class ScrolledWindow: Widget {
-    public init(_ child: Widget) {
+    /// A scrolled view of `child`; with `horizontal`, it scrolls sideways too (a table whose
+    /// columns are wider than the pane), so the child never asks the window for its width.
+    public init(_ child: Widget, horizontal: Bool = false) {
         super.init(new: gtk_scrolled_window_new(nil, nil))
-        gtk_scrolled_window_set_policy(sesame_scrolled_window(object), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
+        gtk_scrolled_window_set_policy(
+            sesame_scrolled_window(object), horizontal ? GTK_POLICY_AUTOMATIC : GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
         gtk_container_add(sesame_container(object), child.widget)
         keep(child)
     }
@@ -637,4 +730,35 @@ public final class Window: Widget {
 
     /// Closes the window: destroys it and every widget in it.
     public func destroy() { gtk_widget_destroy(widget) }
+
+    /// Closes the window as its close button does (the close request is asked first).
+    public func close() { gtk_window_close(window) }
+
+    /// Runs `action` for every key pressed while the window has the focus, before the focused
+    /// widget sees it; `action` returns true when it took the key (a shortcut).
+    public func onKeyPress(_ action: @escaping @MainActor (KeyPress) -> Bool) { Signals.keyPress(self, action) }
+
+    /// The window's size (without its decorations).
+    public var size: (width: Int, height: Int) {
+        var width: gint = 0
+        var height: gint = 0
+        gtk_window_get_size(window, &width, &height)
+        return (Int(width), Int(height))
+    }
+
+    /// Sets the size the window opens with (or has).
+    public func resize(width: Int, height: Int) {
+        gtk_window_resize(window, gint(clamping: max(1, width)), gint(clamping: max(1, height)))
+    }
+
+    /// Whether the window is maximised.
+    public var isMaximized: Bool { gtk_window_is_maximized(window) != 0 }
+
+    /// Maximises the window.
+    public func maximize() { gtk_window_maximize(window) }
+
+    /// The widget with the keyboard focus in the window, if Sesame holds it.
+    public var focusedWidget: Widget? {
+        gtk_window_get_focus(window).flatMap { GObjectReference.owner(of: UnsafeMutableRawPointer($0)) as? Widget }
+    }
 }

@@ -9,11 +9,12 @@ final class MePage: SamplePage {
     let root: Widget
     let model: MeConsole
     private let log = TextLog()
+    private let call: Button
 
     init(session: SampleSession) {
         model = MeConsole(session: session)
         log.accessibleName = L("Log")
-        let call = Button(model.actionTitle, accessibleName: model.actionTitle)
+        call = Button(model.actionTitle, accessibleName: model.actionTitle)
         let page = Box(vertical: true, spacing: 8)
         page.setMargin(12)
         page.pack(Box(vertical: false, spacing: 8, [call]))
@@ -45,4 +46,11 @@ final class MePage: SamplePage {
 
     /// The console calls only when asked: nothing to try again.
     func networkReturned() {}
+
+    var searchField: Widget? { nil }
+
+    /// The console calls only when asked: nothing to read again.
+    func refresh() {}
+
+    func focusFirstControlWhenReady() { call.grabFocus() }
 }

@@ -43,6 +43,7 @@ final class SignInPane: SignInUserAgent {
         let bar = Box(vertical: false, spacing: 6)
         bar.setMargin(6)
         title = Label(L("Sign in"), xalign: 0)
+        title.ellipsizeAtEnd()
         bar.pack(title, expand: true)
         views = Stack(sizedByVisibleChild: true)
         root.pack(bar)

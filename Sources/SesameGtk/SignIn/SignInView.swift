@@ -42,6 +42,7 @@ final class SignInView {
         webView = WebView(context: context, automation: automation)
         webView.accessibleName = L("Sign-in page")
         hostBar = Label("", xalign: 0)
+        hostBar.ellipsizeAtEnd()
         hostBar.accessibleName = L("Sign-in host")
         hostBar.setName("sign-in-host")
         hostBar.setMargin(6)

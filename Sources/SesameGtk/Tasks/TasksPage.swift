@@ -16,11 +16,14 @@ final class TasksPage: SamplePage {
     private let add: Button
     /// Says what it does: "Sign in", "Sign in again" or "Retry".
     private let actionButton = Button(L("Sign in"))
+    /// A sign-in just ended: the new-task entry takes the focus once it takes input.
+    private var focusWhenWritable = false
 
     init(session: SampleSession, trace: FlowTrace) {
         model = TaskList(session: session)
         self.trace = trace
         list.accessibleName = L("Tasks")
+        who.ellipsizeAtEnd()
         entry = Entry(placeholder: L("A new task"))
         entry.accessibleName = L("New task")
         status.accessibleName = L("Tasks status")
@@ -65,11 +68,30 @@ final class TasksPage: SamplePage {
         Task { await model.networkReturned() }
     }
 
+    var searchField: Widget? { entry }
+
+    func refresh() {
+        Task { await model.reload() }
+    }
+
+    func focusFirstControlWhenReady() {
+        focusWhenWritable = true
+        focusEntryIfReady()
+    }
+
+    private func focusEntryIfReady() {
+        guard focusWhenWritable, entry.isSensitive else { return }
+        focusWhenWritable = false
+        entry.grabFocus()
+    }
+
     private func render() {
         who.text = model.signedInText
+        who.tooltip = model.signedInText
         status.text = model.statusText
         entry.isSensitive = model.isSignedIn
         add.isSensitive = model.isSignedIn
+        focusEntryIfReady()
         if let action = model.action {
             actionButton.title = action.title
             actionButton.accessibleName = action.title
@@ -77,7 +99,7 @@ final class TasksPage: SamplePage {
         actionButton.isVisible = model.action != nil
         list.removeAll()
         for task in model.tasks {
-            let row = Label(task.text, xalign: 0)
+            let row = Label(task.text, wrap: true, xalign: 0)
             row.setMargin(6)
             list.append(row)
         }

@@ -95,6 +95,8 @@ def isolate_app_environment(data_home):
     os.environ["AT_SPI_BUS_ADDRESS"] = reply.unpack()[0]
     os.environ["DBUS_SESSION_BUS_ADDRESS"] = os.environ.get("SESAME_E2E_APP_BUS", "unix:path=/nonexistent")
     os.environ["XDG_DATA_HOME"] = data_home
+    # The window's size and inspector are kept per run, beside its data.
+    os.environ["XDG_STATE_HOME"] = os.path.join(os.path.dirname(data_home), "state")
     os.environ["WEBKIT_DISABLE_COMPOSITING_MODE"] = "1"
 
 

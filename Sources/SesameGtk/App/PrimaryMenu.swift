@@ -1,0 +1,61 @@
+import Foundation
+import SesameSamples
+
+/// The header's primary menu (F10): Keyboard Shortcuts and About Sesame, as every GNOME app has.
+@MainActor
+final class PrimaryMenu {
+    /// The header's menu button.
+    let button = MenuButton(iconName: "open-menu-symbolic")
+    private weak var window: Window?
+    /// Sesame's documentation (the user guide), linked from the About window when it is found.
+    private let documentation: URL?
+    private var shortcuts: ShortcutsWindow?
+    /// The About window while it is open.
+    private(set) var about: AboutDialog?
+
+    init(window: Window, documentation: URL?) {
+        self.window = window
+        self.documentation = documentation
+        button.accessibleName = L("Main menu")
+        let shortcutsButton = Button(L("Keyboard Shortcuts"))
+        let aboutButton = Button(L("About Sesame"))
+        for item in [shortcutsButton, aboutButton] {
+            item.addStyleClass("flat")
+            button.content.pack(item)
+        }
+        button.content.showAll()
+        shortcutsButton.onClick { [weak self] in
+            self?.button.close()
+            self?.showShortcuts()
+        }
+        aboutButton.onClick { [weak self] in
+            self?.button.close()
+            self?.showAbout()
+        }
+    }
+
+    /// The keyboard shortcuts window (made once).
+    @discardableResult
+    func showShortcuts() -> ShortcutsWindow? {
+        guard let window else { return nil }
+        let shown = shortcuts ?? ShortcutsWindow(groups: WindowShortcut.groups, parent: window)
+        shortcuts = shown
+        shown.present()
+        return shown
+    }
+
+    /// The About window: the version, what Sesame is, the website, the licence.
+    func showAbout() {
+        guard let window else { return }
+        about?.destroy()
+        let dialog = AboutDialog(
+            .init(
+                programName: "Sesame", version: SesameVersion.current,
+                comments: L("Sign in to the Microsoft identity platform from the Linux desktop."),
+                website: documentation, websiteLabel: L("User guide"),
+                authors: ["The Sesame developers"], copyright: "© 2026 The Sesame developers", iconName: "org.sesame.Sesame"),
+            parent: window)
+        about = dialog
+        dialog.present()
+    }
+}

@@ -1,0 +1,73 @@
+import SesameSamples
+
+/// The window's keyboard shortcuts, as GNOME's Human Interface Guidelines name them.
+enum WindowShortcut: CaseIterable {
+    /// Ctrl+Q: quit Sesame.
+    case quit
+    /// Ctrl+W: close the window.
+    case closeWindow
+    /// Ctrl+F: go to the page's search (or its entry).
+    case find
+    /// F5 or Ctrl+R: read the page again.
+    case refresh
+    /// Ctrl+?: the keyboard shortcuts window.
+    case showShortcuts
+    /// F10: open the primary menu.
+    case primaryMenu
+    /// F9: show or hide the flow inspector.
+    case toggleInspector
+
+    /// The shortcut a key press is, if it is one.
+    init?(_ press: KeyPress) {
+        let press = press.normalized
+        let letter = { (character: Character) in KeyPress(character: character)?.key == press.key }
+        switch (press.control, press.alt) {
+        case (true, false) where letter("q") && !press.shift: self = .quit
+        case (true, false) where letter("w") && !press.shift: self = .closeWindow
+        case (true, false) where letter("f") && !press.shift: self = .find
+        case (true, false) where letter("r") && !press.shift: self = .refresh
+        // Ctrl+? is Ctrl+Shift+/ on most keyboards; GDK reports the shifted key.
+        case (true, false) where letter("?") || (letter("/") && press.shift): self = .showShortcuts
+        case (false, false) where press.key == KeyPress.f5 && !press.shift: self = .refresh
+        case (false, false) where press.key == KeyPress.f10 && !press.shift: self = .primaryMenu
+        case (false, false) where press.key == KeyPress.f9 && !press.shift: self = .toggleInspector
+        default: return nil
+        }
+    }
+
+    /// GTK's accelerator for the shortcuts window.
+    var accelerators: [String] {
+        switch self {
+        case .quit: ["<Primary>q"]
+        case .closeWindow: ["<Primary>w"]
+        case .find: ["<Primary>f"]
+        case .refresh: ["F5", "<Primary>r"]
+        case .showShortcuts: ["<Primary>question"]
+        case .primaryMenu: ["F10"]
+        case .toggleInspector: ["F9"]
+        }
+    }
+
+    /// What the shortcuts window says it does.
+    var title: String {
+        switch self {
+        case .quit: L("Quit")
+        case .closeWindow: L("Close the window")
+        case .find: L("Search")
+        case .refresh: L("Refresh the page")
+        case .showShortcuts: L("Keyboard shortcuts")
+        case .primaryMenu: L("Open the main menu")
+        case .toggleInspector: L("Show or hide the flow inspector")
+        }
+    }
+
+    /// The shortcuts window's groups.
+    static var groups: [(title: String, shortcuts: [ShortcutsWindow.Shortcut])] {
+        [
+            (L("General"), [WindowShortcut.showShortcuts, .primaryMenu, .closeWindow, .quit].map(\.shortcut)),
+            (L("Pages"), [WindowShortcut.find, .refresh, .toggleInspector].map(\.shortcut)),
+        ]
+    }
+
+    private var shortcut: ShortcutsWindow.Shortcut { ShortcutsWindow.Shortcut(accelerators.joined(separator: " "), title) }
+}

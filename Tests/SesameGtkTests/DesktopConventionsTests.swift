@@ -1,0 +1,245 @@
+import Foundation
+import IdentityEmulator
+import SesameCore
+import SesameSamples
+import SesameTestSupport
+import XCTest
+
+@testable import SesameGtk
+
+/// The window behaves as a GNOME app: its shortcuts, pressed as keys through the display server
+/// (XTest, as a keyboard does); the keyboard focus after a sign-in; its size and inspector kept
+/// across restarts; and no page ever asking for more width than the window has.
+final class DesktopConventionsTests: GUITestCase {
+    typealias IDs = SignInPageIDs
+
+    /// Types `text` as key presses into whatever has the focus in the window.
+    @MainActor
+    static func type(_ text: String, into window: Window) {
+        for character in text {
+            guard let press = KeyPress(character: character) else { continue }
+            window.sendKey(press)
+        }
+    }
+
+    /// alex signed in, the people listed.
+    @MainActor
+    static func signedInDirectory(screenshots: String? = "shortcuts-") throws -> GUIHarness {
+        let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, screenshotPrefix: screenshots)
+        gui.waitForSignInPage("sign-in")
+        gui.signInAsAlexUpToConsent()
+        gui.clickInPage(IDs.primaryButton)
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 }, "the directory never filled")
+        return gui
+    }
+
+    func testEachShortcutDoesWhatItSays() throws {
+        try MainActor.assumeIsolated {
+            let gui = try Self.signedInDirectory()
+            defer { gui.close() }
+            let window = gui.window.window
+            // Without a window manager, the window has the keyboard once it asks for it.
+            window.present()
+            let search = try XCTUnwrap(window.find(SearchEntry.self, named: L("Search the directory")))
+            let people = try XCTUnwrap(gui.people)
+
+            // Ctrl+F: to the search field, from wherever the focus was.
+            people.grabFocus()
+            window.sendKey(KeyPress(character: "f", control: true)!)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { search.hasFocus }, "Ctrl+F did not go to the search field")
+
+            // F5 and Ctrl+R: the page reads its people again.
+            for press in [KeyPress(key: KeyPress.f5), KeyPress(character: "r", control: true)!] {
+                let before = gui.trace.events.count
+                window.sendKey(press)
+                XCTAssertTrue(
+                    MainLoopBridge.spin(timeout: 10) {
+                        gui.trace.events.dropFirst(before).map(\.name).starts(with: ["page-refreshed"])
+                            && gui.trace.events.dropFirst(before).contains { $0.name == "list-rendered" }
+                    }, "\(press) did not refresh the page: \(gui.trace.events.dropFirst(before).map(\.name))")
+            }
+
+            // F9: the flow inspector goes, and comes back.
+            let inspector = gui.window.inspectorSlot
+            window.sendKey(KeyPress(key: KeyPress.f9))
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { !inspector.isVisible }, "F9 did not hide the inspector")
+            window.sendKey(KeyPress(key: KeyPress.f9))
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { inspector.isMapped }, "F9 did not bring the inspector back")
+
+            // F10: the primary menu opens, with its two entries.
+            window.sendKey(KeyPress(key: KeyPress.f10))
+            let menu = gui.window.primaryMenu.button
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { menu.isOpen }, "F10 did not open the primary menu")
+            XCTAssertNotNil(menu.content.find(Button.self, named: L("Keyboard Shortcuts")))
+            XCTAssertNotNil(menu.content.find(Button.self, named: L("About Sesame")))
+            gui.screenshot("primary-menu")
+            menu.close()
+
+            // Ctrl+?: the keyboard shortcuts window.
+            window.sendKey(KeyPress(character: "?", control: true, shift: true)!)
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 5) { gui.window.primaryMenu.showShortcuts()?.isMapped == true },
+                "Ctrl+? did not open the shortcuts window")
+            gui.window.primaryMenu.showShortcuts()?.hide()
+
+            // About Sesame: the version, from the one place it is kept.
+            menu.open()
+            try XCTUnwrap(menu.content.find(Button.self, named: L("About Sesame"))).click()
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { gui.window.primaryMenu.about?.isMapped == true }, "no About window")
+            XCTAssertEqual(gui.window.primaryMenu.about?.version, SesameVersion.current)
+            gui.window.primaryMenu.about?.destroy()
+
+            // Ctrl+W: the window closes (as its close button does: the close request first).
+            var closed = false
+            window.onDestroy { closed = true }
+            window.sendKey(KeyPress(character: "w", control: true)!)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { closed }, "Ctrl+W did not close the window")
+        }
+    }
+
+    /// sam signs in with the keyboard alone (the view's fields take typed keys; Enter goes on),
+    /// and types the next task at once: the new-task entry has the focus, no click needed.
+    func testAfterAKeyboardSignInTheNextThingTypedGoesToThePage() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "tasks.plist", sample: .tasks)
+            defer { gui.close() }
+            let window = gui.window.window
+            gui.waitForSignInPage("the B2C sign-in page")
+            window.present()
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { gui.signInPage?.hasFocus == true }, "the sign-in page has no focus")
+            // The B2C page's first field has the page's focus: the e-mail, Tab, the password, Enter.
+            Self.type("sam@example.com", into: window)
+            window.sendKey(KeyPress(key: KeyPress.tab))
+            Self.type(IDs.demoPassword, into: window)
+            window.sendKey(KeyPress(key: KeyPress.enter))
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.has("token-acquired") }, "the keyboard sign-in did not end")
+
+            let entry = try XCTUnwrap(window.find(Entry.self, named: L("New task")))
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 10) { entry.hasFocus },
+                "after the sign-in the focus is on \(window.focusedWidget.map { "\($0.accessibleName)" } ?? "nothing")")
+            Self.type("Water the plants", into: window)
+            window.sendKey(KeyPress(key: KeyPress.enter))
+            let list = try XCTUnwrap(window.find(ListBox.self, named: L("Tasks")))
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 10) { list.descendants.contains { ($0 as? Label)?.text == "Water the plants" } },
+                "the task typed after the sign-in was not added")
+        }
+    }
+
+    /// The window's size, the inspector's handle and whether it shows come back at the next start.
+    func testTheWindowOpensAsItWasClosed() throws {
+        try MainActor.assumeIsolated {
+            let folder = Repository.temporaryDirectory("sesame-window-state")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let stateFile = folder.appending(path: "sesame/window.json")
+            do {
+                let gui = try GUIHarness(settingsFile: "me.plist", sample: .me, stateFile: stateFile)
+                defer { gui.close() }
+                let window = gui.window.window
+                XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { window.isMapped })
+                window.present()
+                window.resize(width: 1000, height: 650)
+                gui.window.panes?.position = 480
+                XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { window.size == (1000, 650) }, "\(window.size)")
+                window.sendKey(KeyPress(key: KeyPress.f9))
+                XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { !gui.window.inspectorSlot.isVisible })
+                // Ctrl+Q: the window is kept, and Sesame ends (a window without its app: it closes).
+                window.sendKey(KeyPress(character: "q", control: true)!)
+                XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { !window.isMapped }, "Ctrl+Q did not end the window")
+            }
+            XCTAssertEqual(
+                WindowState.load(from: stateFile),
+                WindowState(width: 1000, height: 650, maximized: false, inspectorPosition: 480, inspectorShown: false))
+            let again = try GUIHarness(settingsFile: "me.plist", sample: .me, stateFile: stateFile)
+            defer { again.close() }
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { again.window.window.isMapped })
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { again.window.window.size == (1000, 650) }, "\(again.window.window.size)")
+            XCTAssertEqual(again.window.panes?.position, 480)
+            XCTAssertFalse(again.window.inspectorSlot.isVisible, "the inspector came back though it was hidden")
+        }
+    }
+
+    /// One look of the window: its size, its theme and its language.
+    struct Look {
+        var width: Int
+        var height: Int
+        var dark = false
+        var language = "en"
+        var name: String { "\(width)x\(height)" + (dark ? "-dark" : "") + (language == "en" ? "" : "-\(language)") }
+    }
+
+    /// Every look the window must fit in: three screen sizes, the dark theme, Greek and Chinese.
+    /// (`GDK_SCALE=2` is a display's, set before it opens: `make test` runs this test once more
+    /// with it, in a process of its own, at the size it then fits.)
+    static var looks: [Look] {
+        if ProcessInfo.processInfo.environment["GDK_SCALE"] == "2" { return [Look(width: 1240, height: 720)] }
+        return [
+            Look(width: 1240, height: 720), Look(width: 800, height: 600), Look(width: 1920, height: 1080),
+            Look(width: 1240, height: 720, dark: true), Look(width: 1240, height: 720, language: "el"),
+            Look(width: 1240, height: 720, language: "zh_CN"),
+        ]
+    }
+
+    /// The people with the longest names in each script — Latin, Greek, Chinese — selected one
+    /// after the other, in each look: the window keeps its width, every header button and the
+    /// inspector stay on screen.
+    func testTheLongestNamesFitTheWindow() throws {
+        try MainActor.assumeIsolated {
+            setenv("LC_ALL", "C.UTF-8", 1)
+            Localization.setUp(executable: URL(filePath: "/nonexistent/bin/sesame"), sourceRoot: Repository.root)
+            defer {
+                unsetenv("LANGUAGE")
+                unsetenv("LC_ALL")
+                setlocale(LC_ALL, "")
+                Appearance.preferDarkTheme(false)
+            }
+            for look in Self.looks {
+                setenv("LANGUAGE", look.language, 1)
+                setlocale(LC_ALL, "")
+                Appearance.preferDarkTheme(look.dark)
+                try Self.fits(look)
+            }
+        }
+    }
+
+    @MainActor
+    private static func fits(_ look: Look) throws {
+        let gui = try Self.signedInDirectory(screenshots: "fit-\(look.name)-")
+        defer { gui.close() }
+        let window = gui.window.window
+        window.resize(width: look.width, height: look.height)
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { window.size == (look.width, look.height) }, "\(look.name): \(window.size)")
+        let contoso = try XCTUnwrap(gui.emulator?.emulator.contoso)
+        let scripts: [(String, (Unicode.Scalar) -> Bool)] = [
+            ("latin", { $0.isASCII }), ("greek", { (0x370...0x3FF).contains($0.value) }),
+            ("chinese", { (0x4E00...0x9FFF).contains($0.value) }),
+        ]
+        for (script, inScript) in scripts {
+            let longest = try XCTUnwrap(
+                contoso.users { $0.displayName.unicodeScalars.contains(where: inScript) }
+                    .max { ($0.displayName.count + $0.userPrincipalName.count) < ($1.displayName.count + $1.userPrincipalName.count) },
+                "no \(script) name in the directory")
+            gui.search(longest.userPrincipalName)
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 10) { gui.people?.text(row: 0, column: 2) == longest.userPrincipalName },
+                "\(look.name), \(script): \(longest.userPrincipalName) not found")
+            gui.people?.selectedRow = 0
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 5) {
+                    window.find(Label.self, named: L("User name")).map { $0.isMapped && $0.text == longest.userPrincipalName } ?? false
+                }, "\(look.name), \(script): the details do not show \(longest.userPrincipalName)")
+            gui.drainIdle()
+            XCTAssertEqual(window.size.width, look.width, "\(look.name), \(script): selecting \(longest.displayName) widened the window")
+            for name in [L("Account"), L("Main menu")] {
+                let button = try XCTUnwrap(window.find(Widget.self, named: name), name)
+                let frame = try XCTUnwrap(button.frameInWindow, "\(look.name): \(name) is not on screen")
+                XCTAssertLessThanOrEqual(frame.x + frame.width, look.width, "\(look.name), \(script): \(name) is pushed out of the window")
+            }
+            let inspector = try XCTUnwrap(gui.window.inspector?.root.frameInWindow, "\(look.name): the inspector is not on screen")
+            XCTAssertLessThanOrEqual(
+                inspector.x + inspector.width, look.width, "\(look.name), \(script): the inspector is pushed out of the window")
+            gui.screenshot(script)
+        }
+    }
+}
