@@ -2,8 +2,18 @@ import Foundation
 
 /// Token caches as files, for machines without a Secret Service: one `<group>.json` per
 /// storage group under `$XDG_DATA_HOME/sesame/` (`~/.local/share/sesame/`), mode 0600 in a
-/// 0700 directory, replaced atomically (write a temporary file, fsync, rename), with an
-/// advisory `flock` on `<group>.json.lock` shared by every process that uses the directory.
+/// 0700 directory, replaced atomically (write a temporary file, fsync, rename).
+///
+/// Each transaction holds two locks, always taken in this order and let go in the reverse:
+/// 1. Sesame's own: an advisory `flock` on `<group>.json.lock`, shared by every Sesame process
+///    (older versions take only this one);
+/// 2. MSAL's extensions': `<group>.json.lockfile`, created exclusively (``MSALExtensionsLock``),
+///    so that an MSAL-based tool pointed at the same file (msal-extensions' `FilePersistence`)
+///    and Sesame never read-modify-write it at once.
+///
+/// The bytes are read only once both are held: no program that takes either lock can be half-way
+/// through writing them (msal-extensions rewrites the file in place), so bytes that do not parse
+/// then are really unreadable, and only then set aside.
 public struct FileTokenStorage: TokenStorage {
     /// The directory holding the cache files.
     public let directory: URL
@@ -67,7 +77,9 @@ public struct FileTokenStorage: TokenStorage {
         let file = try fileURL(group: group)
         try createDirectory()
         return try FileLock.withLock(path: file.path + ".lock", location: location) {
-            try transactLocked(file: file, body)
+            try MSALExtensionsLock.withLock(path: file.path + MSALExtensionsLock.suffix, location: location) {
+                try transactLocked(file: file, body)
+            }
         }
     }
 
