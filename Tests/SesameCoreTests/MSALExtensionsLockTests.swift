@@ -11,8 +11,8 @@ import Testing
 #endif
 
 /// The file store and MSAL's extensions on one cache: Sesame takes their `.lockfile` (created
-/// exclusively) inside its own lock, reads only once it holds both, and clears a lock file its
-/// holder left behind when it died.
+/// exclusively) inside its own lock, reads only once it holds both, stamps its writes so that
+/// msal-extensions reloads them, and clears a lock file its holder left behind when it died.
 @Suite("Sharing a cache file with msal-extensions")
 struct MSALExtensionsLockTests {
     /// A lock file as msal-extensions' `CrossPlatLock` makes it: created exclusively, then
@@ -162,5 +162,22 @@ struct MSALExtensionsLockTests {
             // portalocker's (and older msal-extensions'): flock on the file.
             #expect(isLocked(path))
         }
+    }
+
+    @Test("a written cache's modification time is ahead of the clock, so msal-extensions reloads it")
+    func writesAreStampedAhead() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = FileTokenStorage(directory: directory)
+        let file = try storage.fileURL(group: "g")
+        let before = Date()
+        _ = try storage.transact(group: "g") { _ in .write(Data("{}".utf8)) }
+        // msal-extensions reloads when `last_sync < getmtime(file)`, last_sync being the
+        // time.time() it took after its last load — which may come after this write: the file's
+        // time must be ahead of the write's (whenever the write happened, it was after `before`).
+        let modified = try #require(try FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date)
+        #expect(
+            modified > before.addingTimeInterval(FileTokenStorage.modificationTimeLead - 0.001),
+            "msal-extensions would keep what it loaded before this write, and write it back")
     }
 }

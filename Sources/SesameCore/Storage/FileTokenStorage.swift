@@ -151,6 +151,14 @@ public struct FileTokenStorage: TokenStorage {
         }
     }
 
+    /// How far ahead of the clock a written cache's modification time is set. msal-extensions
+    /// reloads the file only when its modification time is later than the `time.time()` it took
+    /// *after* its last load (`PersistedTokenCache._reload_if_necessary`), and keeps what it
+    /// loaded when it writes next. A write stamped by the kernel (whose clock ticks every few
+    /// milliseconds) or landing between its load and its clock reading would be missed, then
+    /// overwritten: with the time a little ahead, it reloads on each access until then instead.
+    package static let modificationTimeLead: TimeInterval = 2
+
     /// Writes a temporary file (0600, created exclusively), fsyncs it, renames it over the
     /// target and fsyncs the directory, so a crash leaves either the old or the new cache.
     private func replace(_ file: URL, with data: Data) throws {
@@ -165,6 +173,7 @@ public struct FileTokenStorage: TokenStorage {
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {
             try handle.write(contentsOf: data)
+            try Posix.setModificationTime(descriptor, to: Date().addingTimeInterval(Self.modificationTimeLead))
             try handle.synchronize()
             try handle.close()
         } catch {
