@@ -13,8 +13,8 @@ import Foundation
 /// that same exclusive creation (then, after 5 s, it goes on regardless) plus `flock(LOCK_EX)` on
 /// the file. So the primitive both share is the file's existence — `flock` alone would exclude
 /// neither — and Sesame holds both: it creates the file exclusively and keeps a `flock` on it
-/// (which also stops a portalocker-based tool that stopped waiting for the file, and older
-/// msal-extensions, which only took the `flock`).
+/// (which also stops a portalocker-based tool that stopped waiting for the file, and
+/// msal-extensions 0.3.0 and older, which only took the `flock`).
 ///
 /// A holder that died leaves the file behind, and every msal-extensions tool then fails until a
 /// person removes it. Sesame removes it when it has been there, the same file, for
