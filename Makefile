@@ -16,15 +16,21 @@ IMPORT_CHECK := --explicit-target-dependency-import-check error
 # The sources the formatter and the linter look at.
 SWIFT_SOURCES := Sources Tests Demo Benchmarks Package.swift
 # From PyPI for the tests: Microsoft's MSAL for Python (the emulator's wire tests sign in with
-# it), Selenium (the WebDriver client that drives `sesame --automation-mode` and the test's default
-# browser) and oidc-provider-mock (an OpenID provider this project did not write), in a virtual
-# environment over Debian's Python, whose python3-gi reads the app's accessibility tree (AT-SPI).
+# it; with msal-extensions it refreshes on a cache Sesame shares), Selenium (the WebDriver client
+# that drives `sesame --automation-mode` and the test's default browser) and oidc-provider-mock
+# (an OpenID provider this project did not write), in a virtual environment over Debian's Python,
+# whose python3-gi reads the app's accessibility tree (AT-SPI) and the keyring (libsecret).
 MSAL_VERSION := 1.39.0
+# msal-extensions, MSAL's persistence layer (azure-cli's, azure-identity's): the tests share a
+# cache with it. Without its optional portalocker it locks by creating `<cache>.lockfile`
+# exclusively; with it, it also flocks that file: both are tested (portalocker < 4, its extra's pin).
+MSAL_EXTENSIONS_VERSION := 1.3.1
+PORTALOCKER_VERSION := 3.2.0
 SELENIUM_VERSION := 4.51.0
 # A third-party OpenID Connect provider (authlib-based) for the tests of "any OpenID provider".
 OIDC_PROVIDER_MOCK_VERSION := 0.3.4
 TEST_VENV := .build/test-venv
-TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-selenium-$(SELENIUM_VERSION)-oidc-$(OIDC_PROVIDER_MOCK_VERSION)
+TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-extensions-$(MSAL_EXTENSIONS_VERSION)-portalocker-$(PORTALOCKER_VERSION)-selenium-$(SELENIUM_VERSION)-oidc-$(OIDC_PROVIDER_MOCK_VERSION)
 
 .PHONY: deps build run test test-e2e fuzz lint format bench demo emulator install translations clean
 
@@ -93,7 +99,8 @@ format:
 $(TEST_VENV_STAMP): | deps
 	rm -rf $(TEST_VENV)
 	/usr/bin/python3 -m venv --system-site-packages $(TEST_VENV)
-	$(TEST_VENV)/bin/pip install -q --disable-pip-version-check --ignore-installed "msal==$(MSAL_VERSION)" "selenium==$(SELENIUM_VERSION)" \
+	$(TEST_VENV)/bin/pip install -q --disable-pip-version-check --ignore-installed "msal==$(MSAL_VERSION)" \
+	  "msal-extensions==$(MSAL_EXTENSIONS_VERSION)" "portalocker==$(PORTALOCKER_VERSION)" "selenium==$(SELENIUM_VERSION)" \
 	  "oidc-provider-mock==$(OIDC_PROVIDER_MOCK_VERSION)"
 	@touch $@
 

@@ -3,13 +3,21 @@ import Foundation
 import SesameCore
 
 /// Token caches in the desktop's Secret Service (GNOME Keyring, KWallet's bridge, KeePassXC)
-/// through libsecret: one item per storage group, schema `org.sesame.TokenCache`, attribute
-/// `group` = the group, in the default collection (the login keyring).
+/// through libsecret: one item per storage group, schema `org.sesame.TokenCache`, attributes
+/// `group` = the group and `kind` = `cache`, in the default collection (the login keyring).
 ///
 /// The Secret Service has no transactions, so read-modify-write cycles of processes sharing a
 /// group are serialised by an advisory lock file in `$XDG_RUNTIME_DIR` (else the user's own
 /// `$XDG_DATA_HOME/sesame`, never a directory other users can write to), as ``FileTokenStorage``
-/// does for its files.
+/// does for its files; after each write Sesame replaces the group's *stamp file* beside it.
+///
+/// That is the shape of msal-extensions' `LibsecretPersistence` (a schema name, attributes, and
+/// a signal file touched after each save, whose `.lockfile` its writers hold): an MSAL-based tool
+/// given ``msalExtensionsPersistence(group:)`` — the stamp file as its signal file, this schema
+/// and these attributes — reads and writes the very item Sesame does. Sesame takes that tool's
+/// lock too (the stamp file's `.lockfile`, inside its own lock, as ``FileTokenStorage`` does), and
+/// notices the tool's touch of the stamp file as a change. An MSAL-based tool with a shape of its
+/// own (azure-identity's `msal.cache.nocae`, say) keeps a separate cache: docs/SHARING.md.
 public struct SecretServiceTokenStorage: TokenStorage {
     private let lockDirectory: URL
     /// `lockDirectory.path`, worked out once: ``version(group:)`` is on every silent token's path.
@@ -106,7 +114,18 @@ public struct SecretServiceTokenStorage: TokenStorage {
             + ".stamp"
     }
 
-    /// Replaces the stamp file (a new inode), under the group's lock.
+    /// What to give msal-extensions' `LibsecretPersistence` so that an MSAL-based tool shares a
+    /// group's cache with Sesame: its signal file (the group's stamp file, whose `.lockfile` is the
+    /// tool's lock), schema name and attributes.
+    public func msalExtensionsPersistence(group: String) -> MSALExtensionsPersistence {
+        MSALExtensionsPersistence(
+            signalLocation: stampFile(group: group), schemaName: "org.sesame.TokenCache", attributes: ["group": group, "kind": "cache"])
+    }
+
+    /// Replaces the stamp file (a new inode), under the group's locks. Its modification time is
+    /// set ahead of the clock, as ``FileTokenStorage`` does its files': msal-extensions reloads the
+    /// item only when the signal file's time is later than the clock reading it took after its
+    /// last load.
     private func stamp(group: String) {
         let path = stampFile(group: group)
         let temporary = path + ".\(getpid()).tmp"
@@ -115,6 +134,7 @@ public struct SecretServiceTokenStorage: TokenStorage {
             Posix.removeFile(path)
             return
         }
+        try? Posix.setModificationTime(descriptor, to: Date().addingTimeInterval(FileTokenStorage.modificationTimeLead))
         Posix.close(descriptor)
         do {
             try Posix.rename(temporary, to: path)
@@ -130,21 +150,27 @@ public struct SecretServiceTokenStorage: TokenStorage {
         try? FileManager.default.createDirectory(
             at: lockDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return try FileLock.withLock(path: lockFile, location: location) {
-            let current = try lookup(group: group, kind: "cache")
-            switch try body(current) {
-            case .keep:
-                return nil
-            case .write(let data):
-                defer { stamp(group: group) }
-                try store(data, group: group, kind: "cache")
-                return nil
-            case .setAsideAndWrite(let data):
-                defer { stamp(group: group) }
-                let kind = "unreadable-" + ISO8601DateFormatter().string(from: Date())
-                if let current { try store(current, group: group, kind: kind) }
-                try store(data, group: group, kind: "cache")
-                return "Secret Service item \"Sesame token cache (\(group), \(kind))\""
+            try MSALExtensionsLock.withLock(path: stampFile(group: group) + MSALExtensionsLock.suffix, location: location) {
+                try transactLocked(group: group, body)
             }
+        }
+    }
+
+    private func transactLocked(group: String, _ body: (Data?) throws -> TokenStorageAction) throws -> String? {
+        let current = try lookup(group: group, kind: "cache")
+        switch try body(current) {
+        case .keep:
+            return nil
+        case .write(let data):
+            defer { stamp(group: group) }
+            try store(data, group: group, kind: "cache")
+            return nil
+        case .setAsideAndWrite(let data):
+            defer { stamp(group: group) }
+            let kind = "unreadable-" + ISO8601DateFormatter().string(from: Date())
+            if let current { try store(current, group: group, kind: kind) }
+            try store(data, group: group, kind: "cache")
+            return "Secret Service item \"Sesame token cache (\(group), \(kind))\""
         }
     }
 
@@ -180,4 +206,16 @@ public struct SecretServiceTokenStorage: TokenStorage {
         let message = result.error_message.map { String(cString: $0) } ?? "unknown error"
         throw TokenStorageError(location: location, reason: "cannot \(what): \(message)")
     }
+}
+
+/// What an MSAL-based tool gives msal-extensions' `LibsecretPersistence(signal_location,
+/// schema_name, attributes)` to share a storage group's cache with Sesame in the Secret Service.
+public struct MSALExtensionsPersistence: Sendable, Hashable {
+    /// `signal_location`: the file the tool touches after each save and whose modification time
+    /// tells it to reload; its lock is this path plus `.lockfile`.
+    public let signalLocation: String
+    /// `schema_name`: the item's `xdg:schema`.
+    public let schemaName: String
+    /// `attributes`: the item's attributes.
+    public let attributes: [String: String]
 }

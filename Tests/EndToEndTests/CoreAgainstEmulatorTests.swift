@@ -16,6 +16,11 @@ final class HeadlessUserAgent: SignInUserAgent {
         HeadlessUserAgent(emulator: emulator) { browser, authorize in try await browser.signIn(user, authorize: authorize) }
     }
 
+    /// Signs `user` in on Microsoft's pages through `browser` (one on an emulator process's sockets).
+    static func entra(_ user: String, browser: HeadlessBrowser) -> HeadlessUserAgent {
+        HeadlessUserAgent(browser: browser) { browser, authorize in try await browser.signIn(user, authorize: authorize) }
+    }
+
     /// Signs `email` in on B2C's combined page.
     static func b2c(_ email: String, emulator: RunningEmulator) -> HeadlessUserAgent {
         HeadlessUserAgent(emulator: emulator) { browser, authorize in try await browser.b2cSignIn(email, authorize: authorize) }
@@ -30,8 +35,14 @@ final class HeadlessUserAgent: SignInUserAgent {
         }
     }
 
-    private init(emulator: RunningEmulator, walk: @escaping @Sendable (HeadlessBrowser, String) async throws -> HeadlessBrowser.Page) {
-        browser = HeadlessBrowser.sockets(base: emulator.base, codes: emulator.codes)
+    private convenience init(
+        emulator: RunningEmulator, walk: @escaping @Sendable (HeadlessBrowser, String) async throws -> HeadlessBrowser.Page
+    ) {
+        self.init(browser: HeadlessBrowser.sockets(base: emulator.base, codes: emulator.codes), walk: walk)
+    }
+
+    private init(browser: HeadlessBrowser, walk: @escaping @Sendable (HeadlessBrowser, String) async throws -> HeadlessBrowser.Page) {
+        self.browser = browser
         self.walk = walk
     }
 

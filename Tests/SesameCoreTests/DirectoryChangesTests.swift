@@ -28,7 +28,7 @@ struct DirectoryChangesTests {
         try await Eventually.holds(every: .milliseconds(1), condition)
     }
 
-    @Test("another program's write is noticed; a lock taken and let go is not a change")
+    @Test("another program's write is noticed; a lock taken and let go (ours or msal-extensions') is not a change")
     func writesAreNoticedLocksAreNot() async throws {
         let changes = try #require(DirectoryChanges.shared, "inotify is not available here")
         let cacheDirectory = temporaryDirectory()
@@ -47,6 +47,9 @@ struct DirectoryChangesTests {
         let lock = open(cacheDirectory.appending(path: "group.json.lock").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         #expect(lock >= 0)
         close(lock)
+        // msal-extensions' lock: `<cache>.lockfile` created, written and removed by its holder.
+        let lockfile = cacheDirectory.appending(path: "group.json.lockfile").path
+        try otherProgram("echo '4242 /usr/bin/az' > '\(lockfile)' && rm '\(lockfile)'")
         // The kernel reports events in order: once the later write in the other folder is seen,
         // the lock's events have been read too.
         try otherProgram("echo x > '\(otherDirectory.appending(path: "sentinel").path)'")

@@ -128,4 +128,29 @@ struct SecretServiceTokenStorageTests {
         try await store.remove(accounts[0])
         #expect(try await store.accounts(ofType: "graph").isEmpty)
     }
+
+    @Test("an MSAL-based tool's shape of the item, whose signal file's lock each transaction holds and whose time it moves ahead")
+    func msalExtensionsShape() throws {
+        let runtime = FileManager.default.temporaryDirectory.appending(path: "sesame-runtime-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        let storage = SecretServiceTokenStorage(environment: ["XDG_RUNTIME_DIR": runtime.path])
+        let group = group()
+        defer { try? storage.clear(group: group) }
+
+        let shape = storage.msalExtensionsPersistence(group: group)
+        let before = Date()
+        #expect(shape.signalLocation == runtime.appending(path: "sesame-\(group).stamp").path)
+        #expect(shape.schemaName == "org.sesame.TokenCache")
+        #expect(shape.attributes == ["group": group, "kind": "cache"])
+        _ = try storage.transact(group: group) { _ in
+            #expect(FileManager.default.fileExists(atPath: shape.signalLocation + ".lockfile"), "no msal-extensions lock held")
+            return .write(Data("{}".utf8))
+        }
+        #expect(!FileManager.default.fileExists(atPath: shape.signalLocation + ".lockfile"))
+        // msal-extensions reloads the item when the signal file is newer than its clock reading
+        // after its last load, which may come after this write: the stamp is ahead of the write.
+        let touched = try FileManager.default.attributesOfItem(atPath: shape.signalLocation)[.modificationDate] as? Date
+        #expect(try #require(touched) > before.addingTimeInterval(FileTokenStorage.modificationTimeLead - 0.001))
+    }
 }

@@ -108,14 +108,20 @@ package final class DirectoryChanges: Sendable {
                 let length = Int(UInt32(littleEndian: word(offset + 12)))
                 let name = buffer[(offset + header)..<min(count, offset + header + length)].prefix { $0 != 0 }
                 offset += header + length
-                // Opening and closing a lock file (every transaction does) changes no cache.
-                if name.count > Self.lockSuffix.count, name.suffix(Self.lockSuffix.count).elementsEqual(Self.lockSuffix) { continue }
+                // Opening and closing a lock file (every transaction does), or creating and
+                // removing MSAL's extensions' one, changes no cache.
+                if Self.isLockFile(name) { continue }
                 handle(descriptor: descriptor, mask: mask)
             }
         }
     }
 
-    private static let lockSuffix = Array(".lock".utf8)
+    /// The names of lock files: Sesame's `.lock`s and MSAL's extensions' `.lockfile`s.
+    private static let lockSuffixes = [Array(".lock".utf8), Array(MSALExtensionsLock.suffix.utf8)]
+
+    private static func isLockFile(_ name: ArraySlice<UInt8>) -> Bool {
+        lockSuffixes.contains { suffix in name.count > suffix.count && name.suffix(suffix.count).elementsEqual(suffix) }
+    }
 
     private func handle(descriptor: Int32, mask: UInt32) {
         let number = sequence.add(1, ordering: .relaxed).newValue

@@ -2,8 +2,9 @@ import Foundation
 
 /// An exclusive advisory lock on a lock file (`flock(2)`), shared by every process that
 /// opens the same file. The primitive and the files' names are a contract with the other
-/// programs that share a cache (other Sesame processes now; MSAL's extensions, which lock a
-/// cache's `.lockfile` the same way, later): change neither.
+/// Sesame processes (older versions included) that share a cache: change neither. MSAL's
+/// extensions do not take it; they take their own `.lockfile` (``MSALExtensionsLock``), which
+/// Sesame takes second, inside this one.
 public enum FileLock {
     /// How long a process waits for another to let go before it says so.
     public static let defaultWait: Duration = .seconds(10)

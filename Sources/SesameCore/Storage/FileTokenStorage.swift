@@ -2,8 +2,18 @@ import Foundation
 
 /// Token caches as files, for machines without a Secret Service: one `<group>.json` per
 /// storage group under `$XDG_DATA_HOME/sesame/` (`~/.local/share/sesame/`), mode 0600 in a
-/// 0700 directory, replaced atomically (write a temporary file, fsync, rename), with an
-/// advisory `flock` on `<group>.json.lock` shared by every process that uses the directory.
+/// 0700 directory, replaced atomically (write a temporary file, fsync, rename).
+///
+/// Each transaction holds two locks, always taken in this order and let go in the reverse:
+/// 1. Sesame's own: an advisory `flock` on `<group>.json.lock`, shared by every Sesame process
+///    (older versions take only this one);
+/// 2. MSAL's extensions': `<group>.json.lockfile`, created exclusively (``MSALExtensionsLock``),
+///    so that an MSAL-based tool pointed at the same file (msal-extensions' `FilePersistence`)
+///    and Sesame never read-modify-write it at once.
+///
+/// The bytes are read only once both are held: no program that takes either lock can be half-way
+/// through writing them (msal-extensions rewrites the file in place), so bytes that do not parse
+/// then are really unreadable, and only then set aside.
 public struct FileTokenStorage: TokenStorage {
     /// The directory holding the cache files.
     public let directory: URL
@@ -67,7 +77,9 @@ public struct FileTokenStorage: TokenStorage {
         let file = try fileURL(group: group)
         try createDirectory()
         return try FileLock.withLock(path: file.path + ".lock", location: location) {
-            try transactLocked(file: file, body)
+            try MSALExtensionsLock.withLock(path: file.path + MSALExtensionsLock.suffix, location: location) {
+                try transactLocked(file: file, body)
+            }
         }
     }
 
@@ -139,6 +151,14 @@ public struct FileTokenStorage: TokenStorage {
         }
     }
 
+    /// How far ahead of the clock a written cache's modification time is set. msal-extensions
+    /// reloads the file only when its modification time is later than the `time.time()` it took
+    /// *after* its last load (`PersistedTokenCache._reload_if_necessary`), and keeps what it
+    /// loaded when it writes next. A write stamped by the kernel (whose clock ticks every few
+    /// milliseconds) or landing between its load and its clock reading would be missed, then
+    /// overwritten: with the time a little ahead, it reloads on each access until then instead.
+    package static let modificationTimeLead: TimeInterval = 2
+
     /// Writes a temporary file (0600, created exclusively), fsyncs it, renames it over the
     /// target and fsyncs the directory, so a crash leaves either the old or the new cache.
     private func replace(_ file: URL, with data: Data) throws {
@@ -153,6 +173,7 @@ public struct FileTokenStorage: TokenStorage {
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {
             try handle.write(contentsOf: data)
+            try Posix.setModificationTime(descriptor, to: Date().addingTimeInterval(Self.modificationTimeLead))
             try handle.synchronize()
             try handle.close()
         } catch {

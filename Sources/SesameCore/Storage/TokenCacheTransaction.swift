@@ -87,6 +87,9 @@ struct TokenCacheTransaction: Sendable {
                     do {
                         cache = try TokenCache(json: data)
                     } catch {
+                        // The bytes were read under every writer's lock (Sesame's, and the
+                        // MSAL-based tools', which rewrite the file in place): not a write in
+                        // progress, but a cache no writer will finish.
                         unreadable = true
                         logger.error("token cache unreadable; starting empty", metadata: ["group": "\(group)", "error": "\(error)"])
                     }

@@ -4,8 +4,10 @@ import Foundation
 /// (`SesameKeyring`) and ``FileTokenStorage``.
 ///
 /// A backend runs each ``transact(group:_:)`` under a lock that other processes using the same
-/// backend respect, reads the current bytes *after* taking it (so two apps sharing a group do
-/// not overwrite each other's sign-ins), and applies what the body decides.
+/// backend respect — both shipped backends also take the lock of MSAL-based tools that share the
+/// cache (their `.lockfile`) —, reads the current bytes *after* taking it (so two apps
+/// sharing a group do not overwrite each other's sign-ins, nor read a write in progress), and
+/// applies what the body decides.
 public protocol TokenStorage: Sendable {
     /// A short description for messages: `Secret Service` or the file's directory.
     var location: String { get }

@@ -68,6 +68,45 @@ package enum Posix {
         _ = flock(descriptor, LOCK_UN)
     }
 
+    /// The device and inode of an open file: what names one file, whatever path reaches it.
+    package static func identity(of descriptor: Int32) -> FileIdentity? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
+    /// The device and inode of the file at `path` (a symbolic link is described, not followed).
+    package static func identity(ofPath path: String) throws(SystemCallError) -> FileIdentity {
+        let status = try linkStatus(path)
+        return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
+    /// Sets an open file's modification time to `date`, to the nanosecond (`futimens`); its access
+    /// time is left alone. The kernel stamps a write with a clock that ticks every few
+    /// milliseconds; a program that compares the stamp with its own clock needs the exact time.
+    package static func setModificationTime(_ descriptor: Int32, to date: Date) throws(SystemCallError) {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        let nanoseconds = min(999_999_999, max(0, Int((date.timeIntervalSince1970 - seconds) * 1_000_000_000)))
+        // UTIME_OMIT, `((1l << 30) - 2l)` in <sys/stat.h>: a macro Swift does not import.
+        let omit = (1 << 30) - 2
+        var times = [
+            timespec(tv_sec: 0, tv_nsec: omit),
+            timespec(tv_sec: Int(seconds), tv_nsec: nanoseconds),
+        ]
+        _ = try call("futimens") { futimens(descriptor, &times) }
+    }
+
+    /// This process's id.
+    package static var processID: Int32 { getpid() }
+
+    /// Whether a process with this id exists in this process's PID namespace (`kill(pid, 0)`: no
+    /// signal is sent; `EPERM` means it exists and belongs to someone else).
+    package static func processExists(_ id: Int32) -> Bool {
+        guard id > 0 else { return false }
+        if kill(id, 0) == 0 { return true }
+        return errno == EPERM
+    }
+
     /// Renames `source` over `destination` atomically (both in one file system).
     package static func rename(_ source: String, to destination: String) throws(SystemCallError) {
         _ = try call("rename") { Glibc.rename(source, destination) }
@@ -141,6 +180,13 @@ package enum Posix {
             if code != EINTR { throw SystemCallError(call: name, code: code) }
         }
     }
+}
+
+/// What names a file on this machine: its device and inode. A file replaced by a rename, or
+/// removed and created again, is another file.
+package struct FileIdentity: Hashable, Sendable {
+    package let device: UInt64
+    package let inode: UInt64
 }
 
 /// A system call failed: which one, and `errno` with the C library's sentence for it.
