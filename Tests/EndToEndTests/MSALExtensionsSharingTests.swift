@@ -290,22 +290,12 @@ final class ToolProcess: @unchecked Sendable {
 
     /// Waits (on a thread of its own) for its end and reads its summary.
     func summary(wanted: Int) async throws -> SharedCacheRun.ToolSummary {
-        let (stdout, stderr) = await withCheckedContinuation { continuation in
+        let ended = await withCheckedContinuation { continuation in
             Thread.detachNewThread { [output, errors, process] in
-                // Both pipes at once: neither fills up and blocks the tool.
-                final class Box: @unchecked Sendable { var data = Data() }
-                let stderr = Box()
-                let stderrRead = DispatchSemaphore(value: 0)
-                Thread.detachNewThread {
-                    stderr.data = errors.fileHandleForReading.readDataToEndOfFile()
-                    stderrRead.signal()
-                }
-                let stdout = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                stderrRead.wait()
-                continuation.resume(returning: (stdout, String(decoding: stderr.data, as: UTF8.self)))
+                continuation.resume(returning: ProcessRunner.collect(process, stdout: output, stderr: errors))
             }
         }
+        let (stdout, stderr) = (Data(ended.stdout.utf8), ended.stderr)
         guard let json = try? JSONSerialization.jsonObject(with: stdout) as? [String: Any] else {
             throw TestSupportError("msal_extensions_refresh.py printed no summary: \(String(decoding: stdout, as: UTF8.self)) \(stderr)")
         }

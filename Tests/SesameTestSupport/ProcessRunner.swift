@@ -25,6 +25,12 @@ public enum ProcessRunner {
         process.standardOutput = out
         process.standardError = err
         try process.start()
+        return collect(process, stdout: out, stderr: err)
+    }
+
+    /// Waits for a started `process` to end, reading both of its pipes at once (each on a thread
+    /// of its own, so neither fills up and blocks it), and returns what it printed.
+    public static func collect(_ process: Process, stdout out: Pipe, stderr err: Pipe) -> Result {
         final class Box: @unchecked Sendable { var data = Data() }
         let stderr = Box()
         let stderrRead = DispatchSemaphore(value: 0)
