@@ -48,6 +48,15 @@ final class AccountServiceEndToEndTests: XCTestCase {
         XCTAssertEqual(seen["impostor_question"] as? String, "The program \(impostor)")
         XCTAssertTrue(((seen["impostor"] as? [String: Any])?["error"] as? String)?.contains("AccessDenied") == true)
 
+        // `sesame token` and `sesame accounts` went through the running service, unasked.
+        let command = try XCTUnwrap(seen["sesame_token"] as? [String: Any])
+        XCTAssertEqual(command["status"] as? Int, 0, "\(command)")
+        XCTAssertEqual(command["jwt"] as? Bool, true)
+        XCTAssertEqual(command["graph"] as? Int, 200)
+        XCTAssertEqual(seen["sesame_through_service"] as? [String], ["sesame"])
+        XCTAssertTrue(
+            (seen["sesame_accounts"] as? String)?.contains("<alex@contoso.onmicrosoft.com>") == true, "\(seen["sesame_accounts"] ?? "")")
+
         // A sign-out through the bus leaves the window's menu at once.
         XCTAssertEqual((seen["sign_out"] as? [String: Any])?["status"] as? Int, 0, "\(seen["sign_out"] ?? "")")
         XCTAssertEqual(seen["menu_after_sign_out"] as? String, "Not signed in")

@@ -157,6 +157,19 @@ def service(app):
     out, err = process.communicate(timeout=180)
     seen["impostor"] = {"status": process.returncode, "error": err, "out": out}
 
+    # `sesame token` and `sesame accounts` ask the running service (Sesame's own executable is
+    # never asked about), with the answers the store would give.
+    mark = app.trace.mark()
+    command_environment = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": bus}
+    token = subprocess.run([binary, "token", f"--emulator={emulator}", "--account-type", "myGraphService"],
+                           capture_output=True, text=True, env=command_environment, timeout=120)
+    accounts = subprocess.run([binary, "accounts", f"--emulator={emulator}"],
+                              capture_output=True, text=True, env=command_environment, timeout=120)
+    seen["sesame_token"] = {"status": token.returncode, "jwt": token.stdout.startswith("eyJ"), "error": token.stderr,
+                            "graph": graph_me(token.stdout.strip())}
+    seen["sesame_accounts"] = accounts.stdout
+    seen["sesame_through_service"] = [e.get("program") for e in app.trace.find("service-token-request", since=mark)]
+
     # A sign-out through the bus (by a program allowed always) leaves the window's menu at once.
     mark = app.trace.mark()
     status, out, err = call(tools[1], "SignOut", "myGraphService", "")
