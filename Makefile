@@ -146,10 +146,12 @@ PREFIX ?= /usr/local
 install: deps
 	swift build -c release --product sesame
 	swift build -c release --product identity-emulator
+	swift build -c release --product git-credential-sesame
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/sesame/settings" \
 	  "$(DESTDIR)$(PREFIX)/share/applications" "$(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps" \
 	  "$(DESTDIR)$(PREFIX)/share/dbus-1/services"
-	install -m 755 .build/release/sesame .build/release/identity-emulator "$(DESTDIR)$(PREFIX)/bin/"
+	install -m 755 .build/release/sesame .build/release/identity-emulator .build/release/git-credential-sesame \
+	  "$(DESTDIR)$(PREFIX)/bin/"
 	install -m 644 Resources/settings/*.plist "$(DESTDIR)$(PREFIX)/share/sesame/settings/"
 	install -m 644 Resources/desktop/org.sesame.Sesame.desktop "$(DESTDIR)$(PREFIX)/share/applications/"
 	install -m 644 Resources/icons/org.sesame.Sesame.svg "$(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps/"

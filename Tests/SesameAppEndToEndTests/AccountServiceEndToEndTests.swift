@@ -65,6 +65,24 @@ final class AccountServiceEndToEndTests: XCTestCase {
         XCTAssertFalse(run.traceText.contains("eyJ"), "a token reached the trace")
     }
 
+    /// `git clone` and `git push` against `git http-backend` behind a server that takes only a
+    /// token the emulator's Graph accepts as the password, with `credential.helper=sesame`: one
+    /// Always, nothing typed; the decision taken back, a Deny makes git fail as git does.
+    func testGitClonesAndPushesThroughSesameAfterOneAllow() throws {
+        let run = try flow("git")
+        let seen = run.seen
+        let helper = try XCTUnwrap(seen["helper"] as? String)
+        XCTAssertEqual(seen["git_question"] as? String, "The program \(helper)")
+        XCTAssertEqual((seen["clone"] as? [String: Any])?["status"] as? Int, 0, "\(seen["clone"] ?? "")")
+        XCTAssertEqual((seen["push"] as? [String: Any])?["status"] as? Int, 0, "\(seen["push"] ?? "")")
+        XCTAssertEqual(seen["server_log"] as? String, "First\n")
+        XCTAssertEqual(seen["git_asked_again"] as? String, "The program \(helper)")
+        let refused = try XCTUnwrap(seen["push_after_revoke"] as? [String: Any])
+        XCTAssertNotEqual(refused["status"] as? Int, 0)
+        XCTAssertTrue((refused["error"] as? String)?.contains("Authentication failed") == true, "\(refused)")
+        XCTAssertFalse(run.traceText.contains("eyJ"), "a token reached the trace")
+    }
+
     // MARK: Running a flow
 
     struct Run {

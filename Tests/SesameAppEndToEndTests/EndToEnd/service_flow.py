@@ -183,7 +183,122 @@ def service(app):
     seen["programs"] = {"tools": tools, "impostor": impostor, "denied": denied}
 
 
-FLOWS = {"service": service}
+class GitServer:
+    """`git http-backend` (git's own smart HTTP server, as CGI) behind a tiny HTTP server that lets a
+    request through only when Basic auth's password is a token the emulator's Graph accepts."""
+
+    def __init__(self, root):
+        import http.server
+        import threading
+        self.root = root
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                server.handle(self)
+
+            def do_POST(self):
+                server.handle(self)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.refused = 0
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def authorized(self, header):
+        import base64
+        if not header or not header.startswith("Basic "):
+            return False
+        password = base64.b64decode(header[6:]).decode(errors="replace").partition(":")[2]
+        return bool(password) and graph_me(password) == 200
+
+    def handle(self, request):
+        if not self.authorized(request.headers.get("Authorization")):
+            self.refused += 1
+            request.send_response(401)
+            request.send_header("WWW-Authenticate", 'Basic realm="sesame-test"')
+            request.send_header("Content-Length", "0")
+            request.end_headers()
+            return
+        path, _, query = request.path.partition("?")
+        length = int(request.headers.get("Content-Length") or 0)
+        body = request.rfile.read(length) if length else b""
+        environment = {**os.environ, "GIT_PROJECT_ROOT": self.root, "GIT_HTTP_EXPORT_ALL": "1", "REMOTE_USER": "sesame",
+                       "REQUEST_METHOD": request.command, "PATH_INFO": path, "QUERY_STRING": query,
+                       "CONTENT_TYPE": request.headers.get("Content-Type", ""), "CONTENT_LENGTH": str(len(body)),
+                       "GATEWAY_INTERFACE": "CGI/1.1", "REMOTE_ADDR": "127.0.0.1"}
+        output = subprocess.run(["git", "http-backend"], input=body, capture_output=True, env=environment).stdout
+        head, _, content = output.partition(b"\r\n\r\n")
+        status, headers = 200, []
+        for line in head.decode().split("\r\n"):
+            name, _, value = line.partition(":")
+            if name.lower() == "status":
+                status = int(value.strip().split()[0])
+            elif name:
+                headers.append((name, value.strip()))
+        request.send_response(status)
+        for name, value in headers:
+            request.send_header(name, value)
+        request.send_header("Content-Length", str(len(content)))
+        request.end_headers()
+        request.wfile.write(content)
+
+
+def git(arguments, cwd, environment):
+    return subprocess.Popen(["git", *arguments], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=environment)
+
+
+def finished(process):
+    out, err = process.communicate(timeout=180)
+    return {"status": process.returncode, "error": err[-2000:]}
+
+
+def git_flow(app):
+    app.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
+    app.trace.wait_for("token-acquired")
+    root = os.path.join(scratch, "server")
+    os.makedirs(root)
+    subprocess.run(["git", "init", "-q", "--bare", "repo.git"], cwd=root, check=True)
+    subprocess.run(["git", "config", "http.receivepack", "true"], cwd=os.path.join(root, "repo.git"), check=True)
+    server = GitServer(root)
+    config = os.path.join(scratch, "config")
+    os.makedirs(os.path.join(config, "sesame"))
+    with open(os.path.join(config, "sesame", "git.conf"), "w") as conf:
+        conf.write(f"# the test's server\n127.0.0.1:{server.port} myGraphService\n")
+    helper = os.path.join(os.path.dirname(binary), "git-credential-sesame")
+    environment = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": bus, "XDG_CONFIG_HOME": config, "GIT_TERMINAL_PROMPT": "0",
+                   "PATH": os.path.dirname(binary) + ":" + os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1",
+                   "HOME": scratch, "GIT_AUTHOR_NAME": "Alex", "GIT_AUTHOR_EMAIL": "alex@contoso.com",
+                   "GIT_COMMITTER_NAME": "Alex", "GIT_COMMITTER_EMAIL": "alex@contoso.com"}
+    url = f"http://127.0.0.1:{server.port}/repo.git"
+    work = os.path.join(scratch, "work")
+    # The first clone: git asks the helper, the helper asks Sesame, Sesame asks the user: Always.
+    clone = git(["-c", "credential.helper=sesame", "clone", "-q", url, work], scratch, environment)
+    seen["git_question"] = question(app)
+    answer(app, "Always allow this program")
+    seen["clone"] = finished(clone)
+    with open(os.path.join(work, "README"), "w") as readme:
+        readme.write("signed in through Sesame\n")
+    subprocess.run(["git", "add", "README"], cwd=work, env=environment, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "First"], cwd=work, env=environment, check=True)
+    seen["push"] = finished(git(["-c", "credential.helper=sesame", "push", "-q", "origin", "HEAD:main"], work, environment))
+    seen["server_log"] = subprocess.run(["git", "log", "--format=%s", "main"], cwd=os.path.join(root, "repo.git"),
+                                        capture_output=True, text=True).stdout
+    # Taken back: git's next push asks again; denied, git fails as for any refused password.
+    app.ui.from_menu("Account", f"Take back the decision about {helper}")
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "Second"], cwd=work, env=environment, check=True)
+    push = git(["-c", "credential.helper=sesame", "push", "-q", "origin", "HEAD:main"], work, environment)
+    seen["git_asked_again"] = question(app, [])
+    answer(app, "Deny this program")
+    seen["push_after_revoke"] = finished(push)
+    seen["helper"] = helper
+
+
+FLOWS = {"service": service, "git": git_flow}
 
 app = Sesame(binary, emulator, os.path.join(scratch, "trace-1.jsonl"), "directory")
 try:
