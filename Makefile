@@ -140,17 +140,24 @@ bench: deps $(TEST_VENV_STAMP)
 	swift build $(BENCH_BUILD_FLAGS)
 	scripts/test-session.sh $(TEST_VENV)/bin/python bench/bench.py .build/release bench/results.json
 
-## install: the app, the emulator, their data (settings, translations), desktop entry and icon under PREFIX
+## install: the app, the emulator, their data (settings, translations), desktop entry, icon and D-Bus
+## activation file under PREFIX
 PREFIX ?= /usr/local
 install: deps
 	swift build -c release --product sesame
 	swift build -c release --product identity-emulator
+	swift build -c release --product git-credential-sesame
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/sesame/settings" \
-	  "$(DESTDIR)$(PREFIX)/share/applications" "$(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps"
-	install -m 755 .build/release/sesame .build/release/identity-emulator "$(DESTDIR)$(PREFIX)/bin/"
+	  "$(DESTDIR)$(PREFIX)/share/applications" "$(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps" \
+	  "$(DESTDIR)$(PREFIX)/share/dbus-1/services"
+	install -m 755 .build/release/sesame .build/release/identity-emulator .build/release/git-credential-sesame \
+	  "$(DESTDIR)$(PREFIX)/bin/"
 	install -m 644 Resources/settings/*.plist "$(DESTDIR)$(PREFIX)/share/sesame/settings/"
 	install -m 644 Resources/desktop/org.sesame.Sesame.desktop "$(DESTDIR)$(PREFIX)/share/applications/"
 	install -m 644 Resources/icons/org.sesame.Sesame.svg "$(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps/"
+	@# D-Bus activation: a call to org.sesame.Sesame with no Sesame running starts `sesame --service`.
+	sed 's|@bindir@|$(PREFIX)/bin|' Resources/dbus/org.sesame.Sesame.service.in \
+	  > "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.sesame.Sesame.service"
 	@for po in Resources/po/*.po; do \
 	  lang=$$(basename "$$po" .po); \
 	  install -d "$(DESTDIR)$(PREFIX)/share/locale/$$lang/LC_MESSAGES"; \

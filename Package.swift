@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "SesameCore", targets: ["SesameCore"]),
         .library(name: "SesameKeyring", targets: ["SesameKeyring"]),
         .executable(name: "sesame", targets: ["sesame"]),
+        .executable(name: "git-credential-sesame", targets: ["git-credential-sesame"]),
         .library(name: "IdentityEmulator", targets: ["IdentityEmulator"]),
         .executable(name: "identity-emulator", targets: ["identity-emulator"]),
     ],
@@ -68,6 +69,11 @@ let package = Package(
             // (GTK, WebKit, …) then resolves its own symbols without searching them first,
             // which took 10–15 ms of each launch (`make bench`'s sign-in page figure).
             linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release))]
+        ),
+        // git's credential helper: a program of its own, so that Sesame asks the user about it.
+        .executableTarget(
+            name: "git-credential-sesame",
+            dependencies: ["SesameGtk", "SesameSamples"]
         ),
         .systemLibrary(name: "CLibIntl"),
         .target(

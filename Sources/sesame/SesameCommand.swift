@@ -174,6 +174,23 @@ extension SesameCommand {
 
         func run() throws {
             let options = options
+            if case .answered(let values) = ServiceClient.call("ListAccounts", []), case .dictionaries(let list)? = values.first {
+                let accounts = list.map { Dictionary($0, uniquingKeysWith: { first, _ in first }) }
+                for profile in try options.profiles() {
+                    print("\(profile.accountType) (\(profile.accountConfiguration.authorizationURL.host ?? "?")):")
+                    let mine = accounts.filter { $0["account_type"]?.string == profile.accountType }
+                    if mine.isEmpty { print("  no account signed in") }
+                    for account in mine {
+                        let mark = account["needs_sign_in"] == .bool(true) ? "  [sign in again]" : ""
+                        let (name, user, id) = (
+                            account["display_name"]?.string ?? "", account["username"]?.string ?? "",
+                            account["home_account_id"]?.string ?? ""
+                        )
+                        print("  \(name) <\(user)>  \(id)\(mark)")
+                    }
+                }
+                return
+            }
             try runBlocking {
                 let (store, profiles) = try await options.store()
                 for profile in profiles {
@@ -201,6 +218,17 @@ extension SesameCommand {
 
         func run() throws {
             let (options, account, accountType, scope) = (options, account, accountType, scope)
+            switch ServiceClient.call("GetAccessToken", [.string(accountType), .string(account ?? ""), .strings(scope)]) {
+            case .answered(let values):
+                print(values.first?.string ?? "")
+                return
+            case .failed(let error):
+                FileHandle.standardError.write(Data("sesame: \(error.message)\n".utf8))
+                let needsUser = ["InteractionRequired", "NoSuchAccount"].contains(ServiceClient.kind(error))
+                throw ExitCode(needsUser ? 2 : 1)
+            case .notRunning:
+                break
+            }
             try runBlocking {
                 let (store, _) = try await options.store()
                 let signedIn = try await pick(account, from: store.accounts(ofType: accountType), type: accountType)
@@ -225,6 +253,16 @@ extension SesameCommand {
 
         func run() throws {
             let (options, account, accountType) = (options, account, accountType)
+            switch ServiceClient.call("SignOut", [.string(accountType), .string(account ?? "")]) {
+            case .answered:
+                print("Signed out \(account ?? "the account") (\(accountType)).")
+                return
+            case .failed(let error):
+                FileHandle.standardError.write(Data("sesame: \(error.message)\n".utf8))
+                throw ExitCode(ServiceClient.kind(error) == "NoSuchAccount" ? 2 : 1)
+            case .notRunning:
+                break
+            }
             try runBlocking {
                 let (store, _) = try await options.store()
                 let signedIn = try await pick(account, from: store.accounts(ofType: accountType), type: accountType)

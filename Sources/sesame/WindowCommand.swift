@@ -23,6 +23,13 @@ extension SesameCommand {
         @Flag(name: .customLong("automation-mode"), help: "Let WebKitWebDriver drive the sign-in view (sesame as a WebDriver browser).")
         var automationMode = false
 
+        @Flag(
+            name: .customLong("service"),
+            help:
+                "Serve other programs on the session bus (org.sesame.Sesame) without a window until one is needed; D-Bus activation starts this."
+        )
+        var service = false
+
         /// WebKitWebDriver starts its browser with `--automation`; accepted as a synonym.
         @Flag(name: .customLong("automation"), help: .hidden)
         var automation = false
@@ -75,13 +82,18 @@ extension SesameCommand {
                     settingsWarnings: files.flatMap(\.warnings),
                     stateFile: WindowState.defaultFile(environment: ProcessInfo.processInfo.environment),
                     documentation: BundledResources.userGuide())
+                let environment = ProcessInfo.processInfo.environment
+                let serving = SesameApplication.ServiceOptions(
+                    accessFile: ProgramAccess.defaultFile(environment: environment),
+                    trusted: Set([RunningExecutable.url.flatMap { ProgramIdentity.executable($0.path) }].compactMap { $0 }),
+                    windowOnDemand: service)
                 return SesameApplication.run(
                     makeModel: {
                         let transport = TracingTransport(base: SesameCommand.desktopTransport(), trace: trace)
                         return await AppModel(
                             store: AccountStore(storage: storage, transport: transport), settings: profiles,
                             trace: trace, transport: transport)
-                    }, options: options)
+                    }, options: options, service: serving)
             }
             if status != 0 { throw ExitCode(status) }
         }

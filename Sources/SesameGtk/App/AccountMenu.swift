@@ -24,6 +24,17 @@ final class AccountMenu {
     private let switchAccount = Button(L("Switch account"), accessibleName: L("Sign in as someone else"))
     private let signOut = Button(L("Sign out"), accessibleName: L("Sign out of this sample"))
     private let signIn = Button(L("Sign in"), accessibleName: L("Sign in to this sample"))
+    private let programsHeading = Label(L("Programs with access"), xalign: 0)
+    private let programs = ListBox()
+    /// The kept decisions of programs using accounts (nil: no account service).
+    var access: ProgramAccess? {
+        didSet {
+            access?.observe { [weak self] in self?.showPrograms() }
+            showPrograms()
+        }
+    }
+    /// The account shown.
+    private var account: Account?
 
     /// - Parameter filesStorage: the folder sign-ins are kept in when no keyring is in use (the
     ///   menu says so); nil when a keyring keeps them.
@@ -39,6 +50,10 @@ final class AccountMenu {
         }
         let forget = Button(L("Forget sign-in data"))
         button.content.pack(forget)
+        programsHeading.setMarkup("<b>\(Self.markupEscaped(L("Programs with access")))</b>")
+        programs.accessibleName = L("Programs with access")
+        button.content.pack(programsHeading)
+        button.content.pack(programs)
         if let filesStorage {
             let storage = Label(
                 String(format: L("No keyring is in use: sign-ins are kept in files under %@, readable by you only."), filesStorage.path),
@@ -68,6 +83,30 @@ final class AccountMenu {
         switchAccount.isVisible = account != nil
         signOut.isVisible = account != nil
         signIn.isVisible = account == nil
+        self.account = account
+        showPrograms()
+    }
+
+    /// Lists what the user decided about programs using the account shown, each with "Take back".
+    func showPrograms() {
+        programs.removeAll()
+        let decisions = (access?.all ?? []).filter { $0.accountType == account?.accountType && $0.homeAccountID == account?.homeAccountID }
+        for decision in decisions {
+            let row = Box(vertical: false, spacing: 6)
+            let what = decision.allowed ? L("always allowed") : L("denied")
+            let line = "\(decision.program.name) — \(decision.scopes.joined(separator: " ")): \(what)"
+            let label = Label(line, wrap: true, xalign: 0)
+            label.tooltip = decision.program.id
+            row.pack(label, expand: true)
+            row.pack(
+                Button(L("Take back"), accessibleName: String(format: L("Take back the decision about %@"), decision.program.id)) {
+                    [weak self] in self?.access?.revoke(decision)
+                })
+            programs.append(row)
+        }
+        programsHeading.isVisible = !decisions.isEmpty
+        programs.isVisible = !decisions.isEmpty
+        if !decisions.isEmpty { programs.showAll() }
     }
 
     private func chose(_ action: (() -> Void)?) {

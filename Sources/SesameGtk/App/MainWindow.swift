@@ -24,6 +24,10 @@ public final class MainWindow: SignInFailurePresenter {
     private(set) var inspector: FlowInspector?
     let inspectorSlot = Box(vertical: true, spacing: 0)
     let errorBar = ErrorBar()
+    /// The account service's question to the user: may this program use this account?
+    let accessBar = AccessBar()
+    /// Listens to the store: an account signed out elsewhere (the bus, another page) leaves the window.
+    var storeEvents: Task<Void, Never>?
     let offlineBar = OfflineBar()
     let settingsNotice: SettingsNotice?
     let accountMenu: AccountMenu
@@ -88,6 +92,7 @@ public final class MainWindow: SignInFailurePresenter {
         model.network.observe { [weak self] online in self?.networkChanged(online: online) }
         if options.followsDesktopNetwork { networkMonitor = DesktopNetworkMonitor(feeding: model.network) }
         showAccount()
+        followStore()
         start()
         Task { [weak self] in
             try? await Task.sleep(for: Self.longestWaitBeforeShowing)
@@ -183,6 +188,8 @@ public final class MainWindow: SignInFailurePresenter {
         case .closed:
             stallWatch?.stop()
             appearing?.cancel()
+            storeEvents?.cancel()
+            accessBar.dismissAll()
             signIn.cancel()
             errorBar.answer(retry: false)
             for page in pages.values { page.close() }
@@ -301,7 +308,7 @@ public final class MainWindow: SignInFailurePresenter {
     }
 
     /// The header's account menu shows the account of the sample showing.
-    private func showAccount() {
+    func showAccount() {
         guard phase < .closed else { return }
         accountMenu.show(currentKind.flatMap { pages[$0] }?.session.account)
     }

@@ -3,44 +3,113 @@ import SesameCore
 import SesameSamples
 
 /// The desktop app's entry point: the GtkApplication on the GLib main loop, the main-actor
-/// bridge, and the window once the store is configured.
+/// bridge, the window once the store is configured, and the account service on the session bus.
 @MainActor
 public enum SesameApplication {
+    /// How the app serves other programs on the session bus (`org.sesame.Sesame`).
+    public struct ServiceOptions: Sendable {
+        /// Where the user's decisions about programs are kept (nil: in memory).
+        public var accessFile: URL?
+        /// Programs that are never asked about: Sesame's own executable.
+        public var trusted: Set<ProgramIdentity>
+        /// `sesame --service`: no window until a program needs one (a question, a sign-in), and
+        /// the app keeps running when it closes.
+        public var windowOnDemand: Bool
+
+        /// Options; see each property.
+        public init(accessFile: URL?, trusted: Set<ProgramIdentity>, windowOnDemand: Bool) {
+            self.accessFile = accessFile
+            self.trusted = trusted
+            self.windowOnDemand = windowOnDemand
+        }
+    }
+
     /// Whether a display can be opened (GTK initialised).
     public static func initializeDisplay() -> Bool {
         Application.initializeDisplay()
     }
 
-    /// Runs the app until its window closes; returns the exit status.
+    /// Runs the app until its window closes (or, serving without a window, until it is ended);
+    /// returns the exit status.
+    /// - Parameter service: how to serve the bus; nil: not at all.
     /// - Parameter onWindow: called once the window is up (`make demo` plays its tour there).
     public static func run(
-        makeModel: @escaping @MainActor () async -> AppModel, options: MainWindow.Options,
+        makeModel: @escaping @MainActor () async -> AppModel, options: MainWindow.Options, service: ServiceOptions? = nil,
         onWindow: (@MainActor (MainWindow) -> Void)? = nil
     ) -> Int32 {
         MainLoopBridge.install()
-        // No id: several windows may run at once, and nothing is offered on the session bus, so
-        // registering there would only delay the window (the desktop file matches the window by
-        // its WM class, `sesame`).
+        // No id: several windows may run at once, and registering the application on the bus
+        // would delay the window by a round trip; the account service owns its own name
+        // asynchronously (the desktop file matches the window by its WM class, `sesame`).
         let app = Application(id: nil)
-        final class Holder {
-            var window: MainWindow?
-            var starting = false
-        }
         let holder = Holder()
         app.onActivate {
-            guard holder.window == nil, !holder.starting else { return }
+            guard holder.model == nil, !holder.starting else { return }
             holder.starting = true
             app.hold()
             Task { @MainActor in
                 let model = await makeModel()
-                let window = MainWindow(application: app, model: model, options: options)
-                holder.window = window
+                holder.model = model
+                let openWindow: @MainActor () -> MainWindow = { @MainActor in
+                    if let window = holder.window { return window }
+                    let window = MainWindow(application: app, model: model, options: options)
+                    holder.window = window
+                    if let accountService = holder.bus?.service { window.serve(accountService) }
+                    window.window.onDestroy {
+                        holder.window = nil
+                        // Serving on without a window: the next question opens a new one.
+                        if let onDemand = holder.onDemand, let accountService = holder.bus?.service {
+                            accountService.questioner = onDemand
+                            accountService.signer = onDemand
+                        }
+                    }
+                    onWindow?(window)
+                    return window
+                }
+                if let service {
+                    let accountService = AccountService(
+                        model: model, access: ProgramAccess(file: service.accessFile), trusted: service.trusted)
+                    holder.bus = AccountBus(service: accountService, trace: model.trace)
+                    if service.windowOnDemand {
+                        let onDemand = WindowOnDemand(open: openWindow)
+                        holder.onDemand = onDemand
+                        accountService.questioner = onDemand
+                        accountService.signer = onDemand
+                        // Served until the session ends: the hold is never released.
+                        return
+                    }
+                }
+                _ = openWindow()
                 app.release()
-                onWindow?(window)
             }
         }
         let status = app.run()
+        holder.bus?.stop()
         withExtendedLifetime(holder) {}
         return status
+    }
+
+    private final class Holder {
+        var model: AppModel?
+        var window: MainWindow?
+        var bus: AccountBus?
+        var onDemand: WindowOnDemand?
+        var starting = false
+    }
+}
+
+/// The service's window when it runs without one: opened when a program needs the user.
+@MainActor
+private final class WindowOnDemand: AccessQuestioner, ServiceSignIn {
+    private let open: @MainActor () -> MainWindow
+
+    init(open: @escaping @MainActor () -> MainWindow) { self.open = open }
+
+    func ask(_ request: AccessRequest) async -> AccessAnswer? {
+        await open().accessBar.ask(request)
+    }
+
+    func serviceSignIn(accountType: String) async -> Account? {
+        await open().serviceSignIn(accountType: accountType)
     }
 }

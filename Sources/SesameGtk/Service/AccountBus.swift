@@ -1,0 +1,124 @@
+import Foundation
+import SesameCore
+import SesameSamples
+
+/// `org.sesame.Accounts1` on the session bus, under the name `org.sesame.Sesame`: the bus side of
+/// ``AccountService``. Each call's caller is identified from the bus (its process id, from the
+/// bus daemon) and the kernel (`/proc/PID/exe`, or a Flatpak app id) — never from its arguments.
+/// docs/DBUS.md is the interface's documentation; ``introspectionXML`` its definition.
+@MainActor
+public final class AccountBus {
+    /// The well-known name.
+    public static let busName = "org.sesame.Sesame"
+    /// The object's path.
+    public static let objectPath = "/org/sesame/Sesame"
+    /// The interface: its version is in its name (a change that breaks a caller is `Accounts2`).
+    public static let interfaceName = "org.sesame.Accounts1"
+
+    /// The interface, as `gdbus introspect` shows it.
+    public static let introspectionXML = """
+        <node>
+          <interface name="org.sesame.Accounts1">
+            <method name="ListAccounts">
+              <arg name="accounts" type="aa{sv}" direction="out"/>
+            </method>
+            <method name="GetAccessToken">
+              <arg name="account_type" type="s" direction="in"/>
+              <arg name="username" type="s" direction="in"/>
+              <arg name="scopes" type="as" direction="in"/>
+              <arg name="access_token" type="s" direction="out"/>
+              <arg name="expires_at" type="x" direction="out"/>
+            </method>
+            <method name="SignIn">
+              <arg name="account_type" type="s" direction="in"/>
+              <arg name="account" type="a{sv}" direction="out"/>
+            </method>
+            <method name="SignOut">
+              <arg name="account_type" type="s" direction="in"/>
+              <arg name="username" type="s" direction="in"/>
+            </method>
+          </interface>
+        </node>
+        """
+
+    /// The service the calls go to.
+    public let service: AccountService
+    private let trace: FlowTrace
+    private var bus: DBusService?
+    /// Who each connection is (a unique name's process never changes).
+    private var callers: [String: ProgramIdentity] = [:]
+
+    /// Starts owning the name. Without a session bus, or with another Sesame owning the name, the
+    /// window simply serves nobody (``isServing`` stays false).
+    public init(service: AccountService, trace: FlowTrace) {
+        self.service = service
+        self.trace = trace
+        do {
+            bus = try DBusService(
+                name: Self.busName, path: Self.objectPath, interface: Self.interfaceName, introspectionXML: Self.introspectionXML
+            ) { [weak self] call in self?.handle(call) }
+        } catch {
+            trace.record("service-failed", [("error", error.message)])
+        }
+        bus?.onNameAcquired = { trace.record("service-started", [("name", Self.busName)]) }
+        bus?.onNameLost = { trace.record("service-not-started", [("name", Self.busName)]) }
+    }
+
+    /// Whether this process answers on the bus.
+    public var isServing: Bool { bus?.ownsName ?? false }
+
+    /// Gives the name back.
+    public func stop() {
+        bus?.stop()
+        bus = nil
+    }
+
+    private func handle(_ call: DBusMethodCall) {
+        Task {
+            do throws(AccountServiceError) {
+                let caller = try await identify(call)
+                call.reply(try await answer(call, from: caller))
+            } catch {
+                call.fail(name: error.name, message: error.message)
+            }
+        }
+    }
+
+    private func identify(_ call: DBusMethodCall) async throws(AccountServiceError) -> ProgramIdentity {
+        if let known = callers[call.sender] { return known }
+        guard let pid = await call.callerProcessID(), let program = ProgramIdentity.ofProcess(pid) else {
+            throw AccountServiceError(.unknownCaller, "Sesame could not tell which program is calling.")
+        }
+        if callers.count > 4096 { callers.removeAll() }
+        callers[call.sender] = program
+        return program
+    }
+
+    private func answer(_ call: DBusMethodCall, from caller: ProgramIdentity) async throws(AccountServiceError) -> [DBusValue] {
+        let arguments = call.arguments
+        switch (call.method, arguments.count) {
+        case ("ListAccounts", 0):
+            return [.dictionaries(try await service.accounts().map(Self.describe))]
+        case ("GetAccessToken", 3):
+            let token = try await service.accessToken(
+                for: caller, accountType: arguments[0].string ?? "", username: arguments[1].string ?? "",
+                scopes: arguments[2].strings ?? [])
+            return [.string(token.secret.revealed), .int64(Int64(token.expiresOn.timeIntervalSince1970))]
+        case ("SignIn", 1):
+            return [.dictionary(Self.describe(try await service.signIn(for: caller, accountType: arguments[0].string ?? "")))]
+        case ("SignOut", 2):
+            try await service.signOut(for: caller, accountType: arguments[0].string ?? "", username: arguments[1].string ?? "")
+            return []
+        default:
+            throw AccountServiceError(.invalidArgument, "No such method.")
+        }
+    }
+
+    private static func describe(_ account: ServiceAccount) -> [(String, DBusValue)] {
+        [
+            ("account_type", .string(account.accountType)), ("username", .string(account.username)),
+            ("display_name", .string(account.displayName)), ("tenant", .string(account.tenant)),
+            ("home_account_id", .string(account.homeAccountID)), ("needs_sign_in", .bool(account.needsSignIn)),
+        ]
+    }
+}

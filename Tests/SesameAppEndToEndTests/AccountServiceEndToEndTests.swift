@@ -1,0 +1,127 @@
+import Foundation
+import IdentityEmulator
+import SesameTestSupport
+import XCTest
+
+/// Sesame's account service on a real session bus (a `dbus-daemon` of the test's own), used by
+/// other programs — copies of `gdbus` at different paths, which the service tells apart by the
+/// executable the bus daemon's pid runs — while the user answers in the real window, pressed
+/// through the accessibility tree. The flow is EndToEnd/service_flow.py.
+final class AccountServiceEndToEndTests: XCTestCase {
+    func testProgramsGetTokensOnlyWithTheUsersSayAndShareOneRefresh() throws {
+        let run = try flow("service")
+        let seen = run.seen
+        // Listing: the account, never a token.
+        XCTAssertEqual(seen["list_status"] as? Int, 0, seen["list_error"] as? String ?? "")
+        let list = try XCTUnwrap(seen["list"] as? String)
+        XCTAssertTrue(list.contains("'username': <'alex@contoso.onmicrosoft.com'>"), list)
+        XCTAssertTrue(list.contains("'account_type': <'myGraphService'>"), list)
+        XCTAssertTrue(list.contains("'tenant': <"), list)
+        XCTAssertFalse(list.contains("eyJ"), "a token in the list")
+
+        // The first request of each program asked in the window, once per program.
+        let tools = try XCTUnwrap((seen["programs"] as? [String: Any])?["tools"] as? [String])
+        XCTAssertEqual(Set(seen["asked"] as? [String] ?? []).count, 5)
+        XCTAssertEqual(Set((seen["asked"] as? [String] ?? []).prefix(5)), Set(tools.map { "The program \($0)" }))
+        XCTAssertEqual(
+            seen["first_question"] as? String,
+            "Allow tool-\(run.firstToolNumber(seen)) to use alex@contoso.onmicrosoft.com (user.read, user.readbasic.all)?")
+        // 50 requests from 5 programs: all answered, one token, one refresh; Graph takes it.
+        XCTAssertEqual(seen["concurrent_status"] as? [Int], [0], "\(seen["concurrent_errors"] ?? "")")
+        XCTAssertEqual(seen["concurrent_distinct_tokens"] as? Int, 1)
+        XCTAssertEqual(seen["concurrent_refreshes"] as? Int, 1, "50 concurrent requests did not share one refresh")
+        XCTAssertEqual(seen["graph_status"] as? Int, 200, "the emulator's Graph refused the token")
+        XCTAssertGreaterThan(seen["expires_at"] as? Int ?? 0, Int(Date().timeIntervalSince1970))
+
+        // Deny: a D-Bus error, no token, and it is kept.
+        let denied = try XCTUnwrap(seen["denied"] as? [String: Any])
+        XCTAssertNotEqual(denied["status"] as? Int, 0)
+        XCTAssertTrue((denied["error"] as? String)?.contains("org.sesame.Accounts1.Error.AccessDenied") == true, "\(denied)")
+        XCTAssertEqual(denied["out"] as? String, "")
+        let again = try XCTUnwrap(seen["denied_again"] as? [String: Any])
+        XCTAssertTrue((again["error"] as? String)?.contains("AccessDenied") == true, "\(again)")
+
+        // A decision taken back asks again; the same name at another path is asked about on its own.
+        XCTAssertEqual(seen["asked_again"] as? String, "The program \(tools[0])")
+        XCTAssertEqual((seen["after_revoke"] as? [String: Any])?["token"] as? Bool, true)
+        let impostor = try XCTUnwrap((seen["programs"] as? [String: Any])?["impostor"] as? String)
+        XCTAssertEqual(seen["impostor_question"] as? String, "The program \(impostor)")
+        XCTAssertTrue(((seen["impostor"] as? [String: Any])?["error"] as? String)?.contains("AccessDenied") == true)
+
+        // `sesame token` and `sesame accounts` went through the running service, unasked.
+        let command = try XCTUnwrap(seen["sesame_token"] as? [String: Any])
+        XCTAssertEqual(command["status"] as? Int, 0, "\(command)")
+        XCTAssertEqual(command["jwt"] as? Bool, true)
+        XCTAssertEqual(command["graph"] as? Int, 200)
+        XCTAssertEqual(seen["sesame_through_service"] as? [String], ["sesame"])
+        XCTAssertTrue(
+            (seen["sesame_accounts"] as? String)?.contains("<alex@contoso.onmicrosoft.com>") == true, "\(seen["sesame_accounts"] ?? "")")
+
+        // A sign-out through the bus leaves the window's menu at once.
+        XCTAssertEqual((seen["sign_out"] as? [String: Any])?["status"] as? Int, 0, "\(seen["sign_out"] ?? "")")
+        XCTAssertEqual(seen["menu_after_sign_out"] as? String, "Not signed in")
+        XCTAssertEqual(seen["sign_in_offered"] as? Bool, true)
+        XCTAssertEqual(seen["list_after_sign_out"] as? String, "(@aa{sv} [],)\n")
+        XCTAssertFalse(run.traceText.contains("eyJ"), "a token reached the trace")
+    }
+
+    /// `git clone` and `git push` against `git http-backend` behind a server that takes only a
+    /// token the emulator's Graph accepts as the password, with `credential.helper=sesame`: one
+    /// Always, nothing typed; the decision taken back, a Deny makes git fail as git does.
+    func testGitClonesAndPushesThroughSesameAfterOneAllow() throws {
+        let run = try flow("git")
+        let seen = run.seen
+        let helper = try XCTUnwrap(seen["helper"] as? String)
+        XCTAssertEqual(seen["git_question"] as? String, "The program \(helper)")
+        XCTAssertEqual((seen["clone"] as? [String: Any])?["status"] as? Int, 0, "\(seen["clone"] ?? "")")
+        XCTAssertEqual((seen["push"] as? [String: Any])?["status"] as? Int, 0, "\(seen["push"] ?? "")")
+        XCTAssertEqual(seen["server_log"] as? String, "First\n")
+        XCTAssertEqual(seen["git_asked_again"] as? String, "The program \(helper)")
+        let refused = try XCTUnwrap(seen["push_after_revoke"] as? [String: Any])
+        XCTAssertNotEqual(refused["status"] as? Int, 0)
+        XCTAssertTrue((refused["error"] as? String)?.contains("Authentication failed") == true, "\(refused)")
+        XCTAssertFalse(run.traceText.contains("eyJ"), "a token reached the trace")
+    }
+
+    // MARK: Running a flow
+
+    struct Run {
+        let seen: [String: Any]
+        let traceText: String
+
+        /// The number of the first program the window asked about (tool-N).
+        func firstToolNumber(_ seen: [String: Any]) -> String {
+            ((seen["asked"] as? [String])?.first?.split(separator: "-").last).map(String.init) ?? "?"
+        }
+    }
+
+    /// Runs one flow of service_flow.py: a demo-mode emulator whose access tokens live two minutes
+    /// (so each request that finds no refresh under way needs one), and a session bus of its own.
+    func flow(_ name: String) throws -> Run {
+        XCTAssertTrue(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/WebKitWebDriver"),
+            "WebKitWebDriver is missing: install webkit2gtk-driver (make test does)")
+        let emulator = try RunningEmulator.startBlocking(users: 300, demo: true) { $0.accessTokenLifetime = 120 }
+        defer { emulator.stop() }
+        let scratch = Repository.temporaryDirectory("sesame-service-\(name)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = scratch.appending(path: "data").path
+        let bus = try SessionBus(environment: environment)
+        defer { bus.stop() }
+
+        let program = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "EndToEnd/service_flow.py")
+        var flowEnvironment = ProcessInfo.processInfo.environment
+        flowEnvironment["SESAME_E2E_APP_BUS"] = bus.address
+        let result = try ProcessRunner.run(
+            try Repository.python(),
+            [program.path, name, try Repository.product("sesame").path, emulator.base.absoluteString, scratch.path],
+            environment: flowEnvironment)
+        XCTAssertEqual(result.status, 0, "flow \(name): \(result.stderr.suffix(3000))")
+        let seen = try XCTUnwrap(
+            try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+            "flow \(name) printed no result: \(result.stderr.suffix(3000))")
+        let trace = (try? String(contentsOf: scratch.appending(path: "trace-1.jsonl"), encoding: .utf8)) ?? ""
+        return Run(seen: seen, traceText: trace)
+    }
+}

@@ -1,0 +1,308 @@
+"""Sesame's account service (org.sesame.Accounts1) from other programs, with the user's say.
+
+    python service_flow.py FLOW SESAME_BINARY EMULATOR_URL SCRATCH_DIR
+
+The app runs on the session bus SESAME_E2E_APP_BUS names (a bus of the test's own) and signs alex
+in through its window (WebDriver); the "other programs" are copies of /usr/bin/gdbus at different
+paths (the service tells them apart by the executable the bus daemon's pid runs), and the user's
+answers are pressed through the accessibility tree. Prints one JSON object: what was seen.
+AccountServiceEndToEndTests.swift says what must hold.
+"""
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import urllib.request
+
+from sesame_e2e import Sesame, isolate_app_environment, wait
+
+flow, binary, emulator, scratch = sys.argv[1:5]
+bus = os.environ["SESAME_E2E_APP_BUS"]
+isolate_app_environment(os.path.join(scratch, "data"))
+seen = {}
+NAME, PATH, INTERFACE = "org.sesame.Sesame", "/org/sesame/Sesame", "org.sesame.Accounts1"
+
+
+def program(folder, name):
+    """A copy of gdbus at scratch/programs/FOLDER/NAME: a program of its own, as the bus sees it."""
+    path = os.path.join(scratch, "programs", folder, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if not os.path.exists(path):
+        shutil.copy2("/usr/bin/gdbus", path)
+    return path
+
+
+def call(tool, method, *arguments, wait_for_answer=True):
+    """`tool call … METHOD ARGUMENTS` on the app's bus: a process (when not waited for) or
+    (exit status, stdout, stderr)."""
+    command = [tool, "call", "--session", "--dest", NAME, "--object-path", PATH, "--method", f"{INTERFACE}.{method}",
+               "--timeout", "120", *arguments]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": bus})
+    if not wait_for_answer:
+        return process
+    out, err = process.communicate(timeout=180)
+    return process.returncode, out, err
+
+
+def token_of(output):
+    match = re.match(r"\('([^']*)', (?:int64 )?(\d+)\)", output.strip())
+    return (match.group(1), int(match.group(2))) if match else (None, None)
+
+
+def graph_me(token):
+    """Graph's /me at the emulator with the token: the status."""
+    request = urllib.request.Request(f"{emulator.rstrip('/')}/v1.0/me", headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+class RefreshLock:
+    """The directory sample's refresh lock, held by the test as another Sesame process would hold
+    it while it refreshes: the app's refresh waits, and every request that comes meanwhile joins it."""
+
+    def __init__(self):
+        cache = os.path.join(scratch, "data", "sesame", "com.microsoft.azureactivedirectory.samples.graph.QuickStart.json")
+        self.descriptor = os.open(cache + ".refresh.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(self.descriptor, fcntl.LOCK_EX)
+
+    def release(self):
+        fcntl.flock(self.descriptor, fcntl.LOCK_UN)
+        os.close(self.descriptor)
+
+
+def question(app, answered=()):
+    """The program the window asks about now (the bar's second line), once it is a new one."""
+    def asked():
+        labels = app.ui.all("label", "Where the program is")
+        texts = [app.ui.text(label) for label in labels]
+        return next((text for text in texts if text and text not in answered), None)
+    return wait("the window's question about a program", asked)
+
+
+def question_text(app):
+    return app.ui.text(app.ui.find("label", "Program asking for access"))
+
+
+def answer(app, button):
+    app.ui.click(button)
+
+
+def service(app):
+    # Access tokens live 2 minutes here, less than the 5 minutes before expiry at which Sesame
+    # refreshes: every request that finds no refresh under way needs one.
+    app.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
+    app.trace.wait_for("token-acquired")
+    caller = program("lister", "lister")
+    status, out, err = call(caller, "ListAccounts")
+    seen["list_status"], seen["list"], seen["list_error"] = status, out, err
+
+    # 50 requests at once from 5 programs nobody decided on: one question per program, pressed
+    # "Always" in the window; then every request gets the same token, from one refresh. The
+    # refresh lock is held until all 50 have reached the store, so they are all under way at once.
+    mark = app.trace.mark()
+    lock = RefreshLock()
+    tools = [program(f"p{index}", f"tool-{index}") for index in range(1, 6)]
+    processes = [call(tool, "GetAccessToken", "myGraphService", "", "[]", wait_for_answer=False)
+                 for tool in tools for _ in range(10)]
+    asked = []
+    for _ in tools:
+        origin = question(app, asked)
+        asked.append(origin)
+        if len(asked) == 1:
+            seen["first_question"] = question_text(app)
+        answer(app, "Always allow this program")
+    wait("the 50 requests at the store", lambda: len(app.trace.find("service-token-request", since=mark)) >= 50)
+    lock.release()
+    results = [process.communicate(timeout=180) + (process.returncode,) for process in processes]
+    seen["asked"] = list(asked)
+    seen["concurrent_status"] = sorted({status for _, _, status in results})
+    seen["concurrent_errors"] = [err for _, err, status in results if status != 0][:3]
+    tokens = [token_of(out)[0] for out, _, _ in results]
+    seen["concurrent_distinct_tokens"] = len(set(tokens))
+    seen["concurrent_refreshes"] = len(app.trace.find("token-request", since=mark))
+    seen["graph_status"] = graph_me(tokens[0]) if tokens[0] else None
+    seen["expires_at"] = token_of(results[0][0])[1]
+
+    # A program the user denies gets a D-Bus error and no token.
+    denied = program("denied", "denied-tool")
+    process = call(denied, "GetAccessToken", "myGraphService", "", "[]", wait_for_answer=False)
+    seen["denied_question"] = question(app, asked)
+    asked.append(seen["denied_question"])
+    answer(app, "Deny this program")
+    out, err = process.communicate(timeout=180)
+    seen["denied"] = {"status": process.returncode, "out": out, "error": err}
+    status, out, err = call(denied, "GetAccessToken", "myGraphService", "", "[]")
+    seen["denied_again"] = {"status": status, "out": out, "error": err}
+
+    # Taking the decision back (the account menu's "Programs with access") asks again.
+    app.ui.from_menu("Account", f"Take back the decision about {tools[0]}")
+    process = call(tools[0], "GetAccessToken", "myGraphService", "", "[]", wait_for_answer=False)
+    seen["asked_again"] = question(app, [])
+    answer(app, "Allow this program once")
+    out, err = process.communicate(timeout=180)
+    seen["after_revoke"] = {"status": process.returncode, "token": bool(token_of(out)[0])}
+
+    # The same name at another path is another program: asked about separately.
+    impostor = program("elsewhere", "tool-2")
+    process = call(impostor, "GetAccessToken", "myGraphService", "", "[]", wait_for_answer=False)
+    seen["impostor_question"] = question(app, [seen["asked_again"]])
+    answer(app, "Deny this program")
+    out, err = process.communicate(timeout=180)
+    seen["impostor"] = {"status": process.returncode, "error": err, "out": out}
+
+    # `sesame token` and `sesame accounts` ask the running service (Sesame's own executable is
+    # never asked about), with the answers the store would give.
+    mark = app.trace.mark()
+    command_environment = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": bus}
+    token = subprocess.run([binary, "token", f"--emulator={emulator}", "--account-type", "myGraphService"],
+                           capture_output=True, text=True, env=command_environment, timeout=120)
+    accounts = subprocess.run([binary, "accounts", f"--emulator={emulator}"],
+                              capture_output=True, text=True, env=command_environment, timeout=120)
+    seen["sesame_token"] = {"status": token.returncode, "jwt": token.stdout.startswith("eyJ"), "error": token.stderr,
+                            "graph": graph_me(token.stdout.strip())}
+    seen["sesame_accounts"] = accounts.stdout
+    seen["sesame_through_service"] = [e.get("program") for e in app.trace.find("service-token-request", since=mark)]
+
+    # A sign-out through the bus (by a program allowed always) leaves the window's menu at once.
+    mark = app.trace.mark()
+    status, out, err = call(tools[1], "SignOut", "myGraphService", "")
+    seen["sign_out"] = {"status": status, "error": err}
+    app.trace.wait_for("signed-out", since=mark)
+    app.ui.click("Account", role="toggle button")
+    seen["menu_after_sign_out"] = app.ui.text(app.ui.find("label", "Signed-in user"))
+    seen["sign_in_offered"] = app.ui.is_visible("push button", "Sign in to this sample")
+    status, out, err = call(caller, "ListAccounts")
+    seen["list_after_sign_out"] = out
+    seen["programs"] = {"tools": tools, "impostor": impostor, "denied": denied}
+
+
+class GitServer:
+    """`git http-backend` (git's own smart HTTP server, as CGI) behind a tiny HTTP server that lets a
+    request through only when Basic auth's password is a token the emulator's Graph accepts."""
+
+    def __init__(self, root):
+        import http.server
+        import threading
+        self.root = root
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                server.handle(self)
+
+            def do_POST(self):
+                server.handle(self)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.refused = 0
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def authorized(self, header):
+        import base64
+        if not header or not header.startswith("Basic "):
+            return False
+        password = base64.b64decode(header[6:]).decode(errors="replace").partition(":")[2]
+        return bool(password) and graph_me(password) == 200
+
+    def handle(self, request):
+        if not self.authorized(request.headers.get("Authorization")):
+            self.refused += 1
+            request.send_response(401)
+            request.send_header("WWW-Authenticate", 'Basic realm="sesame-test"')
+            request.send_header("Content-Length", "0")
+            request.end_headers()
+            return
+        path, _, query = request.path.partition("?")
+        length = int(request.headers.get("Content-Length") or 0)
+        body = request.rfile.read(length) if length else b""
+        environment = {**os.environ, "GIT_PROJECT_ROOT": self.root, "GIT_HTTP_EXPORT_ALL": "1", "REMOTE_USER": "sesame",
+                       "REQUEST_METHOD": request.command, "PATH_INFO": path, "QUERY_STRING": query,
+                       "CONTENT_TYPE": request.headers.get("Content-Type", ""), "CONTENT_LENGTH": str(len(body)),
+                       "GATEWAY_INTERFACE": "CGI/1.1", "REMOTE_ADDR": "127.0.0.1"}
+        output = subprocess.run(["git", "http-backend"], input=body, capture_output=True, env=environment).stdout
+        head, _, content = output.partition(b"\r\n\r\n")
+        status, headers = 200, []
+        for line in head.decode().split("\r\n"):
+            name, _, value = line.partition(":")
+            if name.lower() == "status":
+                status = int(value.strip().split()[0])
+            elif name:
+                headers.append((name, value.strip()))
+        request.send_response(status)
+        for name, value in headers:
+            request.send_header(name, value)
+        request.send_header("Content-Length", str(len(content)))
+        request.end_headers()
+        request.wfile.write(content)
+
+
+def git(arguments, cwd, environment):
+    return subprocess.Popen(["git", *arguments], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=environment)
+
+
+def finished(process):
+    out, err = process.communicate(timeout=180)
+    return {"status": process.returncode, "error": err[-2000:]}
+
+
+def git_flow(app):
+    app.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
+    app.trace.wait_for("token-acquired")
+    root = os.path.join(scratch, "server")
+    os.makedirs(root)
+    subprocess.run(["git", "init", "-q", "--bare", "repo.git"], cwd=root, check=True)
+    subprocess.run(["git", "config", "http.receivepack", "true"], cwd=os.path.join(root, "repo.git"), check=True)
+    server = GitServer(root)
+    config = os.path.join(scratch, "config")
+    os.makedirs(os.path.join(config, "sesame"))
+    with open(os.path.join(config, "sesame", "git.conf"), "w") as conf:
+        conf.write(f"# the test's server\n127.0.0.1:{server.port} myGraphService\n")
+    helper = os.path.join(os.path.dirname(binary), "git-credential-sesame")
+    environment = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": bus, "XDG_CONFIG_HOME": config, "GIT_TERMINAL_PROMPT": "0",
+                   "PATH": os.path.dirname(binary) + ":" + os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1",
+                   "HOME": scratch, "GIT_AUTHOR_NAME": "Alex", "GIT_AUTHOR_EMAIL": "alex@contoso.com",
+                   "GIT_COMMITTER_NAME": "Alex", "GIT_COMMITTER_EMAIL": "alex@contoso.com"}
+    url = f"http://127.0.0.1:{server.port}/repo.git"
+    work = os.path.join(scratch, "work")
+    # The first clone: git asks the helper, the helper asks Sesame, Sesame asks the user: Always.
+    clone = git(["-c", "credential.helper=sesame", "clone", "-q", url, work], scratch, environment)
+    seen["git_question"] = question(app)
+    answer(app, "Always allow this program")
+    seen["clone"] = finished(clone)
+    with open(os.path.join(work, "README"), "w") as readme:
+        readme.write("signed in through Sesame\n")
+    subprocess.run(["git", "add", "README"], cwd=work, env=environment, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "First"], cwd=work, env=environment, check=True)
+    seen["push"] = finished(git(["-c", "credential.helper=sesame", "push", "-q", "origin", "HEAD:main"], work, environment))
+    seen["server_log"] = subprocess.run(["git", "log", "--format=%s", "main"], cwd=os.path.join(root, "repo.git"),
+                                        capture_output=True, text=True).stdout
+    # Taken back: git's next push asks again; denied, git fails as for any refused password.
+    app.ui.from_menu("Account", f"Take back the decision about {helper}")
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "Second"], cwd=work, env=environment, check=True)
+    push = git(["-c", "credential.helper=sesame", "push", "-q", "origin", "HEAD:main"], work, environment)
+    seen["git_asked_again"] = question(app, [])
+    answer(app, "Deny this program")
+    seen["push_after_revoke"] = finished(push)
+    seen["helper"] = helper
+
+
+FLOWS = {"service": service, "git": git_flow}
+
+app = Sesame(binary, emulator, os.path.join(scratch, "trace-1.jsonl"), "directory")
+try:
+    FLOWS[flow](app)
+finally:
+    app.quit()
+print(json.dumps(seen))
