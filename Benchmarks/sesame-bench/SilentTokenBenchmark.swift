@@ -10,10 +10,25 @@ import SesameTestSupport
 /// JSON line: `{"store": …, "rounds": [acquisitions per second, …]}`. STORAGE is `files` (a
 /// temporary folder) or `keyring` (the session's Secret Service). The cache's JSON is copied to
 /// CACHE_COPY, so that MSAL for Python can be measured on the same content.
+///
+/// `sesame-bench allow-program EMULATOR_URL SESAME_DATA_DIR PROGRAM CACHE_COPY`: signs alex in
+/// into the file store in SESAME_DATA_DIR (`$XDG_DATA_HOME/sesame` of a `sesame --service` to
+/// come) and records the user's "Always" for the executable PROGRAM on his account (scope
+/// `User.Read`), as the window's question would: the D-Bus figure's setup.
 @main
 struct SilentTokenBenchmark {
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "allow-program", arguments.count == 5, let base = URL(string: arguments[1]) {
+            do {
+                try await allowProgram(
+                    base: base, data: URL(filePath: arguments[2]), program: arguments[3], cacheCopy: URL(filePath: arguments[4]))
+            } catch {
+                FileHandle.standardError.write(Data("sesame-bench: \(error)\n".utf8))
+                exit(1)
+            }
+            return
+        }
         guard (4...5).contains(arguments.count), arguments[0] == "silent-token", let base = URL(string: arguments[1]) else {
             FileHandle.standardError.write(Data("usage: sesame-bench silent-token EMULATOR_URL files|keyring CACHE_COPY [ROUNDS]\n".utf8))
             exit(64)
@@ -62,6 +77,29 @@ struct SilentTokenBenchmark {
         try? await store.remove(alex)
         let line = try JSONSerialization.data(withJSONObject: ["store": storageKind, "rounds": rounds])
         print(String(decoding: line, as: UTF8.self))
+    }
+}
+
+extension SilentTokenBenchmark {
+    static func allowProgram(base: URL, data: URL, program: String, cacheCopy: URL) async throws {
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        try Data("files\n".utf8).write(to: data.appending(path: "storage"))
+        let storage = FileTokenStorage(directory: data)
+        let settings = try SampleSettings.load(contentsOf: Repository.settings("directory.plist")).pointed(at: base)
+        let store = AccountStore(storage: storage)
+        await store.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
+        let alex = try await store.signIn(accountType: settings.accountType, using: HeadlessSignIn(base: base))
+        _ = try await store.accessToken(for: alex)
+        _ = try storage.transact(group: settings.accountConfiguration.storageGroup) { bytes in
+            if let bytes { try? bytes.write(to: cacheCopy) }
+            return .keep
+        }
+        guard let identity = ProgramIdentity.executable(program) else { throw BenchError("\(program) is no program path") }
+        await MainActor.run {
+            ProgramAccess(file: data.appending(path: "program-access.json"))
+                .record(.always, for: AccessRequest(program: identity, account: alex, scopes: ["User.Read"]))
+        }
+        print(#"{"account": "alex@contoso.onmicrosoft.com"}"#)
     }
 }
 
