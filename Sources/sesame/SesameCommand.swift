@@ -13,6 +13,7 @@ struct SesameCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sesame",
         abstract: "Sign in to the Microsoft identity platform from the Linux desktop.",
+        version: Version.current,
         subcommands: [Window.self, Login.self, Accounts.self, Token.self, SignOut.self, Doctor.self],
         defaultSubcommand: Window.self)
 }
