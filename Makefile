@@ -25,7 +25,14 @@ OIDC_PROVIDER_MOCK_VERSION := 0.3.4
 TEST_VENV := .build/test-venv
 TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-selenium-$(SELENIUM_VERSION)-oidc-$(OIDC_PROVIDER_MOCK_VERSION)
 
-.PHONY: deps build run test test-e2e fuzz lint format bench demo emulator install translations clean
+# The release build of what `make install` installs, `make deb` packages and `make bench` measures:
+# no debug information (perf's profiles need only the symbols), and Swift's runtime and Foundation
+# (with ICU's data) linked in, so the programs need no Swift toolchain (no libswift*.so) and start
+# faster (the dynamic loader's symbol lookups were 70 % of `sesame`'s start before its window: perf).
+RELEASE_BUILD_FLAGS := -c release -debug-info-format none --static-swift-stdlib
+PACKAGE_DIR := .build/package
+
+.PHONY: deps build run test test-e2e fuzz lint format bench demo emulator release install translations clean
 
 ## deps: install the Debian packages that are missing (apt-get update once, then non-interactive installs)
 deps:
@@ -110,12 +117,10 @@ emulator: build
 ## bench: release builds, then every wait a user feels as a ratio against its baseline, measured
 ## side by side (bench/bench.py); prints a table and writes bench/results.json
 BENCH_PACKAGES := xdotool curl
-# Release products without debug information (a fresh clone's build is the longest part of
-# `make bench`; perf's profiles need only the symbols), with Swift's runtime and Foundation linked
-# in: the dynamic loader's symbol lookups were 70 % of `sesame`'s start before its window (perf).
-# One `swift build` for every product: the build system keeps both cores busy across products
-# (one invocation per product left a core idle at each one's last module and link).
-BENCH_BUILD_FLAGS := -c release -debug-info-format none --static-swift-stdlib
+# The release build (RELEASE_BUILD_FLAGS), as installed and packaged. One `swift build` for every
+# product: the build system keeps both cores busy across products (one invocation per product left
+# a core idle at each one's last module and link).
+BENCH_BUILD_FLAGS := $(RELEASE_BUILD_FLAGS)
 
 bench: deps $(TEST_VENV_STAMP)
 	@missing=""; \
@@ -129,17 +134,34 @@ bench: deps $(TEST_VENV_STAMP)
 	swift build $(BENCH_BUILD_FLAGS)
 	scripts/test-session.sh $(TEST_VENV)/bin/python bench/bench.py .build/release bench/results.json
 
-## install: the app, the emulator, their data (settings, translations), desktop entry and icon under PREFIX
+## release: `sesame` and `identity-emulator` as installed and packaged (RELEASE_BUILD_FLAGS), and
+## their man pages and bash/zsh/fish completions generated from their parsers (packaging/generate-docs.sh)
+release: deps
+	swift build $(RELEASE_BUILD_FLAGS) --product sesame
+	swift build $(RELEASE_BUILD_FLAGS) --product identity-emulator
+	packaging/generate-docs.sh .build/release $(PACKAGE_DIR)/generated
+
+## install: the app and the emulator, their data (settings, translations), desktop entry, AppStream
+## metainfo, icons (full-colour and symbolic), man pages and shell completions under PREFIX
 PREFIX ?= /usr/local
-install: deps
-	swift build -c release --product sesame
-	swift build -c release --product identity-emulator
+# zsh's folder for completions a package installs, or for those installed locally.
+ZSH_COMPLETIONS := $(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
+install: release
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/sesame/settings" \
-	  "$(DESTDIR)$(PREFIX)/share/applications" "$(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps"
+	  "$(DESTDIR)$(PREFIX)/share/applications" "$(DESTDIR)$(PREFIX)/share/metainfo" \
+	  "$(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps" "$(DESTDIR)$(PREFIX)/share/icons/hicolor/symbolic/apps" \
+	  "$(DESTDIR)$(PREFIX)/share/man/man1" "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
+	  "$(DESTDIR)$(PREFIX)/share/zsh/$(ZSH_COMPLETIONS)" "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	install -m 755 .build/release/sesame .build/release/identity-emulator "$(DESTDIR)$(PREFIX)/bin/"
 	install -m 644 Resources/settings/*.plist "$(DESTDIR)$(PREFIX)/share/sesame/settings/"
 	install -m 644 Resources/desktop/org.sesame.Sesame.desktop "$(DESTDIR)$(PREFIX)/share/applications/"
+	install -m 644 Resources/desktop/org.sesame.Sesame.metainfo.xml "$(DESTDIR)$(PREFIX)/share/metainfo/"
 	install -m 644 Resources/icons/org.sesame.Sesame.svg "$(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps/"
+	install -m 644 Resources/icons/org.sesame.Sesame-symbolic.svg "$(DESTDIR)$(PREFIX)/share/icons/hicolor/symbolic/apps/"
+	install -m 644 $(PACKAGE_DIR)/generated/man/*.1.gz "$(DESTDIR)$(PREFIX)/share/man/man1/"
+	install -m 644 $(PACKAGE_DIR)/generated/bash/* "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/"
+	install -m 644 $(PACKAGE_DIR)/generated/zsh/* "$(DESTDIR)$(PREFIX)/share/zsh/$(ZSH_COMPLETIONS)/"
+	install -m 644 $(PACKAGE_DIR)/generated/fish/* "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/"
 	@for po in Resources/po/*.po; do \
 	  lang=$$(basename "$$po" .po); \
 	  install -d "$(DESTDIR)$(PREFIX)/share/locale/$$lang/LC_MESSAGES"; \
