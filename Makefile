@@ -7,7 +7,8 @@ DEBIAN_PACKAGES := libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev xvfb xauth
                    libsecret-tools pkg-config gettext desktop-file-utils webkit2gtk-driver \
                    python3 python3-venv python3-gi gir1.2-atspi-2.0 at-spi2-core \
                    tinyproxy-bin socat iproute2 ca-certificates gsettings-desktop-schemas dconf-service \
-                   dconf-gsettings-backend glib-networking glib-networking-services libproxy1-plugin-webkit
+                   dconf-gsettings-backend glib-networking glib-networking-services libproxy1-plugin-webkit \
+                   dpkg-dev binutils lintian appstream
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 # Every target imports only what Package.swift says it depends on.
@@ -30,9 +31,12 @@ TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-selenium-$(S
 # (with ICU's data) linked in, so the programs need no Swift toolchain (no libswift*.so) and start
 # faster (the dynamic loader's symbol lookups were 70 % of `sesame`'s start before its window: perf).
 RELEASE_BUILD_FLAGS := -c release -debug-info-format none --static-swift-stdlib
+# Sesame's version is written in one place, Sources/sesame/Version.swift.
+VERSION := $(shell sed -n 's/^ *static let current = "\(.*\)"$$/\1/p' Sources/sesame/Version.swift)
 PACKAGE_DIR := .build/package
+DEB := $(PACKAGE_DIR)/sesame_$(VERSION)_$(shell dpkg --print-architecture).deb
 
-.PHONY: deps build run test test-e2e fuzz lint format bench demo emulator release install translations clean
+.PHONY: deps build run test test-e2e fuzz lint format bench demo emulator release install deb translations clean
 
 ## deps: install the Debian packages that are missing (apt-get update once, then non-interactive installs)
 deps:
@@ -168,6 +172,13 @@ install: release
 	  msgfmt -o "$(DESTDIR)$(PREFIX)/share/locale/$$lang/LC_MESSAGES/sesame.mo" "$$po"; \
 	done
 	@echo "Installed under $(DESTDIR)$(PREFIX)"
+
+## deb: the Debian package $(DEB): what `make install PREFIX=/usr` installs, with Depends computed
+## by dpkg-shlibdeps; checked by appstreamcli, desktop-file-validate and lintian (packaging/build-deb.sh)
+deb: deps
+	rm -rf $(PACKAGE_DIR)/stage
+	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(PACKAGE_DIR)/stage PREFIX=/usr
+	packaging/build-deb.sh $(PACKAGE_DIR)/stage $(VERSION) $(DEB)
 
 clean:
 	rm -rf .build
