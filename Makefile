@@ -8,7 +8,7 @@ DEBIAN_PACKAGES := libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev xvfb xauth
                    python3 python3-venv python3-gi gir1.2-atspi-2.0 at-spi2-core \
                    tinyproxy-bin socat iproute2 ca-certificates gsettings-desktop-schemas dconf-service \
                    dconf-gsettings-backend glib-networking glib-networking-services libproxy1-plugin-webkit \
-                   dpkg-dev binutils lintian appstream
+                   dpkg-dev binutils lintian appstream mmdebstrap
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 # Every target imports only what Package.swift says it depends on.
@@ -36,7 +36,7 @@ VERSION := $(shell sed -n 's/^ *static let current = "\(.*\)"$$/\1/p' Sources/se
 PACKAGE_DIR := .build/package
 DEB := $(PACKAGE_DIR)/sesame_$(VERSION)_$(shell dpkg --print-architecture).deb
 
-.PHONY: deps build run test test-e2e fuzz lint format bench demo emulator release install deb translations clean
+.PHONY: deps build run test test-e2e test-package fuzz lint format bench demo emulator release install deb translations clean
 
 ## deps: install the Debian packages that are missing (apt-get update once, then non-interactive installs)
 deps:
@@ -65,10 +65,23 @@ translations: deps
 run: build
 	WEBKIT_DISABLE_COMPOSITING_MODE=$${WEBKIT_DISABLE_COMPOSITING_MODE-1} scripts/run-with-emulator.sh "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)"
 
-## test: lint, then build and pass every test, inside a private D-Bus session with an unlocked gnome-keyring
+## test: lint, then build and pass every test, inside a private D-Bus session with an unlocked
+## gnome-keyring; then the Debian package on a clean Debian 12 root (test-package)
 test: deps translations lint $(TEST_VENV_STAMP)
 	swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS)
 	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/test-session.sh swift test --skip-build $(SWIFT_BUILD_FLAGS)
+	$(MAKE) --no-print-directory test-package
+
+## test-package: `make deb`, then the package in a clean Debian 12 root (mmdebstrap, cached in
+## .build/package/root): apt-get install ./sesame_*.deb, --version, man, a whole sign-in through the
+## installed window under Xvfb, and a purge that leaves nothing (packaging/test/test-package.sh).
+## It needs root (chroot, mounts, namespaces), as CI has; without root it says so and is skipped.
+test-package:
+	@if [ "$$(id -u)" != 0 ]; then \
+	  echo "test-package: SKIPPED: the clean-root test needs root (chroot, mounts, namespaces); run: sudo make test-package"; \
+	else \
+	  $(MAKE) --no-print-directory deb && packaging/test/test-package.sh $(DEB) $(VERSION); \
+	fi
 
 ## test-e2e: the end-to-end flows REPEAT times in a row (default 1), each failure reported with its
 ## run, flow and step; e.g. `make test-e2e REPEAT=20`
