@@ -8,7 +8,7 @@ DEBIAN_PACKAGES := libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev xvfb xauth
                    python3 python3-venv python3-gi gir1.2-atspi-2.0 at-spi2-core \
                    tinyproxy-bin socat iproute2 ca-certificates gsettings-desktop-schemas dconf-service \
                    dconf-gsettings-backend glib-networking glib-networking-services libproxy1-plugin-webkit \
-                   fonts-wqy-microhei
+                   fonts-wqy-microhei dpkg-dev binutils lintian appstream mmdebstrap
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 # Every target imports only what Package.swift says it depends on.
@@ -32,7 +32,17 @@ OIDC_PROVIDER_MOCK_VERSION := 0.3.4
 TEST_VENV := .build/test-venv
 TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-extensions-$(MSAL_EXTENSIONS_VERSION)-portalocker-$(PORTALOCKER_VERSION)-selenium-$(SELENIUM_VERSION)-oidc-$(OIDC_PROVIDER_MOCK_VERSION)
 
-.PHONY: deps build run test test-e2e fuzz lint format bench demo emulator install translations clean
+# The release build of what `make install` installs, `make deb` packages and `make bench` measures:
+# no debug information (perf's profiles need only the symbols), and Swift's runtime and Foundation
+# (with ICU's data) linked in, so the programs need no Swift toolchain (no libswift*.so) and start
+# faster (the dynamic loader's symbol lookups were 70 % of `sesame`'s start before its window: perf).
+RELEASE_BUILD_FLAGS := -c release -debug-info-format none --static-swift-stdlib
+# Sesame's version is written in one place, Sources/SesameSamples/SesameVersion.swift.
+VERSION := $(shell sed -n 's/^ *public static let current = "\(.*\)"$$/\1/p' Sources/SesameSamples/SesameVersion.swift)
+PACKAGE_DIR := .build/package
+DEB := $(PACKAGE_DIR)/sesame_$(VERSION)_$(shell dpkg --print-architecture).deb
+
+.PHONY: deps build run test test-e2e test-package fuzz lint format bench demo emulator release install deb translations clean
 
 ## deps: install the Debian packages that are missing (apt-get update once, then non-interactive installs)
 deps:
@@ -61,13 +71,26 @@ translations: deps
 run: build
 	WEBKIT_DISABLE_COMPOSITING_MODE=$${WEBKIT_DISABLE_COMPOSITING_MODE-1} scripts/run-with-emulator.sh "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)"
 
-## test: lint, then build and pass every test, inside a private D-Bus session with an unlocked gnome-keyring
+## test: lint, then build and pass every test, inside a private D-Bus session with an unlocked
+## gnome-keyring; then the Debian package on a clean Debian 12 root (test-package)
 test: deps translations lint $(TEST_VENV_STAMP)
 	swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS)
 	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/test-session.sh swift test --skip-build $(SWIFT_BUILD_FLAGS)
 	@# GDK_SCALE is read when the display opens: the window's fit at scale 2, in a process of its own.
 	GDK_SCALE=2 SESAME_SCREENSHOTS=$(CURDIR)/.build/screenshots/scale-2 scripts/test-session.sh \
 	  swift test --skip-build $(SWIFT_BUILD_FLAGS) --filter DesktopConventionsTests/testTheLongestNamesFitTheWindow
+	$(MAKE) --no-print-directory test-package
+
+## test-package: `make deb`, then the package in a clean Debian 12 root (mmdebstrap, cached in
+## .build/package/root): apt-get install ./sesame_*.deb, --version, man, a whole sign-in through the
+## installed window under Xvfb, and a purge that leaves nothing (packaging/test/test-package.sh).
+## It needs root (chroot, mounts, namespaces), as CI has; without root it says so and is skipped.
+test-package:
+	@if [ "$$(id -u)" != 0 ]; then \
+	  echo "test-package: SKIPPED: the clean-root test needs root (chroot, mounts, namespaces); run: sudo make test-package"; \
+	else \
+	  $(MAKE) --no-print-directory deb && packaging/test/test-package.sh $(DEB) $(VERSION); \
+	fi
 
 ## test-e2e: the end-to-end flows REPEAT times in a row (default 1), each failure reported with its
 ## run, flow and step; e.g. `make test-e2e REPEAT=20`
@@ -121,12 +144,10 @@ emulator: build
 ## bench: release builds, then every wait a user feels as a ratio against its baseline, measured
 ## side by side (bench/bench.py); prints a table and writes bench/results.json
 BENCH_PACKAGES := xdotool curl
-# Release products without debug information (a fresh clone's build is the longest part of
-# `make bench`; perf's profiles need only the symbols), with Swift's runtime and Foundation linked
-# in: the dynamic loader's symbol lookups were 70 % of `sesame`'s start before its window (perf).
-# One `swift build` for every product: the build system keeps both cores busy across products
-# (one invocation per product left a core idle at each one's last module and link).
-BENCH_BUILD_FLAGS := -c release -debug-info-format none --static-swift-stdlib
+# The release build (RELEASE_BUILD_FLAGS), as installed and packaged. One `swift build` for every
+# product: the build system keeps both cores busy across products (one invocation per product left
+# a core idle at each one's last module and link).
+BENCH_BUILD_FLAGS := $(RELEASE_BUILD_FLAGS)
 
 bench: deps $(TEST_VENV_STAMP)
 	@missing=""; \
@@ -140,21 +161,37 @@ bench: deps $(TEST_VENV_STAMP)
 	swift build $(BENCH_BUILD_FLAGS)
 	scripts/test-session.sh $(TEST_VENV)/bin/python bench/bench.py .build/release bench/results.json
 
-## install: the app, the emulator, their data (settings, translations), desktop entry, icon and D-Bus
-## activation file under PREFIX
+## release: `sesame`, `identity-emulator` and `git-credential-sesame` as installed and packaged
+## (RELEASE_BUILD_FLAGS), and their man pages and bash/zsh/fish completions generated from their parsers (packaging/generate-docs.sh)
+release: deps
+	@# One invocation for every product (as `make bench`, which it shares with): both cores stay busy.
+	swift build $(RELEASE_BUILD_FLAGS)
+	packaging/generate-docs.sh .build/release $(PACKAGE_DIR)/generated
+
+## install: the app and the emulator, their data (settings, translations), desktop entry, AppStream
+## metainfo, icons (full-colour and symbolic), man pages, shell completions, git's credential
+## helper and the D-Bus activation file under PREFIX
 PREFIX ?= /usr/local
-install: deps
-	swift build -c release --product sesame
-	swift build -c release --product identity-emulator
-	swift build -c release --product git-credential-sesame
+# zsh's folder for completions a package installs, or for those installed locally.
+ZSH_COMPLETIONS := $(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
+install: release
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/sesame/settings" \
-	  "$(DESTDIR)$(PREFIX)/share/applications" "$(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps" \
+	  "$(DESTDIR)$(PREFIX)/share/applications" "$(DESTDIR)$(PREFIX)/share/metainfo" \
+	  "$(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps" "$(DESTDIR)$(PREFIX)/share/icons/hicolor/symbolic/apps" \
+	  "$(DESTDIR)$(PREFIX)/share/man/man1" "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
+	  "$(DESTDIR)$(PREFIX)/share/zsh/$(ZSH_COMPLETIONS)" "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d" \
 	  "$(DESTDIR)$(PREFIX)/share/dbus-1/services"
 	install -m 755 .build/release/sesame .build/release/identity-emulator .build/release/git-credential-sesame \
 	  "$(DESTDIR)$(PREFIX)/bin/"
 	install -m 644 Resources/settings/*.plist "$(DESTDIR)$(PREFIX)/share/sesame/settings/"
 	install -m 644 Resources/desktop/org.sesame.Sesame.desktop "$(DESTDIR)$(PREFIX)/share/applications/"
+	install -m 644 Resources/desktop/org.sesame.Sesame.metainfo.xml "$(DESTDIR)$(PREFIX)/share/metainfo/"
 	install -m 644 Resources/icons/org.sesame.Sesame.svg "$(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps/"
+	install -m 644 Resources/icons/org.sesame.Sesame-symbolic.svg "$(DESTDIR)$(PREFIX)/share/icons/hicolor/symbolic/apps/"
+	install -m 644 $(PACKAGE_DIR)/generated/man/*.1.gz "$(DESTDIR)$(PREFIX)/share/man/man1/"
+	install -m 644 $(PACKAGE_DIR)/generated/bash/* "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/"
+	install -m 644 $(PACKAGE_DIR)/generated/zsh/* "$(DESTDIR)$(PREFIX)/share/zsh/$(ZSH_COMPLETIONS)/"
+	install -m 644 $(PACKAGE_DIR)/generated/fish/* "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/"
 	@# D-Bus activation: a call to org.sesame.Sesame with no Sesame running starts `sesame --service`.
 	sed 's|@bindir@|$(PREFIX)/bin|' Resources/dbus/org.sesame.Sesame.service.in \
 	  > "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.sesame.Sesame.service"
@@ -164,6 +201,13 @@ install: deps
 	  msgfmt -o "$(DESTDIR)$(PREFIX)/share/locale/$$lang/LC_MESSAGES/sesame.mo" "$$po"; \
 	done
 	@echo "Installed under $(DESTDIR)$(PREFIX)"
+
+## deb: the Debian package $(DEB): what `make install PREFIX=/usr` installs, with Depends computed
+## by dpkg-shlibdeps; checked by appstreamcli, desktop-file-validate and lintian (packaging/build-deb.sh)
+deb: deps
+	rm -rf $(PACKAGE_DIR)/stage
+	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(PACKAGE_DIR)/stage PREFIX=/usr
+	packaging/build-deb.sh $(PACKAGE_DIR)/stage $(VERSION) $(DEB)
 
 clean:
 	rm -rf .build

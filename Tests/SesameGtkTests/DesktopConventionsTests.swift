@@ -87,6 +87,9 @@ final class DesktopConventionsTests: GUITestCase {
             try XCTUnwrap(menu.content.find(Button.self, named: L("About Sesame"))).click()
             XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { gui.window.primaryMenu.about?.isMapped == true }, "no About window")
             XCTAssertEqual(gui.window.primaryMenu.about?.version, SesameVersion.current)
+            XCTAssertTrue(
+                gui.window.primaryMenu.about?.license.contains("/usr/share/doc/sesame/copyright") == true,
+                "the About window's licence does not say where the linked-in libraries' licences are")
             gui.window.primaryMenu.about?.destroy()
 
             // Ctrl+W: the window closes (as its close button does: the close request first).

@@ -53,7 +53,10 @@ final class PrimaryMenu {
                 programName: "Sesame", version: SesameVersion.current,
                 comments: L("Sign in to the Microsoft identity platform from the Linux desktop."),
                 website: documentation, websiteLabel: L("User guide"),
-                authors: ["The Sesame developers"], copyright: "© 2026 The Sesame developers", iconName: "org.sesame.Sesame"),
+                authors: ["The Sesame maintainers"], copyright: "© 2026 The Sesame maintainers", iconName: "org.sesame.Sesame",
+                license: L(
+                    "The Sesame maintainers have not yet published Sesame under a licence; until they do, all rights are reserved. "
+                        + "The libraries linked into it are under their own licences, listed in /usr/share/doc/sesame/copyright.")),
             parent: window)
         about = dialog
         dialog.present()

@@ -16,10 +16,12 @@ public final class AboutDialog: Widget {
         public var authors: [String]
         public var copyright: String
         public var iconName: String
+        /// The licence's words, shown as they are (GTK's `GTK_LICENSE_CUSTOM`).
+        public var license: String
 
         public init(
             programName: String, version: String, comments: String, website: URL?, websiteLabel: String, authors: [String],
-            copyright: String, iconName: String
+            copyright: String, iconName: String, license: String
         ) {
             self.programName = programName
             self.version = version
@@ -29,10 +31,11 @@ public final class AboutDialog: Widget {
             self.authors = authors
             self.copyright = copyright
             self.iconName = iconName
+            self.license = license
         }
     }
 
-    /// An About window over `parent` (MIT licence).
+    /// An About window over `parent`.
     public init(_ content: Content, parent: Window) {
         super.init(shared: gtk_about_dialog_new())
         let about = sesame_about_dialog(widget)
@@ -45,7 +48,8 @@ public final class AboutDialog: Widget {
         }
         gtk_about_dialog_set_copyright(about, content.copyright)
         gtk_about_dialog_set_logo_icon_name(about, content.iconName)
-        gtk_about_dialog_set_license_type(about, GTK_LICENSE_MIT_X11)
+        gtk_about_dialog_set_license(about, content.license)
+        gtk_about_dialog_set_wrap_license(about, 1)
         Self.withCStrings(content.authors) { gtk_about_dialog_set_authors(about, $0) }
         gtk_window_set_transient_for(sesame_window(object), parent.window)
         gtk_window_set_modal(sesame_window(object), 1)
@@ -61,6 +65,9 @@ public final class AboutDialog: Widget {
 
     /// The version line as the window shows it.
     public var version: String { gtk_about_dialog_get_version(sesame_about_dialog(widget)).map { String(cString: $0) } ?? "" }
+
+    /// The licence as the window shows it.
+    public var license: String { gtk_about_dialog_get_license(sesame_about_dialog(widget)).map { String(cString: $0) } ?? "" }
 
     private static func withCStrings(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafePointer<gchar>?>) -> Void) {
         var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
