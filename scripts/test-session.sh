@@ -20,6 +20,16 @@ export WEBKIT_DISABLE_COMPOSITING_MODE=1
 inner='
   # The password only unlocks this throw-away keyring; it is read from stdin, as gnome-keyring wants.
   printf %s "sesame-test-keyring" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+  # One accessibility bus for the whole session, named in the environment. AT-SPI otherwise finds
+  # it through a property of the display, which the launcher of any other bus on the display
+  # (the tests start session buses of their own) overwrites, and leaves naming a dead socket
+  # when that bus and its launcher are stopped: every AT-SPI client after it fails to connect.
+  # gdbus prints the answer as a tuple of one quoted string.
+  AT_SPI_BUS_ADDRESS=$(gdbus call --session --dest org.a11y.Bus --object-path /org/a11y/bus \
+    --method org.a11y.Bus.GetAddress | sed -e "s/^(.//" -e "s/.,)\$//")
+  export AT_SPI_BUS_ADDRESS
   exec "$@"
 '
-exec xvfb-run -a -s "-screen 0 ${SESAME_XVFB_SCREEN:-2560x1600x24}" dbus-run-session -- bash -c "$inner" bash "$@"
+# The session bus is Debian's without the desktop portal (why: test-dbus/session.conf).
+exec xvfb-run -a -s "-screen 0 ${SESAME_XVFB_SCREEN:-2560x1600x24}" \
+  dbus-run-session --config-file="$(cd "$(dirname "$0")" && pwd)/test-dbus/session.conf" -- bash -c "$inner" bash "$@"

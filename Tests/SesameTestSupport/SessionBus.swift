@@ -2,7 +2,8 @@ import Foundation
 
 /// A D-Bus session bus of a test's own (`dbus-daemon --session`): the services it starts on
 /// demand (dconf, glib-pacrunner) see `environment`, so a test's GSettings live in its own
-/// `XDG_CONFIG_HOME` and not in the machine's.
+/// `XDG_CONFIG_HOME` and not in the machine's. Its configuration is `make test`'s
+/// (`scripts/test-dbus/session.conf`: Debian's session bus, without the desktop portal).
 public final class SessionBus: @unchecked Sendable {
     /// `DBUS_SESSION_BUS_ADDRESS` for the programs that join it.
     public let address: String
@@ -12,7 +13,8 @@ public final class SessionBus: @unchecked Sendable {
     public init(environment: [String: String]) throws {
         let output = Pipe()
         process.executableURL = URL(filePath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--session", "--nofork", "--print-address=1"]
+        let configuration = Repository.root.appending(path: "scripts/test-dbus/session.conf")
+        process.arguments = ["--config-file=\(configuration.path)", "--nofork", "--print-address=1"]
         process.environment = environment
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
