@@ -44,6 +44,13 @@ final class PrimaryMenu {
         return shown
     }
 
+    /// What the About window says of the licence: the same as the package's copyright file.
+    private static var license: String {
+        L(
+            "The Sesame maintainers have not yet published Sesame under a licence; until they do, all rights are reserved. The libraries linked into it are under their own licences, listed in /usr/share/doc/sesame/copyright."
+        )
+    }
+
     /// The About window: the version, what Sesame is, the website, the licence.
     func showAbout() {
         guard let window else { return }
@@ -54,9 +61,7 @@ final class PrimaryMenu {
                 comments: L("Sign in to the Microsoft identity platform from the Linux desktop."),
                 website: documentation, websiteLabel: L("User guide"),
                 authors: ["The Sesame maintainers"], copyright: "© 2026 The Sesame maintainers", iconName: "org.sesame.Sesame",
-                license: L(
-                    "The Sesame maintainers have not yet published Sesame under a licence; until they do, all rights are reserved. "
-                        + "The libraries linked into it are under their own licences, listed in /usr/share/doc/sesame/copyright.")),
+                license: Self.license),
             parent: window)
         about = dialog
         dialog.present()
