@@ -178,9 +178,9 @@ final class DesktopConventionsTests: GUITestCase {
     static var looks: [Look] {
         if ProcessInfo.processInfo.environment["GDK_SCALE"] == "2" { return [Look(width: 1240, height: 720)] }
         return [
-            Look(width: 1240, height: 720), Look(width: 800, height: 600), Look(width: 1920, height: 1080),
-            Look(width: 1240, height: 720, dark: true), Look(width: 1240, height: 720, language: "el"),
-            Look(width: 1240, height: 720, language: "zh_CN"),
+            Look(width: 1280, height: 800), Look(width: 800, height: 600), Look(width: 1920, height: 1080),
+            Look(width: 1280, height: 800, dark: true), Look(width: 1280, height: 800, language: "el"),
+            Look(width: 1280, height: 800, language: "zh_CN"),
         ]
     }
 

@@ -234,6 +234,8 @@ def main():
         token = wait("the trace event 'token-acquired'", lambda: app.trace.find("token-acquired"))[-1]
         step(f"token-acquired for {token.get('accountType')}")
         rows = wait("the trace event 'list-rendered'", lambda: app.trace.find("list-rendered"))[-1]
+        if int(rows.get("rows") or 0) == 0:
+            raise StepFailed(f"the directory shows no one after the sign-in: {rows}")
         step(f"the directory shows {rows.get('rows')} people")
         finished, app = app, None
         finished.quit()
