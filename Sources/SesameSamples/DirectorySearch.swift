@@ -75,7 +75,7 @@ public final class DirectorySearch {
         case .signedOut: L("Sign in to search your organisation’s people.")
         case .signedOutByUser: L("Signed out.")
         case .searching: L("Searching…")
-        case .found(let count, let more): String(format: more ? L("%d people — scroll for more") : L("%d people"), count)
+        case .found(let count, let more): String(format: more ? L("People found: %d — scroll for more") : L("People found: %d"), count)
         case .noMatches: L("No one matches.")
         case .failed(let message, _): message
         case .signOutFailed(let message): String(format: L("Could not sign out: %@"), message)

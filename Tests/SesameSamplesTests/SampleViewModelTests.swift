@@ -20,7 +20,7 @@ struct DirectorySearchTests {
         #expect(fixture.agent.presented.count == 1)
         #expect(search.users.count == 50)
         #expect(search.status == .found(count: 50, more: true))
-        #expect(search.statusText == "50 people — scroll for more")
+        #expect(search.statusText == "People found: 50 — scroll for more")
         search.loadMore()
         try await until { search.users.count == 100 }
         #expect(changes.contains(.appended(50..<100)))
