@@ -224,6 +224,9 @@ struct AccountServiceTests {
         let questions = ScriptedQuestions(Array(repeating: .always, count: programs.count))
         questions.holding = true
         service.questioner = questions
+        // The token endpoint answers the scopes granted, as Entra does: a caller that comes after
+        // the refresh has ended finds its token in the cache instead of redeeming again.
+        fixture.provider.echoesScope = true
         fixture.provider.clock.advance(by: 3600)
         let before = fixture.provider.refreshCount
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in
