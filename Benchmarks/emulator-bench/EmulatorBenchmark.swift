@@ -20,6 +20,11 @@ struct EmulatorBenchmark {
                 try await exchanges(base: CommandLine.arguments[2])
                 return
             }
+            if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--code" {
+                // For bench/bare-rows.c: alex's code, fresh from the pages, to redeem.
+                print("{\"code\": \"\(try await authorizationCode(base: CommandLine.arguments[2]).code)\"}")
+                return
+            }
             if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--search" {
                 try await searchOnce(base: CommandLine.arguments[2], text: CommandLine.arguments[3])
                 return

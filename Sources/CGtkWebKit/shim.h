@@ -1,11 +1,13 @@
 // What Swift cannot import from GTK 3 and WebKitGTK 4.1 by itself, and nothing else: the
 // type-cast macros, macro constants, wrappers of variadic functions (g_object_new, g_object_set,
 // g_signal_connect's data form, gtk_tree_model_get, …), and libdispatch's main-queue hooks for the
-// GLib ↔ Swift main-actor bridge. Only Sources/SesameGtk/Interop imports this module.
+// GLib ↔ Swift main-actor bridge, GTK's frame freeze (deprecated for applications), and glibc's
+// malloc_trim (malloc.h). Only Sources/SesameGtk/Interop imports this module.
 #ifndef SESAME_GTK_WEBKIT_SHIM_H
 #define SESAME_GTK_WEBKIT_SHIM_H
 
 #include <gtk/gtk.h>
+#include <malloc.h>
 #include <webkit2/webkit2.h>
 #include <cairo-svg.h>
 #include <glib-unix.h>
@@ -18,6 +20,21 @@ extern int _dispatch_get_main_queue_handle_4CF(void);
 extern void _dispatch_main_queue_callback_4CF(void *msg);
 
 // g_signal_connect is a macro over g_signal_connect_data.
+/* Holds a toplevel's frames: GDK's frame clock frozen, nothing laid out or painted until the
+ * thaw, which paints all that changed in one frame. GTK 3's own means (GtkWindow freezes its
+ * toplevel so while a resize is pending); deprecated for applications in 3.16 with no
+ * replacement in GTK 3, hence this wrapper. */
+static inline void sesame_window_freeze_frames(GdkWindow *window) {
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    gdk_window_freeze_toplevel_updates_libgtk_only(window);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+}
+static inline void sesame_window_thaw_frames(GdkWindow *window) {
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    gdk_window_thaw_toplevel_updates_libgtk_only(window);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+}
+
 static inline gulong sesame_signal_connect(gpointer instance, const char *signal, GCallback handler, gpointer data, GClosureNotify destroy) {
     return g_signal_connect_data(instance, signal, handler, data, destroy, (GConnectFlags)0);
 }

@@ -28,6 +28,8 @@ func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) 
         done.signal()
     }
     done.wait()
+    // What the command stored is on the disk before the process ends.
+    Durability.shared.waitUntilFlushed()
     return try outcome.result!.get()
 }
 
@@ -45,6 +47,7 @@ func runBlockingUntilInterrupted<T: Sendable>(_ body: @escaping @Sendable () asy
     interrupt.setEventHandler { task.cancel() }
     interrupt.resume()
     done.wait()
+    Durability.shared.waitUntilFlushed()
     interrupt.cancel()
     signal(SIGINT, SIG_DFL)
     return try outcome.result!.get()

@@ -323,6 +323,19 @@ final class EndToEndFlowTests: XCTestCase {
         XCTAssertTrue(names.contains("list-rendered"))
     }
 
+    func testKilledWhileItsFirstGraphCallIsUnderWayTheAppComesBackSignedIn() throws {
+        let run = try flow("crash")
+        XCTAssertEqual(run.seen["rendered_before_kill"] as? Bool, false, "the Graph call had ended before the kill")
+        let first = try XCTUnwrap(run.traces.first)
+        XCTAssertTrue(first.contains { $0["event"] as? String == "redirect-intercepted" })
+        let second = try XCTUnwrap(run.traces.dropFirst().first, "no second run")
+        XCTAssertEqual(run.seen["second_sign_in_visible"] as? Bool, false, "the sign-in was lost with the process")
+        XCTAssertGreaterThan(run.seen["second_rows"] as? Int ?? 0, 0)
+        let names = second.compactMap { $0["event"] as? String }
+        XCTAssertFalse(names.contains("redirect-intercepted"), "the restarted app signed in again: \(names)")
+        XCTAssertFalse(names.contains("page-loaded"))
+    }
+
     // MARK: Running a flow
 
     struct Run {

@@ -66,6 +66,12 @@ struct ControlController: EmulatorController {
             .object([("signatures_per_second", .int(Int(rate))), ("threads", .int(ProcessInfo.processInfo.activeProcessorCount))]))
     }
 
+    /// `GET /.emulator/requests`: how many requests of each family (`signin`, `token`,
+    /// `discovery`, `graph`, `tasks`) arrived, answered or not yet.
+    func receivedRequests() -> Response {
+        Response.json(.object(services.faults.receivedCounts.map { ($0.0, .int($0.1)) }))
+    }
+
     /// `POST /.emulator/faults` (body: a fault plan, as `--faults` takes it): replaces the faults
     /// in force; an empty body ends them.
     func replaceFaults(_ request: Request) async throws -> Response {

@@ -147,10 +147,20 @@ final class FaultInjector: @unchecked Sendable {
         clock.setSkew(plan.skew)
     }
 
-    /// The faults that hit this request of `family`.
+    /// Requests received so far by family, counted as they arrive (before any latency): a test
+    /// knows a request is under way while its answer is held back.
+    private var received: [FaultPlan.Family: Int] = [:]
+
+    /// `GET /.emulator/requests`: ``received``, by family name.
+    var receivedCounts: [(String, Int)] {
+        lock.withLock { FaultPlan.Family.allCases.filter { $0 != .all }.map { ($0.rawValue, received[$0] ?? 0) } }
+    }
+
+    /// The faults that hit this request of `family` (which is counted).
     func draw(for family: FaultPlan.Family) -> [FaultPlan.Kind] {
         lock.withLock {
-            plan.rules.filter { $0.family == family || $0.family == .all }.compactMap { rule in
+            received[family, default: 0] += 1
+            return plan.rules.filter { $0.family == family || $0.family == .all }.compactMap { rule in
                 rule.rate >= 1 || Double(random.next() >> 11) / Double(1 << 53) < rule.rate ? rule.kind : nil
             }
         }

@@ -163,6 +163,7 @@ public final class IdentityEmulator: Sendable {
         router.post("/.emulator/keys/rotate") { _, _ in try await controls.rotateKeys() }
         router.post("/.emulator/benchmark/signatures") { request, _ in try await controls.signatureRate(request) }
         router.post("/.emulator/faults") { request, _ in try await controls.replaceFaults(request) }
+        router.get("/.emulator/requests") { _, _ in controls.receivedRequests() }
         router.get("/") { _, _ in Self.homePage() }
         return router
     }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Token caches as files, for machines without a Secret Service: one `<group>.json` per
 /// storage group under `$XDG_DATA_HOME/sesame/` (`~/.local/share/sesame/`), mode 0600 in a
-/// 0700 directory, replaced atomically (write a temporary file, fsync, rename).
+/// 0700 directory, replaced atomically (write a temporary file, rename; fsync off the caller's path).
 ///
 /// Each transaction holds two locks, always taken in this order and let go in the reverse:
 /// 1. Sesame's own: an advisory `flock` on `<group>.json.lock`, shared by every Sesame process
@@ -159,8 +159,12 @@ public struct FileTokenStorage: TokenStorage {
     /// overwritten: with the time a little ahead, it reloads on each access until then instead.
     package static let modificationTimeLead: TimeInterval = 2
 
-    /// Writes a temporary file (0600, created exclusively), fsyncs it, renames it over the
-    /// target and fsyncs the directory, so a crash leaves either the old or the new cache.
+    /// Writes a temporary file (0600, created exclusively) and renames it over the target: every
+    /// process sees the old cache or the new one, never a part, and the new one survives this
+    /// process being killed the moment this returns (its bytes are the kernel's). Making them
+    /// durable against a power cut — fsync of the file, then of the directory — costs from a
+    /// fraction of a millisecond to tens on a laptop's disk, and happens on another thread (``Durability``): the
+    /// caller's next request (the Graph call after a sign-in) does not wait for the disk.
     private func replace(_ file: URL, with data: Data) throws {
         let temporary = file.deletingLastPathComponent().appending(
             path: ".\(file.lastPathComponent).\(RandomString.base64URL(byteCount: 6)).tmp")
@@ -174,7 +178,6 @@ public struct FileTokenStorage: TokenStorage {
         do {
             try handle.write(contentsOf: data)
             try Posix.setModificationTime(descriptor, to: Date().addingTimeInterval(Self.modificationTimeLead))
-            try handle.synchronize()
             try handle.close()
         } catch {
             Posix.removeFile(temporary.path)
@@ -186,6 +189,29 @@ public struct FileTokenStorage: TokenStorage {
             Posix.removeFile(temporary.path)
             throw TokenStorageError(location: file.path, reason: "cannot replace the cache file: \(error.message)")
         }
-        Posix.syncDirectory(file.deletingLastPathComponent().path)
+        Durability.shared.sync(file: file.path, directory: file.deletingLastPathComponent().path)
+    }
+}
+
+/// Flushes written caches to the disk on a thread of its own, in the order they were written:
+/// the file's data, then its directory's entry (the rename). Until it has, a power cut (not a
+/// crash of the process) can take the newest write back to the one before it; ext4 (Debian's
+/// default) writes a renamed-over file's data before the rename in any case.
+package final class Durability: Sendable {
+    package static let shared = Durability()
+    private let queue = DispatchQueue(label: "sesame.token-cache.fsync", qos: .utility)
+    private let group = DispatchGroup()
+
+    /// Flushes `file` (when it is still the one written: a later write flushes its own) and `directory`.
+    func sync(file: String, directory: String) {
+        queue.async(group: group) {
+            Posix.syncFile(file)
+            Posix.syncDirectory(directory)
+        }
+    }
+
+    /// Waits until every write so far is on the disk (a program about to exit: `sesame login`).
+    package func waitUntilFlushed() {
+        group.wait()
     }
 }

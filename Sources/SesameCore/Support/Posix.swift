@@ -118,6 +118,13 @@ package enum Posix {
         _ = unlink(path)
     }
 
+    /// fsync of a file by path (nothing when it is gone). Best effort, as ``syncDirectory(_:)``.
+    package static func syncFile(_ path: String) {
+        guard let descriptor = try? call("open", { open(path, O_RDONLY | O_CLOEXEC) }) else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
+    }
+
     /// Flushes a directory's entries to disk (after a rename into it), so a crash leaves the new
     /// name or the old one. Best effort: a file system that cannot is not an error.
     package static func syncDirectory(_ path: String) {

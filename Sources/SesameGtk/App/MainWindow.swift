@@ -115,13 +115,15 @@ public final class MainWindow: SignInFailurePresenter {
             self?.model.trace.record("sign-in-data-forgotten")
         }
         signIn.onShow = { [weak self] in
+            if self?.leaving != nil {
+                self?.leaving = nil
+                self?.window.resumeFrames()
+            }
             self?.mainStack.visibleChildName = "sign-in"
             self?.showWindow()
         }
-        signIn.onHide = { [weak self] in
-            self?.mainStack.visibleChildName = "samples"
-            self?.advance(to: .complete)
-            self?.focusCurrentPageAfterSignIn()
+        signIn.onHide = { [weak self] afterRedirect in
+            if afterRedirect { self?.leaveSignInWithTheData() } else { self?.leaveSignIn() }
         }
         // While the first sign-in page loads, the main thread is WebKit's: the rest of the
         // window is built once it has loaded (or failed), at the latest a second after showing.
@@ -185,6 +187,9 @@ public final class MainWindow: SignInFailurePresenter {
             buildFirstPage(joiningSignIn: previous == .firstSignIn)
             for sample in model.samples { buildPage(sample) }
             buildInspector()
+            // While sign-in is on screen, the samples' widgets get what showing them needs (their
+            // windows): the frame that leaves sign-in then only lays them out and paints.
+            samples.realizeAll()
         case .closed:
             stallWatch?.stop()
             appearing?.cancel()
@@ -228,6 +233,46 @@ public final class MainWindow: SignInFailurePresenter {
         }
     }
 
+    /// Back from sign-in to the samples.
+    private func leaveSignIn() {
+        let held = leaving != nil
+        leaving = nil
+        mainStack.visibleChildName = "samples"
+        advance(to: .complete)
+        focusCurrentPageAfterSignIn()
+        if held {
+            showAccount()
+            window.resumeFrames()
+        }
+    }
+
+    /// After the redirect, the user's data is usually a few milliseconds away. The window holds
+    /// its frames — the last sign-in page stays on screen — until the page has the data in its
+    /// widgets, or for ``dataWait`` at most, so that the frame that leaves sign-in is the one
+    /// that shows the data: GTK paints at most one frame per refresh (16.7 ms at 60 Hz), and any
+    /// frame painted between (the header's new account, the empty page) would hold the data
+    /// back until the next one.
+    private func leaveSignInWithTheData() {
+        let id = UUID()
+        if leaving == nil { window.holdFrames() }
+        leaving = id
+        for page in pages.values {
+            page.onContentShown = { [weak self] in
+                if self?.leaving == id { self?.leaveSignIn() }
+            }
+        }
+        Task { [weak self] in
+            try? await Task.sleep(for: Self.dataWait)
+            if self?.leaving == id { self?.leaveSignIn() }
+        }
+    }
+
+    /// How long the last sign-in page may stay after the redirect, waiting for the data: past
+    /// this, a wait the user feels, the window shows the page (and its progress) without it.
+    static let dataWait: Duration = .milliseconds(100)
+    /// The sign-in being left for the data, while the window waits for it.
+    private var leaving: UUID?
+
     /// Builds a sample's page and its tab (in the samples' order).
     private func buildPage(_ sample: Sample, session: SampleSession? = nil) {
         guard pages[sample.kind] == nil else { return }
@@ -243,7 +288,9 @@ public final class MainWindow: SignInFailurePresenter {
         samples.add(page.root, name: sample.kind.rawValue, title: page.title, position: position)
         page.root.showAll()
         session.onAccountChange = { [weak self, kind = sample.kind] in
-            if self?.currentKind == kind { self?.showAccount() }
+            // While the window waits for the data after a redirect, the header waits too: it
+            // changes in the frame that leaves sign-in (see leaveSignInWithTheData).
+            if self?.currentKind == kind, self?.leaving == nil { self?.showAccount() }
         }
     }
 

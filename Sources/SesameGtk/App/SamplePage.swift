@@ -26,4 +26,7 @@ protocol SamplePage: AnyObject {
     func focusFirstControlWhenReady()
     /// The window is closing: stop every request, touch no widget again.
     func close()
+    /// Set by the window: called when the page has put data the user asked for in its widgets
+    /// (rows taken, a response shown), in the main-loop turn that did, before any frame shows it.
+    var onContentShown: (() -> Void)? { get set }
 }

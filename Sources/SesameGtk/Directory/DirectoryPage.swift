@@ -76,7 +76,12 @@ final class DirectoryPage: SamplePage {
         await model.signIn()
     }
 
-    func close() { model.close() }
+    func close() {
+        progressShown?.cancel()
+        model.close()
+    }
+
+    var onContentShown: (() -> Void)?
 
     func networkReturned() { model.networkReturned() }
 
@@ -103,8 +108,7 @@ final class DirectoryPage: SamplePage {
         case .appended(let range):
             appendRows(range)
         case .status:
-            status.text = model.statusText
-            spinner.isSpinning = model.isLoading
+            showProgress()
             if let action = model.action {
                 actionButton.title = action.title
                 actionButton.accessibleName = action.title
@@ -117,6 +121,30 @@ final class DirectoryPage: SamplePage {
         }
     }
 
+    /// The status line and the spinner. A search starting shows nothing for ``progressDelay``:
+    /// most answers come first, and a frame painted for "Searching…" would hold the rows back to
+    /// the next refresh (GTK paints at most one frame per refresh, 16.7 ms at 60 Hz); a longer wait
+    /// shows its progress.
+    private func showProgress() {
+        progressShown?.cancel()
+        progressShown = nil
+        guard model.isLoading, !spinner.isSpinning else {
+            status.text = model.statusText
+            spinner.isSpinning = model.isLoading
+            return
+        }
+        progressShown = Task { [weak self] in
+            try? await Task.sleep(for: Self.progressDelay)
+            guard let self, !Task.isCancelled, self.model.isLoading else { return }
+            self.status.text = self.model.statusText
+            self.spinner.isSpinning = true
+        }
+    }
+
+    /// How long a search or a page may take before its progress shows.
+    static let progressDelay: Duration = .milliseconds(100)
+    private var progressShown: Task<Void, Never>?
+
     private func appendRows(_ range: Range<Int>) {
         table.append(
             model.users[range].map { user in
@@ -126,6 +154,7 @@ final class DirectoryPage: SamplePage {
         guard !range.isEmpty || rows == 0 else { return }
         // In the table's model; then on screen, once the frame that shows them is painted.
         trace.record("rows-taken", [("view", "directory"), ("rows", String(rows))])
+        onContentShown?()
         MainLoop.afterNextPaint(of: table) { [weak self] in
             self?.trace.record("list-rendered", [("view", "directory"), ("rows", String(rows))])
         }

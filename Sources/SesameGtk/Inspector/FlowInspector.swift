@@ -48,15 +48,20 @@ final class FlowInspector {
         trace.observe { [weak self] event in self?.enqueue(event) }
     }
 
-    /// Events not shown yet: the inspector takes new events after the window's next frame, so
-    /// that redrawing the diagram and the log is never part of the frame that shows the user's
-    /// data (rows taken, a page shown); it lags that frame by one.
+    /// Events not shown yet: the inspector draws them in the next frame the window paints for
+    /// another reason (the user's data, a page shown), or after ``lag`` when none comes. It never
+    /// asks for a frame of its own while the window has something to show: a frame it caused a
+    /// moment before the user's data would hold that data back until the frame after (GTK paints
+    /// at most one frame per refresh, 16.7 ms at 60 Hz).
     private var pending: [FlowTrace.Event] = []
+
+    /// How long events may wait for a frame: a diagram this far behind still reads as live.
+    static let lag: Duration = .milliseconds(100)
 
     private func enqueue(_ event: FlowTrace.Event) {
         pending.append(event)
         guard pending.count == 1 else { return }
-        MainLoop.afterNextFrame(of: root) { [weak self] in self?.showPending() }
+        MainLoop.withNextFrame(of: root, orAfter: Self.lag) { [weak self] in self?.showPending() }
     }
 
     /// Shows the events that came since the last frame.

@@ -18,17 +18,6 @@ enum MainLoop {
     /// was just changed (GDK's frame clock, `after-paint`); for a widget not on screen yet, once
     /// the loop is idle (no frame would come for it).
     static func afterNextPaint(of widget: Widget, _ body: @escaping @MainActor () -> Void) {
-        afterNextFrame(of: widget, redrawing: true, body)
-    }
-
-    /// Runs `body` once `widget`'s window has painted its next frame, without redrawing `widget`
-    /// for it (a frame is asked for if none is due): what `body` changes shows a frame later, and
-    /// costs the frame under way nothing. For a widget not on screen, once the loop is idle.
-    static func afterNextFrame(of widget: Widget, _ body: @escaping @MainActor () -> Void) {
-        afterNextFrame(of: widget, redrawing: false, body)
-    }
-
-    private static func afterNextFrame(of widget: Widget, redrawing: Bool, _ body: @escaping @MainActor () -> Void) {
         guard gtk_widget_get_mapped(widget.widget) != 0, let clock = gtk_widget_get_frame_clock(widget.widget) else {
             whenIdle(body)
             return
@@ -48,10 +37,50 @@ enum MainLoop {
         once.handler.handler = sesame_signal_connect(
             UnsafeMutableRawPointer(clock), "after-paint", unsafeBitCast(trampoline, to: GCallback.self),
             Unmanaged.passRetained(once).toOpaque(), Signals.releaseBox)
-        if redrawing {
-            gtk_widget_queue_draw(widget.widget)
-        } else {
-            gdk_frame_clock_request_phase(clock, GDK_FRAME_CLOCK_PHASE_PAINT)
+        gtk_widget_queue_draw(widget.widget)
+    }
+
+    /// Runs `body` in the next frame `widget`'s window paints, before the painting (what `body`
+    /// changes is painted in that frame), without asking for a frame: a change that can wait
+    /// rides on the frame something else causes, and costs the window no frame of its own. If no
+    /// frame comes within `deadline`, `body` runs then (and its changes ask for their frame).
+    /// For a widget not on screen, once the loop is idle.
+    static func withNextFrame(of widget: Widget, orAfter deadline: Duration, _ body: @escaping @MainActor () -> Void) {
+        guard gtk_widget_get_mapped(widget.widget) != 0, let clock = gtk_widget_get_frame_clock(widget.widget) else {
+            whenIdle(body)
+            return
+        }
+        final class Pending {
+            var body: (@MainActor () -> Void)?
+            var handler: gulong = 0
+            /// Held until `body` has run: the window (and its clock) may go meanwhile.
+            let clock: UnsafeMutableRawPointer
+            init(_ body: @escaping @MainActor () -> Void, clock: UnsafeMutableRawPointer) {
+                self.body = body
+                self.clock = clock
+                g_object_ref(clock)
+            }
+            /// Runs `body` the first time only, and lets go of the clock.
+            @MainActor func run() {
+                guard let body else { return }
+                self.body = nil
+                g_signal_handler_disconnect(clock, handler)
+                g_object_unref(clock)
+                body()
+            }
+        }
+        let pending = Pending(body, clock: UnsafeMutableRawPointer(clock))
+        let box = SignalBox(pending)
+        let trampoline: @convention(c) (gpointer?, gpointer?) -> Void = { _, data in
+            let box = Unmanaged<SignalBox<Pending>>.fromOpaque(data!).takeUnretainedValue()
+            MainActor.assumeIsolated { box.handler.run() }
+        }
+        pending.handler = sesame_signal_connect(
+            UnsafeMutableRawPointer(clock), "before-paint", unsafeBitCast(trampoline, to: GCallback.self),
+            Unmanaged.passRetained(box).toOpaque(), Signals.releaseBox)
+        Task { @MainActor in
+            try? await Task.sleep(for: deadline)
+            pending.run()
         }
     }
 }

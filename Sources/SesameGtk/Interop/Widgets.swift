@@ -116,6 +116,25 @@ public class Widget: GObjectReference {
         return (Int(x), Int(y), Int(gtk_widget_get_allocated_width(widget)), Int(gtk_widget_get_allocated_height(widget)))
     }
 
+    /// Creates the windowing resources of this widget and everything inside it now, though it is
+    /// not on screen: showing it later costs its first frame less (GTK realizes a widget when it
+    /// is first mapped).
+    public func realizeAll() {
+        func visit(_ pointer: UnsafeMutablePointer<GtkWidget>) {
+            guard gtk_widget_get_visible(pointer) != 0 else { return }
+            gtk_widget_realize(pointer)
+            guard g_type_check_instance_is_a(sesame_type_instance(pointer), gtk_container_get_type()) != 0 else { return }
+            var list = gtk_container_get_children(sesame_container(pointer))
+            let head = list
+            defer { g_list_free(head) }
+            while let node = list {
+                if let child = node.pointee.data { visit(child.assumingMemoryBound(to: GtkWidget.self)) }
+                list = node.pointee.next
+            }
+        }
+        visit(widget)
+    }
+
     /// Whether the widget is packed into a container.
     var hasParent: Bool { gtk_widget_get_parent(widget) != nil }
 
@@ -709,6 +728,23 @@ public final class Window: Widget {
 
     /// Brings the window to the front (`gtk_window_present`): a sign-in in the browser ended.
     public func present() { gtk_window_present(window) }
+
+    /// Holds the window's frames: nothing is laid out or painted (GDK's frame clock is frozen)
+    /// until ``resumeFrames()``, which paints everything changed meanwhile in one frame. Calls
+    /// nest; a window not on screen has nothing to hold.
+    func holdFrames() {
+        guard let surface = gtk_widget_get_window(widget) else { return }
+        heldSurfaces.append(GObjectReference(UnsafeMutableRawPointer(surface), .shared))
+        sesame_window_freeze_frames(surface)
+    }
+
+    /// Lets go of the latest ``holdFrames()``.
+    func resumeFrames() {
+        guard let held = heldSurfaces.popLast() else { return }
+        sesame_window_thaw_frames(OpaquePointer(held.object))
+    }
+
+    private var heldSurfaces: [GObjectReference] = []
 
     /// Puts `bar` in the title bar.
     public func setTitlebar(_ bar: Widget) {

@@ -22,7 +22,10 @@ final class MePage: SamplePage {
         root = page
         root.showAll()
 
-        model.onLine = { [weak self] line in self?.log.append(line + "\n") }
+        model.onLine = { [weak self] line in
+            self?.log.append(line + "\n")
+            self?.onContentShown?()
+        }
         call.onClick { [weak self] in
             guard let self else { return }
             Task { await self.model.callGraph() }
@@ -43,6 +46,8 @@ final class MePage: SamplePage {
     func signOut() async { await model.signOut() }
 
     func close() { model.close() }
+
+    var onContentShown: (() -> Void)?
 
     /// The console calls only when asked: nothing to try again.
     func networkReturned() {}

@@ -22,8 +22,9 @@ final class SignInPane: SignInUserAgent {
     private(set) var view: SignInView?
     /// The window shows the sign-in page.
     var onShow: (() -> Void)?
-    /// The window goes back to the samples.
-    var onHide: (() -> Void)?
+    /// The window goes back to the samples; `true` after the redirect (the view still shows the
+    /// last page, until the window leaves it).
+    var onHide: ((_ afterRedirect: Bool) -> Void)?
     /// A sign-in page finished loading.
     var onPageFinished: (() -> Void)?
     /// "Continue in your browser": always there while the view is up; suggested when a page
@@ -106,8 +107,9 @@ final class SignInPane: SignInUserAgent {
     private func hide(_ session: SignInSession) {
         guard current?.id == session.id else { return }
         current = nil
-        view?.end()
-        onHide?()
+        let answered = view?.interceptedRedirect == true
+        view?.end(keepingOnScreen: answered)
+        onHide?(answered)
         retireViewsWhenIdle()
     }
 
@@ -133,7 +135,7 @@ final class SignInPane: SignInUserAgent {
     func hideBrowserWait(_ session: SignInSession) {
         guard current?.id == session.id else { return }
         current = nil
-        onHide?()
+        onHide?(false)
     }
 
     /// The network is back: a sign-in page that could not be reached loads again.
@@ -176,6 +178,9 @@ final class SignInPane: SignInUserAgent {
             }
             self.viewsByGroup = [:]
             self.view = nil
+            // What the views and their engine's client side held is free now; glibc keeps freed
+            // heap pages mapped unless asked: they go back to the system (RssAnon, `make bench`).
+            Heap.returnFreePages()
             self.trace.record("sign-in-view-released")
         }
     }

@@ -23,6 +23,8 @@ final class SignInView {
     /// The page that could not be reached (its explanation shows in its place), until another
     /// loads: what to load when the network is back.
     private var unreachablePage: URL?
+    /// Whether this sign-in's redirect came (and was intercepted).
+    private(set) var interceptedRedirect = false
     /// The last navigation the view let through, with its method.
     private var lastNavigation: (url: URL, method: String)?
     /// Called when a load has finished (a page shown, or a failure's page).
@@ -67,6 +69,7 @@ final class SignInView {
     /// Shows the view and loads the session's authorization page.
     func begin(_ session: SignInSession) {
         self.session = session
+        interceptedRedirect = false
         retriedAfterCancellation = false
         unreachablePage = nil
         root.show()
@@ -78,12 +81,13 @@ final class SignInView {
         webView.grabFocus()
     }
 
-    /// Stops and hides sign-in (the session ended some other way).
-    func end() {
+    /// Stops sign-in and hides the view — or leaves it on screen, showing the last page, for the
+    /// window to leave when the user's data is in (after the redirect).
+    func end(keepingOnScreen: Bool = false) {
         webView.stopLoading()
         session = nil
         unreachablePage = nil
-        root.hide()
+        if !keepingOnScreen { root.hide() }
     }
 
     /// The network is back: a page that could not be reached loads again, as a browser does —
@@ -120,6 +124,7 @@ final class SignInView {
         switch session?.decide(navigation) ?? .forNavigation(navigation, classifier: nil) {
         case .intercept:
             decision.ignore()
+            interceptedRedirect = true
             // The store's dismiss, once it has the answer, takes the view away.
             trace.record("navigation", [("url", shown), ("kind", NavigationClassifier.Kind.redirect.rawValue), ("action", "intercept")])
             trace.record("redirect-intercepted", [("accountType", session?.accountType ?? "")])

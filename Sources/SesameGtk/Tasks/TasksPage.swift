@@ -64,6 +64,8 @@ final class TasksPage: SamplePage {
 
     func close() { model.close() }
 
+    var onContentShown: (() -> Void)?
+
     func networkReturned() {
         Task { await model.networkReturned() }
     }
@@ -105,6 +107,7 @@ final class TasksPage: SamplePage {
         }
         list.showAll()
         let rows = model.tasks.count
+        if rows > 0 { onContentShown?() }
         MainLoop.afterNextPaint(of: list) { [weak self] in
             self?.trace.record("list-rendered", [("view", "tasks"), ("rows", String(rows))])
         }

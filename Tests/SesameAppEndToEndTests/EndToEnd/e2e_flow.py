@@ -8,7 +8,9 @@ runs every flow and says what must hold.
 """
 import json
 import os
+import signal
 import sys
+import urllib.request
 from urllib.parse import parse_qs, urlsplit
 
 from selenium.webdriver.common.keys import Keys
@@ -343,6 +345,52 @@ def restart(first):
         second.quit()
 
 
+def emulator_control(path, body=None):
+    """The emulator's own controls: POST with a body, GET without."""
+    request = urllib.request.Request(f"{emulator.rstrip('/')}/.emulator/{path}",
+                                     data=None if body is None else body.encode(), method="GET" if body is None else "POST")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read() or b"{}")
+
+
+def process_of(app):
+    """The app's process id: the one whose command line names this run's trace."""
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                arguments = cmdline.read().split(b"\0")
+        except OSError:
+            continue
+        if f"--trace-events={app.trace.path}".encode() in arguments:
+            return int(entry)
+    raise StepFailed("the app's process is gone")
+
+
+def crash(first):
+    """alex signs in; while the directory's first Graph call is under way (the emulator holds its
+    answer back), the app is killed with SIGKILL: no handler, no flush, no goodbye. Started again,
+    it is signed in without a page: what the redemption gave was stored before that call left."""
+    graph_before = emulator_control("requests")["graph"]
+    emulator_control("faults", "graph:latency=20s")
+    try:
+        first.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
+        wait("the directory's Graph call under way", lambda: emulator_control("requests")["graph"] > graph_before, interval=0.005)
+        os.kill(process_of(first), signal.SIGKILL)
+        seen["rendered_before_kill"] = bool(first.trace.find("list-rendered"))
+    finally:
+        emulator_control("faults", "")
+    try:
+        first.quit()
+    except Exception:  # noqa: BLE001 — WebDriver's browser is gone
+        pass
+    second = launch("directory")
+    try:
+        seen["second_rows"] = rows_after(second, 0)
+        seen["second_sign_in_visible"] = second.ui.is_visible("push button", "Cancel sign-in")
+    finally:
+        second.quit()
+
+
 FLOWS = {
     "alex": ("directory", alex), "wrong-password": ("directory", wrong_password), "megan": ("directory", megan),
     "search": ("directory", directory_search), "paging": ("directory", directory_paging),
@@ -350,7 +398,7 @@ FLOWS = {
     "sign-up": ("tasks", sign_up), "me": ("me", me), "restart": ("directory", restart),
     "keyboard-megan": ("directory", keyboard_megan), "keyboard-sam": ("tasks", keyboard_sam),
     "company": ("directory", company), "untrusted": ("directory", untrusted),
-    "federated": ("directory", federated),
+    "federated": ("directory", federated), "crash": ("directory", crash),
 }
 
 sample, run = FLOWS[flow]
