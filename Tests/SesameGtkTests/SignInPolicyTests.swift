@@ -158,6 +158,8 @@ final class SignInPolicyTests: GUITestCase {
     ) throws -> (outcome: (intercepted: URL?, shown: Bool, trace: FlowTrace), suggestsBrowser: Bool) {
         let trace = try FlowTrace(file: nil)
         let pane = SignInPane(trace: trace, webDataDirectory: nil, automation: false)
+        // As the window does, at once: it leaves sign-in (after a redirect, once the data is in).
+        pane.onHide = { [weak pane] afterRedirect in if afterRedirect { pane?.left() } }
         let window = Window(application: nil, title: "policy", width: 800, height: 600)
         window.setContent(pane.root)
         window.showAll()

@@ -241,6 +241,7 @@ public final class MainWindow: SignInFailurePresenter {
         advance(to: .complete)
         focusCurrentPageAfterSignIn()
         if held {
+            signIn.left()
             showAccount()
             window.resumeFrames()
         }

@@ -113,6 +113,13 @@ final class SignInPane: SignInUserAgent {
         retireViewsWhenIdle()
     }
 
+    /// The window left sign-in after a redirect (``onHide`` said `true`): the view that kept the
+    /// last page on screen meanwhile hides.
+    func left() {
+        guard current == nil else { return }
+        view?.root.hide()
+    }
+
     /// "Continue in your browser": this sign-in ends as handed off, and the sample's session
     /// starts it again in the system browser.
     func continueInBrowser() {
