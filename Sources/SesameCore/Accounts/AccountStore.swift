@@ -206,21 +206,27 @@ public actor AccountStore {
         let request = AuthorizationRequest(configuration: configuration, additionalParameters: parameters)
         let session = SignInSession(accountType: accountType, configuration: configuration, request: request)
         logger.info("sign-in started", metadata: ["accountType": "\(accountType)", "url": "\(session.authorizationURL.redactingQuery)"])
-        // The provider's keys are fetched while the user is at the pages, off the path from the
-        // redirect to the user's data.
-        if configuration.scopes.contains("openid") {
-            Task.detached { [verifier, now] in
-                await verifier.metadata.prefetch(discoveryURL: configuration.resolvedDiscoveryURL, now: now())
-            }
-        }
         do {
             try await userAgent.present(session)
         } catch {
             await userAgent.dismiss(session)
             throw AccountStoreError(.userAgentUnavailable, "The sign-in page could not be shown: \(error)")
         }
+        // The provider's keys are fetched while the user is at the pages, off the path from the
+        // redirect to the user's data — and off the path to the first page: a moment after it
+        // was asked for, once the agent's engine has started (the first request's proxy lookup
+        // loads the desktop's proxy libraries, a PAC runner among them).
+        if configuration.scopes.contains("openid") {
+            Task.detached { [verifier, now] in
+                try? await Task.sleep(for: Self.prefetchDelay)
+                await verifier.metadata.prefetch(discoveryURL: configuration.resolvedDiscoveryURL, now: now())
+            }
+        }
         return session
     }
+
+    /// How long after the sign-in page was asked for the provider's keys are fetched.
+    static let prefetchDelay: Duration = .milliseconds(300)
 
     /// The code redeemed (with the session's PKCE verifier), the id_token checked against the
     /// session's nonce, the account stored.
