@@ -3,12 +3,14 @@
  * hardware acceleration off, developer extras off), loading URL. It appends to TRACE_FILE, as
  * Sesame's --trace-events does, {"t":SECONDS,"event":"window-shown"} once its window is shown and
  * {"t":SECONDS,"event":"page-loaded"} when the page has loaded (seconds since main began), and
- * keeps running until it is terminated.
+ * keeps running until it is terminated. DATA_DIR `-` makes it the minimal program instead: an
+ * ephemeral context (web data in memory only, nothing opened on disk).
  *
- *     bare-webview URL DATA_DIR TRACE_FILE
+ *     bare-webview URL DATA_DIR|- TRACE_FILE
  */
 #include <gtk/gtk.h>
 #include <stdio.h>
+#include <string.h>
 #include <webkit2/webkit2.h>
 
 static const char *trace_path;
@@ -37,19 +39,25 @@ static void load_changed(WebKitWebView *view, WebKitLoadEvent event, gpointer da
 
 int main(int argc, char **argv) {
     if (argc != 4) {
-        fprintf(stderr, "usage: bare-webview URL DATA_DIR TRACE_FILE\n");
+        fprintf(stderr, "usage: bare-webview URL DATA_DIR|- TRACE_FILE\n");
         return 64;
     }
     trace_path = argv[3];
     began = g_get_monotonic_time();
     gtk_init(&argc, &argv);
-    char *cache = g_build_filename(argv[2], "cache", NULL);
-    WebKitWebsiteDataManager *manager =
-        webkit_website_data_manager_new("base-data-directory", argv[2], "base-cache-directory", cache, NULL);
-    WebKitWebContext *context = webkit_web_context_new_with_website_data_manager(manager);
-    char *cookies = g_build_filename(argv[2], "cookies.sqlite", NULL);
-    webkit_cookie_manager_set_persistent_storage(webkit_web_context_get_cookie_manager(context), cookies,
-                                                 WEBKIT_COOKIE_PERSISTENT_STORAGE_SQLITE);
+    char *cache = NULL, *cookies = NULL;
+    WebKitWebContext *context;
+    if (strcmp(argv[2], "-") == 0) {
+        context = webkit_web_context_new_ephemeral();
+    } else {
+        cache = g_build_filename(argv[2], "cache", NULL);
+        WebKitWebsiteDataManager *manager =
+            webkit_website_data_manager_new("base-data-directory", argv[2], "base-cache-directory", cache, NULL);
+        context = webkit_web_context_new_with_website_data_manager(manager);
+        cookies = g_build_filename(argv[2], "cookies.sqlite", NULL);
+        webkit_cookie_manager_set_persistent_storage(webkit_web_context_get_cookie_manager(context), cookies,
+                                                     WEBKIT_COOKIE_PERSISTENT_STORAGE_SQLITE);
+    }
     GtkWidget *view = webkit_web_view_new_with_context(context);
     WebKitSettings *settings = webkit_web_view_get_settings(WEBKIT_WEB_VIEW(view));
     webkit_settings_set_hardware_acceleration_policy(settings, WEBKIT_HARDWARE_ACCELERATION_POLICY_NEVER);
