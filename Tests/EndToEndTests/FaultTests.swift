@@ -40,6 +40,30 @@ struct FaultTests {
 
     struct Failure: Error, CustomStringConvertible { let description: String }
 
+    @Test("the emulator counts a request the moment it arrives, while a latency fault still holds its answer back")
+    func requestsAreCountedWhileHeld() async throws {
+        let signed = try await Signed()
+        defer { signed.emulator.stop() }
+        func graphRequests() async throws -> Int {
+            let response = try await AsyncHTTPClientTransport().send(
+                HTTPRequest(method: "GET", url: signed.emulator.base.appending(path: ".emulator/requests")), progress: nil)
+            let counts = try JSONSerialization.jsonObject(with: response.body) as? [String: Int]
+            return try #require(counts?["graph"], "\(String(decoding: response.body, as: UTF8.self))")
+        }
+        let before = try await graphRequests()
+        try await signed.faults("graph:latency=3s")
+        let search = Task { try await signed.directory.search("meg") }
+        var counted = before
+        for _ in 0..<200 where counted == before {
+            try await Task.sleep(for: .milliseconds(10))
+            counted = try await graphRequests()
+        }
+        #expect(counted == before + 1, "the held-back search was not counted while under way")
+        try await signed.faults("")
+        let found = try await search.value
+        #expect(!found.users.isEmpty)
+    }
+
     @Test(
         "a Graph fault is a typed error naming what happened, and the next search works once it is gone",
         arguments: [
