@@ -54,22 +54,21 @@ enum MainLoop {
             var body: (@MainActor () -> Void)?
             var handler: gulong = 0
             /// Held until `body` has run: the window (and its clock) may go meanwhile.
-            let clock: UnsafeMutableRawPointer
-            init(_ body: @escaping @MainActor () -> Void, clock: UnsafeMutableRawPointer) {
+            var clock: GObjectReference?
+            init(_ body: @escaping @MainActor () -> Void, clock: GObjectReference) {
                 self.body = body
                 self.clock = clock
-                g_object_ref(clock)
             }
             /// Runs `body` the first time only, and lets go of the clock.
             @MainActor func run() {
-                guard let body else { return }
+                guard let body, let clock else { return }
                 self.body = nil
-                g_signal_handler_disconnect(clock, handler)
-                g_object_unref(clock)
+                self.clock = nil
+                g_signal_handler_disconnect(clock.object, handler)
                 body()
             }
         }
-        let pending = Pending(body, clock: UnsafeMutableRawPointer(clock))
+        let pending = Pending(body, clock: GObjectReference(UnsafeMutableRawPointer(clock), .shared))
         let box = SignalBox(pending)
         let trampoline: @convention(c) (gpointer?, gpointer?) -> Void = { _, data in
             let box = Unmanaged<SignalBox<Pending>>.fromOpaque(data!).takeUnretainedValue()
