@@ -95,6 +95,8 @@ extension SesameCommand {
                             trace: trace, transport: transport)
                     }, options: options, service: serving)
             }
+            // What the window stored is on the disk before the process ends.
+            Durability.shared.waitUntilFlushed()
             if status != 0 { throw ExitCode(status) }
         }
     }
