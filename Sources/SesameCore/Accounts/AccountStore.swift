@@ -206,21 +206,22 @@ public actor AccountStore {
         let request = AuthorizationRequest(configuration: configuration, additionalParameters: parameters)
         let session = SignInSession(accountType: accountType, configuration: configuration, request: request)
         logger.info("sign-in started", metadata: ["accountType": "\(accountType)", "url": "\(session.authorizationURL.redactingQuery)"])
-        do {
-            try await userAgent.present(session)
-        } catch {
-            await userAgent.dismiss(session)
-            throw AccountStoreError(.userAgentUnavailable, "The sign-in page could not be shown: \(error)")
-        }
         // The provider's keys are fetched while the user is at the pages, off the path from the
         // redirect to the user's data — and off the path to the first page: a moment after it
         // was asked for, once the agent's engine has started (the first request's proxy lookup
-        // loads the desktop's proxy libraries, a PAC runner among them).
-        if configuration.scopes.contains("openid") {
-            Task.detached { [verifier, now] in
-                try? await Task.sleep(for: Self.prefetchDelay)
+        // loads the desktop's proxy libraries, a PAC runner among them). Counted from here, not
+        // from `present`'s return: an agent may stay in `present` while the user is at the pages.
+        let prefetch = configuration.scopes.contains("openid")
+            ? Task.detached { [verifier, now] in
+                try await Task.sleep(for: Self.prefetchDelay)
                 await verifier.metadata.prefetch(discoveryURL: configuration.resolvedDiscoveryURL, now: now())
-            }
+            } : nil
+        do {
+            try await userAgent.present(session)
+        } catch {
+            prefetch?.cancel()
+            await userAgent.dismiss(session)
+            throw AccountStoreError(.userAgentUnavailable, "The sign-in page could not be shown: \(error)")
         }
         return session
     }
