@@ -155,7 +155,10 @@ final class DirectoryPage: SamplePage {
         // In the table's model; then on screen, once the frame that shows them is painted.
         trace.record("rows-taken", [("view", "directory"), ("rows", String(rows))])
         onContentShown?()
-        MainLoop.afterNextPaint(of: table) { [weak self] in
+        // Where that frame's time goes: waiting for it, its layout, its painting.
+        MainLoop.afterNextPaint(
+            of: table, phases: { [weak self] phase in self?.trace.record("rows-frame-\(phase.rawValue)", [("view", "directory")]) }
+        ) { [weak self] in
             self?.trace.record("list-rendered", [("view", "directory"), ("rows", String(rows))])
         }
     }
