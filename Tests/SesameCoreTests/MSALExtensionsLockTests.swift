@@ -72,7 +72,10 @@ struct MSALExtensionsLockTests {
         try whole.prefix(whole.count / 2).write(to: file)
 
         /// What the transaction read: nil until it has run.
-        final class Seen: Sendable { let bytes = Mutex<Data??>(nil) }
+        final class Seen: Sendable {
+            let bytes = Mutex<Data??>(nil)
+            let failure = Mutex<String?>(nil)
+        }
         let box = Seen()
         let thread = Thread {
             let bytes = Result { () throws -> Data? in
@@ -83,13 +86,23 @@ struct MSALExtensionsLockTests {
                 }
                 return read
             }
+            if case .failure(let error) = bytes { box.failure.withLock { $0 = "\(error)" } }
             box.bytes.withLock { $0 = .some(try? bytes.get()) }
         }
         thread.start()
         // The transaction holds Sesame's lock while it waits for msal-extensions' (or, without
-        // that wait, it has already read the half).
-        #expect(await Eventually.holds { isLocked(file.path + ".lock") || box.bytes.withLock { $0 != nil } })
-        #expect(box.bytes.withLock { $0 == nil }, "the cache was read while msal-extensions was writing it")
+        // that wait, it has already read the half). Watched from this thread without suspending:
+        // the transaction waits 10 s at most, and a suspended test can wait longer than that for
+        // a thread of the shared pool while the whole suite runs.
+        let watchedUntil = ContinuousClock.now + .seconds(5)
+        while !isLocked(file.path + ".lock") && box.bytes.withLock({ $0 == nil }) && ContinuousClock.now < watchedUntil {
+            usleep(2_000)
+        }
+        #expect(isLocked(file.path + ".lock"), "the transaction does not hold Sesame's lock while it waits")
+        let failure = box.failure.withLock { $0 } ?? "no error"
+        #expect(
+            box.bytes.withLock { $0 == nil },
+            "the cache was read while msal-extensions was writing it, or the transaction failed: \(failure)")
 
         try whole.write(to: file)
         unlink(file.path + ".lockfile")
