@@ -12,6 +12,7 @@
  *                 the Directory's first page (GET /v1.0/users?$select=…&$top=50) with its token;
  *   search TEXT   the Directory's search for TEXT with that token (the same filter and page).
  * {"ms": from the command read to the rows painted, "answered": to the last answer in hand,
+ *  "began" and "laid_out": to the start of the frame that paints them and the end of its layout,
  *  "rows": rows in the table}.
  */
 #include <gtk/gtk.h>
@@ -29,8 +30,8 @@ static SoupSession *session;
 static GtkWidget *tree;
 static GtkListStore *store;
 static char *access_token;
-static gint64 began, answered;
-static gulong paint_handler;
+static gint64 began, answered, frame_began, frame_laid_out;
+static gulong paint_handler, began_handler, layout_handler;
 
 static double since_began(gint64 now) { return (now - began) / 1000.0; }
 
@@ -39,12 +40,26 @@ static void fail(const char *what) {
     exit(1);
 }
 
+/* The frame's phases, as Sesame's `rows-frame-began` and `rows-frame-laid-out`. */
+static void frame_begins(GdkFrameClock *clock, gpointer data) {
+    (void)clock, (void)data;
+    frame_began = g_get_monotonic_time();
+}
+
+static void frame_layout_done(GdkFrameClock *clock, gpointer data) {
+    (void)clock, (void)data;
+    frame_laid_out = g_get_monotonic_time();
+}
+
 static void painted(GdkFrameClock *clock, gpointer data) {
     (void)data;
     g_signal_handler_disconnect(clock, paint_handler);
-    paint_handler = 0;
+    g_signal_handler_disconnect(clock, began_handler);
+    g_signal_handler_disconnect(clock, layout_handler);
+    paint_handler = began_handler = layout_handler = 0;
     int rows = gtk_tree_model_iter_n_children(GTK_TREE_MODEL(store), NULL);
-    printf("{\"ms\": %.3f, \"answered\": %.3f, \"rows\": %d}\n", since_began(g_get_monotonic_time()), since_began(answered),
+    printf("{\"ms\": %.3f, \"answered\": %.3f, \"began\": %.3f, \"laid_out\": %.3f, \"rows\": %d}\n",
+           since_began(g_get_monotonic_time()), since_began(answered), since_began(frame_began), since_began(frame_laid_out),
            rows);
     fflush(stdout);
 }
@@ -82,7 +97,10 @@ static void page_answered(GObject *source, GAsyncResult *result, gpointer data) 
     }
     g_object_unref(parser);
     g_bytes_unref(body);
-    paint_handler = g_signal_connect(gtk_widget_get_frame_clock(tree), "after-paint", G_CALLBACK(painted), NULL);
+    GdkFrameClock *clock = gtk_widget_get_frame_clock(tree);
+    began_handler = g_signal_connect(clock, "before-paint", G_CALLBACK(frame_begins), NULL);
+    layout_handler = g_signal_connect_after(clock, "layout", G_CALLBACK(frame_layout_done), NULL);
+    paint_handler = g_signal_connect(clock, "after-paint", G_CALLBACK(painted), NULL);
     gtk_widget_queue_draw(tree);
 }
 

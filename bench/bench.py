@@ -327,7 +327,7 @@ def redirect_to_data(emulator):
         label = "loopback" if latency == 0 else f"+{latency} ms per response"
         print(f"2. redirect intercepted → first directory rows on screen ({label})", flush=True)
         emulator.control("faults", f"all:latency={latency}ms" if latency else "")
-        sesame_times, bare_times, bare_answers, plain_times, steps = [], [], [], [], []
+        sesame_times, bare_times, plain_times, steps, bare_steps = [], [], [], [], []
         bare = BareRows(emulator)
         try:
             for round_number in range(ROUNDS):
@@ -341,13 +341,15 @@ def redirect_to_data(emulator):
                     after = app.events()
                     start = after.index(intercepted)
                     steps.append({name: (next(e["t"] for e in after[start:] if e.get("event") == name) - intercepted["t"]) * 1000
-                                  for name in ("token-request", "token-acquired", "api-call", "rows-taken")}
+                                  for name in ("token-request", "token-acquired", "api-call", "rows-taken", "rows-frame-began",
+                                               "rows-frame-laid-out")}
                                  | {"list-rendered": (rows["t"] - intercepted["t"]) * 1000})
                 finally:
                     app.stop()
                 painted = bare.redeem()
                 bare_times.append(painted["ms"])
-                bare_answers.append(painted["answered"])
+                bare_steps.append({"both answers in hand": painted["answered"], "frame began": painted["began"],
+                                   "laid out": painted["laid_out"], "rows painted": painted["ms"]})
                 plain_times.append(run_json([str(release / "emulator-bench"), "--exchanges", emulator.base])["ms"])
         finally:
             bare.stop()
@@ -357,7 +359,7 @@ def redirect_to_data(emulator):
                "bare GTK program (bench/bare-rows.c): the code's redemption and one Graph page, rows painted", baseline,
                "≤ 1.15×", value / baseline <= 1.15,
                detail="Sesame, median ms after the interception: " + median_steps(steps)
-               + f"; the bare program: both answers in hand {statistics.median(bare_answers):.1f}, rows painted {baseline:.1f}"
+               + "; the bare program: " + median_steps(bare_steps)
                + f"; a plain client's two exchanges alone (emulator-bench --exchanges) {statistics.median(plain_times):.1f}")
 
 
@@ -380,6 +382,7 @@ def search_as_you_type(emulator):
         bare = BareRows(emulator)
         bare.redeem()
         app_times, bare_times, bare_answers, emulator_times, answer_times, taken_times = [], [], [], [], [], []
+        began_times, laid_out_times, bare_began, bare_laid_out = [], [], [], []
         for round_number in range(ROUNDS):
             for prefix in PREFIXES:
                 text = prefix if round_number % 2 == 0 else prefix.capitalize()
@@ -392,22 +395,29 @@ def search_as_you_type(emulator):
                 answer_times.append((answered["t"] - started["t"]) * 1000)
                 taken = app.wait(lambda e: e.get("event") == "rows-taken", mark)
                 taken_times.append((taken["t"] - started["t"]) * 1000)
+                began = app.wait(lambda e: e.get("event") == "rows-frame-began", mark)
+                began_times.append((began["t"] - started["t"]) * 1000)
+                laid_out = app.wait(lambda e: e.get("event") == "rows-frame-laid-out", mark)
+                laid_out_times.append((laid_out["t"] - started["t"]) * 1000)
                 painted = bare.ask(f"search {text}")
                 bare_times.append(painted["ms"])
                 bare_answers.append(painted["answered"])
+                bare_began.append(painted["began"])
+                bare_laid_out.append(painted["laid_out"])
                 emulator_times.append(run_json([str(release / "emulator-bench"), "--search", emulator.base, text])["ms"])
         quantiles = lambda values: statistics.quantiles(values, n=20)  # noqa: E731 — [4] is p25… [18] is p95
+        both = lambda values: f"{statistics.median(values):.1f} / {quantiles(values)[18]:.1f}"  # noqa: E731
         app_p50, app_p95 = statistics.median(app_times), quantiles(app_times)[18]
         bare_p50, bare_p95 = statistics.median(bare_times), quantiles(bare_times)[18]
         baseline = "bare GTK program (bench/bare-rows.c): the same query, rows painted"
         figure("search → rows on screen, p50", app_p50, "ms", baseline + ", p50", bare_p50, "reported", True)
         figure("search → rows on screen, p95", app_p95, "ms", baseline + ", p95", bare_p95, "≤ 1.15×", app_p95 <= 1.15 * bare_p95,
-               detail=f"Sesame, after the search started (p50 / p95 ms): Graph's answer in hand {statistics.median(answer_times):.1f} / "
-                      f"{quantiles(answer_times)[18]:.1f}, rows in the table {statistics.median(taken_times):.1f} / "
-                      f"{quantiles(taken_times)[18]:.1f}, the frame that shows them painted {app_p50:.1f} / {app_p95:.1f}; "
-                      f"the bare program: answer in hand {statistics.median(bare_answers):.1f} / {quantiles(bare_answers)[18]:.1f}, "
-                      f"painted {bare_p50:.1f} / {bare_p95:.1f}; the emulator's own answer (emulator-bench --search) "
-                      f"{statistics.median(emulator_times):.1f} / {quantiles(emulator_times)[18]:.1f}")
+               detail=f"Sesame, after the search started (p50 / p95 ms): Graph's answer in hand {both(answer_times)}, "
+                      f"rows in the table {both(taken_times)}, the frame that shows them began {both(began_times)}, "
+                      f"laid out {both(laid_out_times)}, painted {app_p50:.1f} / {app_p95:.1f}; "
+                      f"the bare program: answer in hand {both(bare_answers)}, frame began {both(bare_began)}, "
+                      f"laid out {both(bare_laid_out)}, painted {bare_p50:.1f} / {bare_p95:.1f}; "
+                      f"the emulator's own answer (emulator-bench --search) {both(emulator_times)}")
         bare.stop()
         bare = None
 
