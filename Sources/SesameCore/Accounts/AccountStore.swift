@@ -211,11 +211,13 @@ public actor AccountStore {
         // was asked for, once the agent's engine has started (the first request's proxy lookup
         // loads the desktop's proxy libraries, a PAC runner among them). Counted from here, not
         // from `present`'s return: an agent may stay in `present` while the user is at the pages.
-        let prefetch = configuration.scopes.contains("openid")
-            ? Task.detached { [verifier, now] in
+        var prefetch: Task<Void, any Error>?
+        if configuration.scopes.contains("openid") {
+            prefetch = Task.detached { [verifier, now] in
                 try await Task.sleep(for: Self.prefetchDelay)
                 await verifier.metadata.prefetch(discoveryURL: configuration.resolvedDiscoveryURL, now: now())
-            } : nil
+            }
+        }
         do {
             try await userAgent.present(session)
         } catch {

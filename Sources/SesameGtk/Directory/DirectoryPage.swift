@@ -157,10 +157,8 @@ final class DirectoryPage: SamplePage {
         onContentShown?()
         // Where that frame's time goes: waiting for it, its layout, its painting.
         MainLoop.afterNextPaint(
-            of: table, phases: { [weak self] phase in self?.trace.record("rows-frame-\(phase.rawValue)", [("view", "directory")]) }
-        ) { [weak self] in
-            self?.trace.record("list-rendered", [("view", "directory"), ("rows", String(rows))])
-        }
+            of: table, phases: { [weak self] phase in self?.trace.record("rows-frame-\(phase.rawValue)", [("view", "directory")]) },
+            { [weak self] in self?.trace.record("list-rendered", [("view", "directory"), ("rows", String(rows))]) })
     }
 
     private func showDetails(of user: GraphUser?) {
