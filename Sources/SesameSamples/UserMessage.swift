@@ -76,7 +76,6 @@ public enum UserMessage {
     private static func sentence(for error: AccountStoreError) -> String {
         switch error.code {
         case .unknownAccountType: L("This sample has no sign-in configured; check its settings file.")
-        case .stateMismatch: L("The answer from the sign-in page did not belong to this sign-in, so Sesame ignored it. Sign in again.")
         case .malformedRedirect: L("The identity service's answer to the sign-in could not be understood. Sign in again.")
         case .passwordResetRequested: L("You asked to reset your password.")
         case .cancelled: L("Sign-in was cancelled.")

@@ -105,6 +105,12 @@ final class EndToEndFlowTests: XCTestCase {
         let port = try XCTUnwrap(run.base.port)
         XCTAssertEqual(run.seen["organisation_page"] as? String, "http://localhost:\(port)/adfs/ls/")
         XCTAssertEqual(run.seen["organisation_title"] as? String, "Sign In")
+        // The authorize URL's state, nonce and PKCE challenge never reach the other host: at most
+        // Entra's origin is its Referer (WebKit's strict-origin-when-cross-origin).
+        let referrer = try XCTUnwrap(run.seen["organisation_referrer"] as? String)
+        for secret in ["state=", "nonce=", "code_challenge", "?"] {
+            XCTAssertFalse(referrer.contains(secret), "the organisation's page was told \(referrer)")
+        }
         XCTAssertEqual(run.seen["organisation_host"] as? String, "localhost:\(port) — not encrypted", "the host bar at AD FS")
         XCTAssertEqual(run.seen["back_at"] as? String, run.base.appending(path: "login.srf").absoluteString)
         let navigations = run.matching("navigation", [:]).compactMap { $0["url"] as? String }

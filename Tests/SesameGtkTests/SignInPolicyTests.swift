@@ -32,13 +32,21 @@ final class SignInPolicyTests: GUITestCase {
             let router = Router()
             let hits = Counter()
             router.get("/redirect") { request, _ -> Response in
-                Response(status: .found, headers: [.location: request.uri.queryParameters["to"].map(String.init) ?? "/"])
+                Response(status: .found, headers: [.location: Self.target("to", of: request)])
             }
             router.get("/script") { request, _ -> Response in
-                let target = request.uri.queryParameters["to"].map(String.init) ?? "/"
                 let html =
                     "<!DOCTYPE html><html><body><p>Redirecting…</p><script>setTimeout(function(){ window.location.href = "
-                    + "\(Self.jsString(target)); }, 50);</script></body></html>"
+                    + "\(Self.jsString(Self.target("to", of: request))); }, 50);</script></body></html>"
+                return Response(status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(string: html)))
+            }
+            // A page of the flow that navigates to `first`, then (the page still there) to `then`.
+            router.get("/twice") { request, _ -> Response in
+                let html =
+                    "<!DOCTYPE html><html><body><p>Redirecting twice…</p><script>"
+                    + "setTimeout(function(){ window.location.href = \(Self.jsString(Self.target("first", of: request))); }, 50);"
+                    + "setTimeout(function(){ window.location.href = \(Self.jsString(Self.target("then", of: request))); }, 800);"
+                    + "</script></body></html>"
                 return Response(status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(string: html)))
             }
             router.get("/callback") { _, _ -> Response in
@@ -90,6 +98,15 @@ final class SignInPolicyTests: GUITestCase {
             }.resume()
             guard done.wait(timeout: .now() + 15) == .success else { throw URLError(.timedOut) }
             if let error = outcome.error { throw error }
+        }
+
+        /// The address a query parameter names, with `{state}` replaced by the `state` the sign-in
+        /// put on the request (the authorization URL is the site's page with the request's
+        /// parameters): so a test's redirect answers the sign-in that asked.
+        static func target(_ name: String, of request: Request) -> String {
+            let target = request.uri.queryParameters[Substring(name)].map(String.init) ?? "/"
+            let state = request.uri.queryParameters["state"].map(String.init) ?? ""
+            return target.replacingOccurrences(of: "{state}", with: state)
         }
 
         static func jsString(_ text: String) -> String {
@@ -206,10 +223,10 @@ final class SignInPolicyTests: GUITestCase {
         try MainActor.assumeIsolated {
             let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
             let ((intercepted, shown, trace), suggestsBrowser) = try Self.runShowing(
-                start: Self.url("/redirect", to: nativeClient + "?code=abc123&state=s1"), redirect: URL(string: nativeClient)!)
+                start: Self.url("/redirect", to: nativeClient + "?code=abc123&state={state}"), redirect: URL(string: nativeClient)!)
             XCTAssertFalse(suggestsBrowser, "a sign-in that works does not push the browser")
             let caught = try XCTUnwrap(intercepted, "the 302 to nativeclient was not intercepted")
-            XCTAssertEqual(caught.absoluteString, nativeClient + "?code=abc123&state=s1")
+            XCTAssertTrue(caught.absoluteString.hasPrefix(nativeClient + "?code=abc123&state="), caught.absoluteString)
             XCTAssertFalse(shown, "the view must hide when the redirect is intercepted")
             XCTAssertTrue(trace.events.contains { $0.name == "redirect-intercepted" })
             let intercept = try XCTUnwrap(
@@ -219,13 +236,40 @@ final class SignInPolicyTests: GUITestCase {
         }
     }
 
+    /// A page of the flow (a federated provider's, say) that navigates to the redirect URI with
+    /// another `state` does not end the sign-in: the answer is neither loaded nor taken, the view
+    /// stays, and the sign-in's own answer after it is.
+    func testARedirectWithAnotherStateDoesNotEndTheSignIn() throws {
+        try MainActor.assumeIsolated {
+            let nativeClient = "https://login.microsoftonline.com/common/oauth2/nativeclient"
+            var components = URLComponents(url: Self.site.base.appending(path: "twice"), resolvingAgainstBaseURL: false)!
+            components.queryItems = [
+                URLQueryItem(name: "first", value: nativeClient + "?code=planted&state=forged"),
+                URLQueryItem(name: "then", value: nativeClient + "?code=own&state={state}"),
+            ]
+            var shownWhenIgnored: Bool?
+            let (intercepted, _, trace) = try Self.run(start: components.url!, redirect: URL(string: nativeClient)!) { trace, view in
+                if shownWhenIgnored == nil, trace.events.contains(where: { $0.name == "redirect-ignored" }) {
+                    shownWhenIgnored = view.uri?.hasPrefix(Self.site.base.absoluteString) == true
+                }
+                return false
+            }
+            XCTAssertEqual(shownWhenIgnored, true, "the view left the page when the foreign answer came")
+            let ignored = try XCTUnwrap(trace.events.first { $0.name == "redirect-ignored" }, "the foreign answer was not traced")
+            XCTAssertTrue(ignored.fields.contains { $0 == ("reason", "wrong-state") })
+            let caught = try XCTUnwrap(intercepted, "the sign-in's own answer was not taken")
+            XCTAssertTrue(caught.absoluteString.contains("code=own"), "the foreign answer was taken")
+            XCTAssertFalse(trace.events.map(\.jsonLine).joined().contains("planted"), "a code reached the trace")
+        }
+    }
+
     func testJavaScriptNavigationToOutOfBandURNIsIntercepted() throws {
         try MainActor.assumeIsolated {
             let urn = "urn:ietf:wg:oauth:2.0:oob"
             let (intercepted, shown, _) = try Self.run(
-                start: Self.url("/script", to: urn + "?code=js456&state=s2"), redirect: URL(string: urn)!)
+                start: Self.url("/script", to: urn + "?code=js456&state={state}"), redirect: URL(string: urn)!)
             let caught = try XCTUnwrap(intercepted, "the JavaScript navigation to urn:ietf:wg:oauth:2.0:oob was not intercepted")
-            XCTAssertEqual(caught.absoluteString, urn + "?code=js456&state=s2")
+            XCTAssertTrue(caught.absoluteString.hasPrefix(urn + "?code=js456&state="), caught.absoluteString)
             XCTAssertFalse(shown)
         }
     }
@@ -234,7 +278,7 @@ final class SignInPolicyTests: GUITestCase {
         try MainActor.assumeIsolated {
             let callback = Self.site.base.appending(path: "callback").absoluteString
             let (intercepted, _, _) = try Self.run(
-                start: Self.url("/redirect", to: callback + "?code=c789"), redirect: URL(string: callback)!)
+                start: Self.url("/redirect", to: callback + "?code=c789&state={state}"), redirect: URL(string: callback)!)
             XCTAssertNotNil(intercepted)
             // Had the view gone on to load the callback, the site would have answered it before any
             // later request: one more round trip to the site is the barrier.

@@ -118,13 +118,13 @@ public actor AccountStore {
     /// Builds the authorization request (fresh `state`, `nonce`, PKCE; `prompt=login` when the
     /// group's last user signed out), has the agent show it, and takes the redirect the agent
     /// hands back through the ``SignInSession``. An answer whose `state` is not this request's is
-    /// refused before anything is sent. B2C's AADB2C90118 ("Forgot your password?") starts the
+    /// never redeemed: the agent leaves it unloaded and the sign-in goes on. B2C's AADB2C90118 ("Forgot your password?") starts the
     /// configuration's password-reset user flow in the same agent, and its answer signs the user
     /// in. Cancelling the calling task cancels the sign-in.
     /// - Parameter parameters: `prompt`, `login_hint`, `domain_hint`, … for this sign-in, over
     ///   the configuration's own.
     /// - Returns: the signed-in account.
-    /// - Throws: ``AccountStoreError``: `cancelled` (the user closed the agent), `stateMismatch`,
+    /// - Throws: ``AccountStoreError``: `cancelled` (the user closed the agent), `malformedRedirect`,
     ///   `authorizationFailed`, `passwordResetRequested` (no reset flow configured),
     ///   `invalidIDToken`, `tokenRequestFailed`, `network`, …; each also announced as
     ///   ``AccountStoreEvent/didFailToRequestAccess(accountType:error:)``.
@@ -165,7 +165,6 @@ public actor AccountStore {
                     await userAgent.dismiss(session)
                     throw error
                 case .failed(let error):
-                    if error.code == .stateMismatch { logger.warning("redirect with an unknown state refused") }
                     await userAgent.dismiss(session)
                     throw error
                 case .cancelled:

@@ -11,8 +11,6 @@ public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
 
         /// No configuration is registered for the account type.
         public static let unknownAccountType = Code("unknownAccountType")
-        /// The redirect's `state` is missing or belongs to no pending sign-in (CSRF protection).
-        public static let stateMismatch = Code("stateMismatch")
         /// The redirect carried neither `code` nor `error`.
         public static let malformedRedirect = Code("malformedRedirect")
         /// B2C's AADB2C90118: the user picked "Forgot your password?"; start the reset policy.

@@ -37,6 +37,9 @@ public struct Navigation: Sendable, Hashable {
 public enum NavigationDecision: Sendable, Hashable {
     /// The session's redirect: do not load it; the session has its answer.
     case intercept
+    /// A redirect to the session's URI with another request's `state` (or none): a page of the
+    /// flow navigated there itself, or an old answer. Do not load it; the sign-in goes on.
+    case ignoreForeignAnswer
     /// Do not go there (nothing of it is loaded or saved).
     case refuse(NavigationRefusal)
     /// Let it load: a page of the sign-in (its kind, for showing the flow).

@@ -9,13 +9,16 @@ import Synchronization
 /// substring — and its answer is read here: a code or an error, whose `state` must be this
 /// request's. The session ends once, in one of four ways (``Ending``); the store acts on the
 /// ending. A second navigation to the redirect URI is still intercepted (the agent must not
-/// load it) but changes nothing.
+/// load it) but changes nothing. A redirect whose `state` is not this request's — a page of the
+/// flow (a federated provider's too) navigating there itself, or a stale answer — is not loaded
+/// and not taken: the sign-in goes on, as the loopback listener keeps waiting.
 public final class SignInSession: Sendable, Identifiable, CustomStringConvertible, CustomReflectable {
     /// How a session ended: AppAuth's explicit endings.
     enum Ending: Sendable {
         /// The redirect came back with this request's `state`: a code, or the service's refusal.
         case answered(AuthorizationResponse)
-        /// The redirect came back unusable: without a code or an error, or with another `state`.
+        /// The redirect came back with this request's `state` but unusable: without a code or an
+        /// error.
         case failed(AccountStoreError)
         /// The user closed the agent, or the sign-in was cancelled.
         case cancelled
@@ -56,22 +59,35 @@ public final class SignInSession: Sendable, Identifiable, CustomStringConvertibl
     }
 
     /// What the agent does with a navigation it is about to make: intercept the redirect (the
-    /// first one is the session's answer), refuse what a sign-in's browser never does (another
-    /// scheme, plain `http` off this computer, a pop-up, a download), or show it.
+    /// first one with this request's `state` is the session's answer), leave one with another
+    /// `state` unloaded and untaken, refuse what a sign-in's browser never does (another scheme,
+    /// plain `http` off this computer, a pop-up, a download), or show it.
     public func decide(_ navigation: Navigation) -> NavigationDecision {
-        if navigation.kind != .response, let address = navigation.address, let url = URL(string: address), resume(with: url) {
-            return .intercept
+        if navigation.kind != .response, let address = navigation.address, let url = URL(string: address),
+            classifier.redirect.matches(url)
+        {
+            return take(url) ? .intercept : .ignoreForeignAnswer
         }
         return .forNavigation(navigation, classifier: classifier)
     }
 
     /// A redirect the agent received whole (the loopback listener's request). Returns `true`
-    /// when `url` is the session's redirect URI: the first such URL ends the session with its
-    /// answer.
+    /// when `url` is the session's redirect URI and the answer is this request's (or the session
+    /// already ended): the first such URL ends the session with its answer. An answer with
+    /// another `state` returns `false` and changes nothing.
     @discardableResult
     public func resume(with url: URL) -> Bool {
         guard classifier.redirect.matches(url) else { return false }
-        finish(Self.ending(of: url, answering: request), redirect: url)
+        return take(url)
+    }
+
+    /// Ends the session with the answer `url` carries, unless the answer is another request's
+    /// (its `state` missing or different): then the session goes on. Returns whether it was
+    /// taken; after the ending every redirect is "taken" (not loaded, changing nothing).
+    private func take(_ url: URL) -> Bool {
+        if isFinished { return true }
+        guard let ending = Self.ending(of: url, answering: request) else { return false }
+        finish(ending, redirect: url)
         return true
     }
 
@@ -124,17 +140,23 @@ public final class SignInSession: Sendable, Identifiable, CustomStringConvertibl
     }
 
     /// The redirect's answer, read: a code or an error with this request's `state`, or why it
-    /// cannot be used.
-    static func ending(of url: URL, answering request: AuthorizationRequest) -> Ending {
-        guard let response = AuthorizationResponse(redirectURL: url) else {
+    /// cannot be used; nil when it is not this request's answer (no `state`, or another one).
+    static func ending(of url: URL, answering request: AuthorizationRequest) -> Ending? {
+        let response = AuthorizationResponse(redirectURL: url)
+        let state = response?.state ?? Self.state(in: url)
+        guard let state, state == request.state.revealed else { return nil }
+        guard let response else {
             return .failed(AccountStoreError(.malformedRedirect, "The identity service's answer carried neither a code nor an error."))
         }
-        guard let state = response.state, state == request.state.revealed else {
-            return .failed(
-                AccountStoreError(
-                    .stateMismatch, "The sign-in answer does not belong to a sign-in this app started; it was ignored. Sign in again."))
-        }
         return .answered(response)
+    }
+
+    /// The `state` of a redirect that carries neither a code nor an error (query or fragment).
+    private static func state(in url: URL) -> String? {
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        let pairs =
+            FormEncoding.decode(components?.percentEncodedQuery ?? "") + FormEncoding.decode(components?.percentEncodedFragment ?? "")
+        return pairs.first { $0.0 == "state" }?.1
     }
 
     private func finish(_ ending: Ending, redirect: URL? = nil) {

@@ -129,6 +129,12 @@ final class SignInView {
             trace.record("navigation", [("url", shown), ("kind", NavigationClassifier.Kind.redirect.rawValue), ("action", "intercept")])
             trace.record("redirect-intercepted", [("accountType", session?.accountType ?? "")])
             return true
+        case .ignoreForeignAnswer:
+            // Not this sign-in's answer (another `state`, or none): never loaded, never taken.
+            decision.ignore()
+            trace.record("navigation", [("url", shown), ("kind", NavigationClassifier.Kind.redirect.rawValue), ("action", "ignore")])
+            trace.record("redirect-ignored", [("accountType", session?.accountType ?? ""), ("reason", "wrong-state")])
+            return true
         case .show(let kind):
             if decision.kind == .response { return false }
             if url != unreachablePage { unreachablePage = nil }

@@ -313,6 +313,8 @@ def federated(app):
     app.page_with("passwordInput", "the organisation's password page")
     seen["organisation_page"] = app.url
     seen["organisation_title"] = app.driver.title
+    # What the organisation's provider was told of the page that sent the user there.
+    seen["organisation_referrer"] = app.driver.execute_script("return document.referrer")
     seen["organisation_host"] = wait("the host bar", lambda: next((t for t in app.ui.label_texts() if "localhost" in t), None))
     app.fill("passwordInput", PASSWORD)
     app.submit("submitButton")
