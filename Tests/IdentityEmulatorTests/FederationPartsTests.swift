@@ -1,7 +1,9 @@
+import Crypto
 import Foundation
 import NIOSSL
 import SesameTestSupport
 import Testing
+import X509
 
 @testable import IdentityEmulator
 
@@ -38,6 +40,49 @@ struct FederationPartsTests {
         let address = try names(hostname: nil, federationHostname: "10.1.2.3")
         #expect(address.addresses.contains([10, 1, 2, 3]))
         #expect(address.dns == ["localhost"])
+    }
+
+    @Test("the --tls CA vouches only for the host names it serves (critical Name Constraints), for a year; other names fail to verify")
+    func constrainedAuthority() async throws {
+        let directory = Repository.temporaryDirectory("constrained-ca")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let now = Date()
+        let authority = try LocalCertificateAuthority.loadOrCreate(
+            in: directory, hostname: "login.contoso.test", federationHostname: "sts.fabrikam.test", now: now)
+        let ca = try Certificate(pemEncoded: String(contentsOfFile: authority.caCertificatePath, encoding: .utf8))
+        let constraints = try #require(try ca.extensions.nameConstraints, "the CA is not constrained")
+        #expect(ca.extensions.first { $0.oid == .X509ExtensionID.nameConstraints }?.critical == true)
+        #expect(Set(constraints.permittedDNSDomains) == ["localhost", "login.contoso.test", "sts.fabrikam.test"])
+        #expect(ca.notValidAfter.timeIntervalSince(now) <= 366 * 86_400)
+
+        // The CA's own key signs a certificate for a name it was not made for: no verifier trusts it.
+        let caKey = try P256.Signing.PrivateKey(
+            pemRepresentation: String(contentsOf: directory.appending(path: "ca-key.pem"), encoding: .utf8))
+        func verifies(_ name: GeneralName) async throws -> Bool {
+            let key = P256.Signing.PrivateKey()
+            let leaf = try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: now.addingTimeInterval(-60),
+                notValidAfter: now.addingTimeInterval(3600), issuer: ca.subject, subject: try DistinguishedName { CommonName("x") },
+                signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: try Certificate.Extensions {
+                    Critical(BasicConstraints.notCertificateAuthority)
+                    SubjectAlternativeNames([name])
+                }, issuerPrivateKey: .init(caKey))
+            var verifier = Verifier(rootCertificates: CertificateStore([ca])) { RFC5280Policy(validationTime: now) }
+            guard case .validCertificate = await verifier.validate(leaf: leaf, intermediates: CertificateStore()) else { return false }
+            return true
+        }
+        #expect(try await verifies(.dnsName("login.contoso.test")))
+        #expect(try await verifies(.dnsName("sts.fabrikam.test")))
+        #expect(try await !verifies(.dnsName("login.microsoftonline.com")), "the CA vouched for Microsoft")
+        #expect(try await !verifies(.dnsName("contoso.test")))
+
+        // A kept CA made for other names is replaced, and the server certificate with it.
+        let again = try LocalCertificateAuthority.loadOrCreate(in: directory, hostname: "other.test", now: now)
+        let replaced = try Certificate(pemEncoded: String(contentsOfFile: again.caCertificatePath, encoding: .utf8))
+        #expect(replaced.serialNumber != ca.serialNumber)
+        let server = try Certificate(pemEncoded: again.serverCertificatePEM)
+        #expect(replaced.publicKey.isValidSignature(server.signature, for: server))
     }
 
     @Test("the provider's base keeps the emulator's scheme and port; one host name for both is refused")

@@ -27,11 +27,15 @@ struct WireTests {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .file(state.appending(path: "ca-certificate.pem").path)
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
-        let response = try await client.execute(
-            HTTPClientRequest(url: "\(base)/common/v2.0/.well-known/openid-configuration"), timeout: .seconds(10))
-        #expect(response.status.code == 200)
-        let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
-        #expect(body.contains(#""issuer":"\#(base)/{tenantid}/v2.0""#))
+        do {
+            let response = try await client.execute(
+                HTTPClientRequest(url: "\(base)/common/v2.0/.well-known/openid-configuration"), timeout: .seconds(10))
+            #expect(response.status.code == 200)
+            let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
+            #expect(body.contains(#""issuer":"\#(base)/{tenantid}/v2.0""#))
+        } catch {
+            Issue.record("HTTPS with the emulator's CA failed: \(error)")
+        }
         try await client.shutdown()
 
         // Without the CA, a client refuses the server: TLS is real, not bypassed.
@@ -41,6 +45,46 @@ struct WireTests {
                 HTTPClientRequest(url: "\(base)/common/v2.0/.well-known/openid-configuration"), timeout: .seconds(10))
         }
         try await strict.shutdown()
+    }
+
+    @Test("the /.emulator/ controls answer programs, not web pages: another Origin, a cross-site fetch or a rebound name is refused")
+    func controlsRefuseWebPages() async throws {
+        let emulator = try EmulatorProcess(["--port", "0", "--users", "10"])
+        defer { emulator.stop() }
+        let base = String(try #require(emulator.readLine()).split(separator: " ").last!)
+        let port = try #require(URL(string: base)?.port)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        func post(_ path: String, _ headers: [(String, String)]) async throws -> (Int, String) {
+            var request = HTTPClientRequest(url: base + path)
+            request.method = .POST
+            for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+            let response = try await client.execute(request, timeout: .seconds(10))
+            return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 16)))
+        }
+        let path = "/.emulator/users/alex@contoso.onmicrosoft.com/revokeSignInSessions"
+        do {
+            try await Self.controlRequests(post, path: path, port: port)
+        } catch {
+            try await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+    }
+
+    private static func controlRequests(
+        _ post: (String, [(String, String)]) async throws -> (Int, String), path: String, port: Int
+    ) async throws {
+        // A web page's form post carries its Origin; a browser's fetch says cross-site.
+        let (fromPage, said) = try await post(path, [("Origin", "https://evil.example")])
+        #expect(fromPage == 403)
+        #expect(said.contains("web pages"))
+        #expect(try await post(path, [("Origin", "null")]).0 == 403)
+        #expect(try await post(path, [("Sec-Fetch-Site", "cross-site")]).0 == 403)
+        // A page whose own name was rebound to 127.0.0.1: same "origin", another host name.
+        #expect(try await post(path, [("Host", "evil.example:\(port)"), ("Origin", "http://evil.example:\(port)")]).0 == 403)
+        // The harness's own requests, and the emulator's own pages, go through.
+        #expect(try await post(path, []).0 == 200)
+        #expect(try await post(path, [("Origin", "http://127.0.0.1:\(port)"), ("Sec-Fetch-Site", "same-origin")]).0 == 200)
     }
 
     @Test("a bad --client is refused with a message that says what to write")

@@ -149,21 +149,25 @@ public final class IdentityEmulator: Sendable {
         router.post("/api/tasks") { request, _ in await tasks.addTask(request) }
         router.delete("/api/tasks/:id") { request, context in await tasks.deleteTask(request, id: context.parameters.get("id") ?? "") }
 
-        // The emulator's own controls, for test harnesses and `make bench`.
-        router.post("/.emulator/users/:user/revokeSignInSessions") { _, context in
+        // The emulator's own controls, for test harnesses and `make bench`: never for a web page
+        // (a cross-origin form post, or a page whose name was rebound to this computer).
+        let controlPaths = router.group("/.emulator").add(
+            middleware: ControlRequestGuard(
+                servedHosts: [services.base.host, services.federationBase.host, configuration.hostname].compactMap { $0 }))
+        controlPaths.post("users/:user/revokeSignInSessions") { _, context in
             await controls.revokeSignInSessions(user: context.parameters.get("user") ?? "")
         }
-        router.post("/.emulator/clients/:client/adminConsent") { _, context in
+        controlPaths.post("clients/:client/adminConsent") { _, context in
             await controls.adminConsent(clientID: context.parameters.get("client") ?? "")
         }
-        router.post("/.emulator/users/:user/requireMFA") { _, context in
+        controlPaths.post("users/:user/requireMFA") { _, context in
             await controls.requireMFA(user: context.parameters.get("user") ?? "")
         }
-        router.post("/.emulator/throttle") { request, _ in await controls.throttle(request) }
-        router.post("/.emulator/keys/rotate") { _, _ in try await controls.rotateKeys() }
-        router.post("/.emulator/benchmark/signatures") { request, _ in try await controls.signatureRate(request) }
-        router.post("/.emulator/faults") { request, _ in try await controls.replaceFaults(request) }
-        router.get("/.emulator/requests") { _, _ in controls.receivedRequests() }
+        controlPaths.post("throttle") { request, _ in await controls.throttle(request) }
+        controlPaths.post("keys/rotate") { _, _ in try await controls.rotateKeys() }
+        controlPaths.post("benchmark/signatures") { request, _ in try await controls.signatureRate(request) }
+        controlPaths.post("faults") { request, _ in try await controls.replaceFaults(request) }
+        controlPaths.get("requests") { _, _ in controls.receivedRequests() }
         router.get("/") { _, _ in Self.homePage() }
         return router
     }
@@ -235,6 +239,58 @@ struct JSONFailure: Error, HTTPResponseError {
         return .json(
             error.json(traceID: Identifiers.guid(), correlationID: correlation, at: Date()), status: status,
             headers: [.cacheControl: "no-store, no-cache", .pragma: "no-cache"])
+    }
+}
+
+/// The `/.emulator/…` controls answer programs (test harnesses, `curl`), never web pages: a
+/// request that names another origin (`Origin`, or a browser's `Sec-Fetch-Site` other than
+/// `same-origin`/`none`) is refused, and so is one addressed to a host name the emulator does not
+/// serve (a page whose own name was rebound to this computer's address: DNS rebinding).
+struct ControlRequestGuard: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    /// The host names the emulator serves under, besides the loopback ones.
+    let servedHosts: Set<String>
+
+    init(servedHosts: [String]) {
+        self.servedHosts = Set((servedHosts + ["localhost", "127.0.0.1", "::1"]).map { $0.lowercased() })
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let authority = request.head.authority ?? request.headers[.host] ?? ""
+        guard let addressed = Self.host(ofAuthority: authority), servedHosts.contains(addressed) else {
+            return Self.refusal("The emulator's controls answer only under the names it serves, not \(authority).")
+        }
+        if let origin = request.headers[.origin] {
+            guard let url = URL(string: origin), let host = url.host?.lowercased(),
+                Self.host(ofAuthority: authority) == host, Self.port(ofAuthority: authority) == url.port
+            else {
+                return Self.refusal("The emulator's controls refuse requests from web pages (Origin \(origin)).")
+            }
+        }
+        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], !["same-origin", "none"].contains(site.lowercased()) {
+            return Self.refusal("The emulator's controls refuse requests from web pages (Sec-Fetch-Site \(site)).")
+        }
+        return try await next(request, context)
+    }
+
+    /// The host of `host[:port]` or `[v6]:port`, lower-cased, without brackets.
+    static func host(ofAuthority authority: String) -> String? {
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            return String(authority[authority.index(after: authority.startIndex)..<close]).lowercased()
+        }
+        guard let name = authority.split(separator: ":", omittingEmptySubsequences: false).first, !name.isEmpty else { return nil }
+        return name.lowercased()
+    }
+
+    static func port(ofAuthority authority: String) -> Int? {
+        guard let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") else { return nil }
+        return Int(authority[authority.index(after: colon)...])
+    }
+
+    private static func refusal(_ message: String) -> Response {
+        Response(
+            status: .forbidden, headers: [.contentType: "text/plain; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: message + "\n")))
     }
 }
 

@@ -8,7 +8,12 @@ import X509
 /// a server certificate it signs for `localhost`, `127.0.0.1`, `::1`, the `--hostname` the
 /// emulator serves under and the `--federation-hostname` its organisation's identity provider is
 /// reached by. Clients trust the CA's PEM (`ca-certificate <path>`); nothing is added
-/// to the system's trust store.
+/// to the system's trust store. A test that puts the CA in a trust store anyway trusts it for
+/// those host names alone: the CA carries critical Name Constraints (RFC 5280 §4.2.1.10)
+/// permitting exactly them (addresses cannot be constrained: see ``nameConstraints(for:)``), and
+/// lives a year — a leaked CA key cannot vouch for `login.microsoftonline.com`
+/// or anything else. A kept CA whose constraints do not cover the names asked for, or that
+/// predates the constraints, is replaced.
 struct LocalCertificateAuthority {
     let caCertificatePath: String
     let serverCertificatePEM: String
@@ -24,8 +29,12 @@ struct LocalCertificateAuthority {
     ) throws -> LocalCertificateAuthority {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let files = Files(directory: directory)
-        let (caKey, ca) = try keptCA(files) ?? createCA(files, now: now)
         let names = serverNames(hostname: hostname, federationHostname: federationHostname)
+        let constraints = nameConstraints(for: names)
+        var (caKey, ca) = try keptCA(files) ?? createCA(files, constraints: constraints, now: now)
+        if !serves(ca, constraints: constraints, now: now) {
+            (caKey, ca) = try createCA(files, constraints: constraints, now: now)
+        }
         if let kept = keptServerCertificate(files, ca: ca, names: names, now: now) { return kept }
         return try createServerCertificate(files, ca: ca, caKey: caKey, names: names, commonName: hostname ?? "localhost", now: now)
     }
@@ -56,9 +65,30 @@ struct LocalCertificateAuthority {
         }
     }
 
-    /// A new CA for ten years, written to the state directory: its key private to the user, its
-    /// certificate readable by all (clients are pointed at it).
-    private static func createCA(_ files: Files, now: Date) throws -> (P256.Signing.PrivateKey, Certificate) {
+    /// What the CA may vouch for: each server DNS name and its subdomains. Addresses stay
+    /// unconstrained: BoringSSL (swift-nio-ssl's, AsyncHTTPClient's) refuses every certificate
+    /// with an address under a CA that constrains addresses (`X509_V_ERR_UNSUPPORTED_CONSTRAINT_TYPE`).
+    static func nameConstraints(for names: [GeneralName]) -> NameConstraints {
+        NameConstraints(
+            permittedSubtrees: names.filter { name in
+                if case .dnsName = name { return true }
+                return false
+            })
+    }
+
+    /// Whether a kept CA can sign for these names: constrained to them (critically) and valid for
+    /// at least 30 more days.
+    private static func serves(_ ca: Certificate, constraints: NameConstraints, now: Date) -> Bool {
+        guard let kept = try? ca.extensions.nameConstraints,
+            ca.extensions.first(where: { $0.oid == .X509ExtensionID.nameConstraints })?.critical == true
+        else { return false }
+        return Set(constraints.permittedSubtrees).isSubset(of: Set(kept.permittedSubtrees))
+            && ca.notValidAfter > now.addingTimeInterval(30 * 86_400)
+    }
+
+    /// A new CA for a year, constrained to `constraints`, written to the state directory: its key
+    /// private to the user, its certificate readable by all (clients are pointed at it).
+    private static func createCA(_ files: Files, constraints: NameConstraints, now: Date) throws -> (P256.Signing.PrivateKey, Certificate) {
         let caKey = P256.Signing.PrivateKey()
         let name = try DistinguishedName {
             OrganizationName("Sesame identity emulator")
@@ -67,11 +97,12 @@ struct LocalCertificateAuthority {
         let publicKey = Certificate.PublicKey(caKey.publicKey)
         let ca = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: publicKey,
-            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(10 * 365 * 86_400),
+            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(365 * 86_400),
             issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                Critical(constraints)
                 SubjectKeyIdentifier(hash: publicKey)
             },
             issuerPrivateKey: .init(caKey))
@@ -97,13 +128,14 @@ struct LocalCertificateAuthority {
     }
 
     /// The kept server certificate, if it still serves. It is renewed (nil here) when it is
-    /// missing, unreadable, not this CA's, within 30 days of expiry, or not for every name asked.
+    /// missing, unreadable, not signed by this CA (a CA made anew), within 30 days of expiry, or not for every name asked.
     private static func keptServerCertificate(
         _ files: Files, ca: Certificate, names: [GeneralName], now: Date
     ) -> LocalCertificateAuthority? {
         guard let pem = try? String(contentsOf: files.serverCertificate, encoding: .utf8),
             let keyPEM = try? String(contentsOf: files.serverKey, encoding: .utf8),
             let certificate = try? Certificate(pemEncoded: pem), certificate.issuer == ca.subject,
+            ca.publicKey.isValidSignature(certificate.signature, for: certificate),
             certificate.notValidAfter > now.addingTimeInterval(30 * 86_400),
             let covered = try? certificate.extensions.subjectAlternativeNames, Set(names).isSubset(of: Set(covered))
         else { return nil }
