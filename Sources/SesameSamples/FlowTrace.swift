@@ -64,12 +64,13 @@ public final class FlowTrace {
     public private(set) var events: [Event] = []
     private var observers: [(Event) -> Void] = []
 
-    /// Records to `file` when given (created or truncated, mode 0600; a symbolic link in its
-    /// place is refused rather than followed).
+    /// Records to `file` when given: created (mode 0600), or an earlier trace of this user's
+    /// emptied; a symbolic link, another user's file or one with other names (hard links) in its
+    /// place is refused rather than written to — Sesame may run as root.
     public init(file: URL?) throws {
         if let file {
             // Only its owner reads it: URLs are redacted, but which accounts signed in, and when, are theirs.
-            let descriptor = try Posix.openOwnerOnly(file.path, O_WRONLY | O_CREAT | O_TRUNC)
+            let descriptor = try Posix.openOwnFileForWriting(file.path)
             self.file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         } else {
             self.file = nil

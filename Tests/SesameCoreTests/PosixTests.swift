@@ -22,6 +22,43 @@ struct PosixTests {
         try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
     }
 
+    @Test("a file Sesame writes whole (--trace-events): new, or its user's own emptied; never a link, another user's or a hard-linked file")
+    func ownFileForWriting() throws {
+        let directory = try folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appending(path: "trace.jsonl").path
+        Posix.close(try Posix.openOwnFileForWriting(path))
+        #expect(try mode(path) == 0o600)
+        try Data("an earlier run".utf8).write(to: URL(filePath: path))
+        Posix.close(try Posix.openOwnFileForWriting(path))
+        #expect(try Data(contentsOf: URL(filePath: path)).isEmpty, "an earlier trace of this user's is emptied")
+
+        // A hard link to a file elsewhere (planted where a trace is expected) is not written through.
+        let precious = directory.appending(path: "precious").path
+        try Data("keep me".utf8).write(to: URL(filePath: precious))
+        let planted = directory.appending(path: "planted.jsonl").path
+        try FileManager.default.linkItem(atPath: precious, toPath: planted)
+        #expect(throws: SystemCallError.self) { try Posix.openOwnFileForWriting(planted) }
+        let link = directory.appending(path: "link.jsonl").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: precious)
+        #expect(throws: SystemCallError.self) { try Posix.openOwnFileForWriting(link) }
+        #expect(try String(contentsOfFile: precious, encoding: .utf8) == "keep me")
+
+        // Another user's file, even for root (CI runs as root): refused, untouched.
+        if getuid() == 0 {
+            let theirs = directory.appending(path: "theirs.jsonl").path
+            try Data("theirs".utf8).write(to: URL(filePath: theirs))
+            #expect(chown(theirs, 65534, 65534) == 0)
+            do {
+                _ = try Posix.openOwnFileForWriting(theirs)
+                Issue.record("another user's file was opened for writing")
+            } catch {
+                #expect(error.description.contains("this user's"))
+            }
+            #expect(try String(contentsOfFile: theirs, encoding: .utf8) == "theirs")
+        }
+    }
+
     @Test("a file it creates is 0600 whatever the umask, and an existing one of this user's becomes 0600")
     func ownerOnly() throws {
         let directory = try folder()

@@ -34,6 +34,27 @@ package enum Posix {
         return descriptor
     }
 
+    /// Opens a file to write that Sesame made or may replace: a new one (mode 0600), or an
+    /// existing regular file of this user's with no other name (one hard link) — never a link,
+    /// a device or a FIFO, another user's file (even as root), or a file that is also known by
+    /// another name elsewhere; it is emptied. The error says which rule it broke.
+    package static func openOwnFileForWriting(_ path: String) throws(SystemCallError) -> Int32 {
+        do {
+            return try openOwnerOnly(path, O_WRONLY | O_CREAT | O_EXCL)
+        } catch  where error.code == EEXIST {
+            let descriptor = try openOwnerOnly(path, O_WRONLY | O_NONBLOCK)
+            var status = stat()
+            guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid(),
+                status.st_nlink == 1
+            else {
+                close(descriptor)
+                throw SystemCallError(call: "open", code: EPERM, detail: "it is not a file of this user's alone")
+            }
+            _ = try call("ftruncate") { ftruncate(descriptor, 0) }
+            return descriptor
+        }
+    }
+
     /// Closes a descriptor. Linux releases it even when `close` reports an error, so there is
     /// nothing to retry or undo.
     package static func close(_ descriptor: Int32) {
@@ -133,6 +154,43 @@ package enum Posix {
         close(descriptor)
     }
 
+    /// The device and inode of the file `path` leads to, links followed (`stat`): a process's
+    /// executable through `/proc/PID/exe`. Nil when it cannot be reached.
+    package static func identity(following path: String) -> FileIdentity? {
+        var status = stat()
+        guard fstatat(AT_FDCWD, path, &status, 0) == 0 else { return nil }
+        return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
+    /// The bytes of a regular file of this user's at `path` (not a link: `O_NOFOLLOW`), when it
+    /// holds at most `limit` of them; nil otherwise (missing, another user's, a FIFO, too large).
+    package static func readRegularFileOfThisUser(_ path: String, limit: Int) -> [UInt8]? {
+        readRegularFile(path, limit: limit, ownedByThisUser: true)
+    }
+
+    /// The bytes of a regular file at `path`, whoever owns it (`/proc/PID/stat`), under the same
+    /// rules as ``readRegularFileOfThisUser(_:limit:)``.
+    package static func readFile(_ path: String, limit: Int) -> [UInt8]? {
+        readRegularFile(path, limit: limit, ownedByThisUser: false)
+    }
+
+    private static func readRegularFile(_ path: String, limit: Int, ownedByThisUser: Bool) -> [UInt8]? {
+        guard let descriptor = try? call("open", { open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) }) else { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, !ownedByThisUser || status.st_uid == getuid() else {
+            return nil
+        }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            guard let count = try? read(descriptor, into: &buffer) else { return nil }
+            if count == 0 { return bytes }
+            bytes += buffer.prefix(count)
+            if bytes.count > limit { return nil }
+        }
+    }
+
     /// What `lstat` says of `path` (a symbolic link is described, not followed).
     package static func linkStatus(_ path: String) throws(SystemCallError) -> stat {
         var status = stat()
@@ -203,13 +261,17 @@ package struct SystemCallError: Error, Equatable, CustomStringConvertible {
     /// `errno` as the call left it (`ENOENT`, `ELOOP`, …).
     package let code: Int32
 
-    package init(call: String, code: Int32) {
+    /// Why Sesame refused, when the call itself did not fail (nil: `strerror`'s sentence says it).
+    package let detail: String?
+
+    package init(call: String, code: Int32, detail: String? = nil) {
         self.call = call
         self.code = code
+        self.detail = detail
     }
 
-    /// `strerror`'s sentence ("Too many levels of symbolic links").
-    package var message: String { Posix.message(for: code) }
+    /// `strerror`'s sentence ("Too many levels of symbolic links"), or Sesame's reason.
+    package var message: String { detail ?? Posix.message(for: code) }
 
     /// The sentence alone: callers say what they were doing ("cannot open the lock file …: ").
     package var description: String { message }
