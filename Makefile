@@ -8,7 +8,7 @@ DEBIAN_PACKAGES := libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev xvfb xauth
                    python3 python3-venv python3-gi gir1.2-atspi-2.0 at-spi2-core \
                    tinyproxy-bin socat iproute2 ca-certificates gsettings-desktop-schemas dconf-service \
                    dconf-gsettings-backend glib-networking glib-networking-services libproxy1-plugin-webkit \
-                   fonts-wqy-microhei dpkg-dev binutils lintian appstream mmdebstrap
+                   fonts-wqy-microhei dpkg-dev binutils lintian appstream mmdebstrap bubblewrap
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 # Every target imports only what Package.swift says it depends on.

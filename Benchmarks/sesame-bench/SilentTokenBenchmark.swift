@@ -55,7 +55,7 @@ struct SilentTokenBenchmark {
         let store = AccountStore(storage: storage)
         await store.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
         let alex = try await store.signIn(accountType: settings.accountType, using: HeadlessSignIn(base: base))
-        _ = try await store.accessToken(for: alex)
+        let token = try await store.accessToken(for: alex, scopes: ["User.Read"])
 
         // The same content for MSAL: the cache as stored.
         let group = settings.accountConfiguration.storageGroup
@@ -69,7 +69,7 @@ struct SilentTokenBenchmark {
             let started = ContinuousClock.now
             var count = 0
             while started.duration(to: .now) < .seconds(1) {
-                _ = try await store.accessToken(for: alex)
+                let token = try await store.accessToken(for: alex, scopes: ["User.Read"])
                 count += 1
             }
             rounds.append(Double(count) / (started.duration(to: .now) / .seconds(1)))
@@ -89,7 +89,7 @@ extension SilentTokenBenchmark {
         let store = AccountStore(storage: storage)
         await store.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
         let alex = try await store.signIn(accountType: settings.accountType, using: HeadlessSignIn(base: base))
-        _ = try await store.accessToken(for: alex)
+        let token = try await store.accessToken(for: alex, scopes: ["User.Read"])
         _ = try storage.transact(group: settings.accountConfiguration.storageGroup) { bytes in
             if let bytes { try? bytes.write(to: cacheCopy) }
             return .keep
@@ -97,7 +97,7 @@ extension SilentTokenBenchmark {
         guard let identity = ProgramIdentity.executable(program) else { throw BenchError("\(program) is no program path") }
         await MainActor.run {
             ProgramAccess(file: data.appending(path: "program-access.json"))
-                .record(.always, for: AccessRequest(program: identity, account: alex, scopes: ["User.Read"]))
+                .record(.always, for: AccessRequest(program: identity, account: alex, resource: "", scopes: token.scopes))
         }
         print(#"{"account": "alex@contoso.onmicrosoft.com"}"#)
     }

@@ -50,6 +50,7 @@ static inline GtkButton *sesame_button(gpointer object) { return GTK_BUTTON(obje
 static inline GtkBin *sesame_bin(gpointer object) { return GTK_BIN(object); }
 static inline GtkMenuButton *sesame_menu_button(gpointer object) { return GTK_MENU_BUTTON(object); }
 static inline GtkLabel *sesame_label(gpointer object) { return GTK_LABEL(object); }
+static inline GtkImage *sesame_image(gpointer object) { return GTK_IMAGE(object); }
 static inline GtkEntry *sesame_entry(gpointer object) { return GTK_ENTRY(object); }
 static inline GtkStack *sesame_stack(gpointer object) { return GTK_STACK(object); }
 static inline GtkHeaderBar *sesame_header_bar(gpointer object) { return GTK_HEADER_BAR(object); }

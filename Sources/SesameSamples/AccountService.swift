@@ -1,11 +1,11 @@
 import Foundation
 import SesameCore
 
-/// Asks the user whether a program may use an account: the window's question bar.
+/// Asks the user whether a program may use an account: the window's access question.
 @MainActor
 public protocol AccessQuestioner: AnyObject {
-    /// Shows "Allow <program> to use <account> (<scopes>)?" and waits for the answer; nil when
-    /// it could not be asked or was dismissed (no token, nothing kept).
+    /// Shows "Allow <program> to use your account?" with what the token carries, and waits for
+    /// the answer; nil when it could not be asked or was dismissed (no token, nothing kept).
     func ask(_ request: AccessRequest) async -> AccessAnswer?
 }
 
@@ -42,31 +42,37 @@ public struct ServiceAccount: Sendable, Hashable {
     }
 }
 
-/// A token for a program: the secret and when it expires.
+/// A token for a program: the secret, when it expires, and the permissions it carries.
 public struct ServiceToken: Sendable {
     /// The access token (a ``Secret``: it prints redacted).
     public let secret: Secret
     /// When it expires.
     public let expiresOn: Date
+    /// The permissions it carries (the identity service's grant).
+    public let scopes: [String]
 }
 
 /// Why the account service said no: a D-Bus error name under `org.sesame.Accounts1.Error.` and a
-/// sentence that never holds a token.
+/// sentence that never holds a token — nor an account's name, for a program that may not see it.
 public struct AccountServiceError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The error's kind; its raw value is the last part of the D-Bus error name.
     public enum Kind: String, Sendable, CaseIterable {
         /// The user said no (or did not answer), or the program may not do this.
         case accessDenied = "AccessDenied"
-        /// The caller could not be identified by the system.
+        /// The caller could not be identified by the system, or changed since its first call.
         case unknownCaller = "UnknownCaller"
         /// Only an interactive sign-in can give a token: call `SignIn`.
         case interactionRequired = "InteractionRequired"
-        /// No account of that type and user name is signed in.
+        /// No account of that type (and user name, for a program that may see the account type)
+        /// is signed in.
         case noSuchAccount = "NoSuchAccount"
         /// Sesame has no settings for that account type.
         case unknownAccountType = "UnknownAccountType"
         /// An argument is too long, empty where it may not be, or malformed.
         case invalidArgument = "InvalidArgument"
+        /// The program already has a question open, or too many programs are waiting for the
+        /// user: try again once the user has answered.
+        case busy = "Busy"
         /// The user closed the sign-in.
         case cancelled = "Cancelled"
         /// Anything else (the network, the identity service, the storage).
@@ -94,19 +100,27 @@ public struct AccountServiceError: Error, Sendable, Equatable, CustomStringConve
 }
 
 /// Sesame's account service, without the bus: what `org.sesame.Accounts1` answers — the accounts
-/// (never a token), a token for a program the user allowed, an interactive sign-in in the window,
-/// a sign-out — over the window's own store, so a refresh is shared with the window and a
-/// sign-out is seen by it at once. Every argument is hostile: bounded, checked, and answered with
-/// a typed ``AccountServiceError``. The caller is whoever the system says it is
-/// (``ProgramIdentity``), never what it says.
+/// a program was allowed to see (never a token), a token for a program the user allowed, an
+/// interactive sign-in in the window, a sign-out — over the window's own store, so a refresh is
+/// shared with the window and a sign-out is seen by it at once. Every argument is hostile:
+/// bounded, checked, and answered with a typed ``AccountServiceError``. The caller is whoever the
+/// system says it is (``ProgramIdentity``), never what it says.
+///
+/// What the user is asked is what the program gets: the token is fetched first (silently; it
+/// stays with Sesame), and the question names the permissions it really carries. A decision is
+/// kept per program, account and resource with the permissions the user saw; a later token that
+/// carries more asks again. One question per program is open at a time and only a few across
+/// programs; other requests meanwhile are answered `Busy`.
 @MainActor
 public final class AccountService {
     /// The longest account type, user name or scope accepted.
     public static let maximumArgumentLength = 512
     /// The most scopes one request may name.
     public static let maximumScopes = 32
+    /// The most programs waiting for the user at once (each with one question).
+    public static let maximumPendingQuestions = 4
 
-    private let model: AppModel
+    let model: AppModel
     /// The user's kept decisions.
     public let access: ProgramAccess
     /// Programs that need no question: Sesame's own commands, which read the store directly anyway.
@@ -115,8 +129,8 @@ public final class AccountService {
     public weak var questioner: (any AccessQuestioner)?
     /// Who signs in interactively (the window); nil: `SignIn` fails.
     public weak var signer: (any ServiceSignIn)?
-    /// One question per program, account and scopes at a time: concurrent requests wait for it.
-    private var questions: [AccessKey: Task<AccessAnswer?, Never>] = [:]
+    /// The programs waiting for the user (a question, or a sign-in they asked for).
+    private var waiting: Set<ProgramIdentity> = []
     private var listening: Task<Void, Never>?
 
     /// A service over `model`'s store; `trusted`: the programs that need no question. An account
@@ -138,12 +152,13 @@ public final class AccountService {
 
     isolated deinit { listening?.cancel() }
 
-    /// The signed-in accounts of every account type.
-    public func accounts() async throws(AccountServiceError) -> [ServiceAccount] {
+    /// The signed-in accounts `program` was allowed to use (every one for Sesame's own commands);
+    /// none for a program the user has not decided about.
+    public func accounts(for program: ProgramIdentity) async throws(AccountServiceError) -> [ServiceAccount] {
         var all: [ServiceAccount] = []
         for accountType in accountTypes {
             do {
-                all += try await model.store.accounts(ofType: accountType).map(ServiceAccount.init)
+                all += try await model.store.accounts(ofType: accountType).filter { maySee(program, $0) }.map(ServiceAccount.init)
             } catch {
                 throw Self.failure(error)
             }
@@ -151,49 +166,67 @@ public final class AccountService {
         return all
     }
 
-    /// A token for `program`, when the user allows it (asked the first time), without
-    /// interaction otherwise.
+    /// A token for `program`, when the user allows it (asked the first time, and whenever the
+    /// token carries more than the user saw), without interaction otherwise.
     /// - Parameters:
     ///   - username: the account's user name; empty for the only account of the type.
-    ///   - scopes: the scopes; empty for the account type's own.
+    ///   - scopes: the scopes, of one resource; empty for the account type's own.
     public func accessToken(
         for program: ProgramIdentity, accountType: String, username: String, scopes: [String]
     ) async throws(AccountServiceError) -> ServiceToken {
         try Self.check(accountType: accountType, username: username, scopes: scopes)
-        let account = try await find(accountType: accountType, username: username)
+        let account = try await find(accountType: accountType, username: username, for: program)
         let wanted = try await scopesOrDefault(scopes, accountType: accountType)
-        try await authorize(program, AccessRequest(program: program, account: account, scopes: wanted))
+        let resource = try Self.resource(of: wanted)
+        let token: AccessToken
+        // The token is fetched first, to ask the user about what it really carries; it stays here
+        // until the program may have it.
         model.trace.record("service-token-request", [("program", program.name), ("accountType", accountType)])
         do {
-            let token = try await model.store.accessToken(for: account, scopes: scopes.isEmpty ? nil : scopes)
-            return ServiceToken(secret: token.secret, expiresOn: token.expiresOn)
+            token = try await model.store.accessToken(for: account, scopes: scopes.isEmpty ? nil : scopes)
         } catch {
-            throw Self.failure(error)
+            let failure = Self.failure(error)
+            // A program that may not see the account learns of it only once the user allowed it.
+            if failure.kind == .interactionRequired, !maySee(program, account) {
+                try await authorize(program, AccessRequest(program: program, account: account, resource: resource, scopes: wanted))
+            }
+            throw maySee(program, account) ? failure : Self.unnamed(failure)
         }
+        let granted = ScopeResource.shown(token.scopes).isEmpty ? wanted : token.scopes
+        try await authorize(program, AccessRequest(program: program, account: account, resource: resource, scopes: granted))
+        return ServiceToken(secret: token.secret, expiresOn: token.expiresOn, scopes: ScopeResource.shown(granted))
     }
 
-    /// Signs someone in for `accountType` in the window; returns once it finished.
+    /// The account of `accountType` for `program`: one it may see is answered at once; otherwise
+    /// the user is asked (as for a token of the type's own scopes), and with nobody signed in, the
+    /// window signs someone in first. Returns once it finished.
     public func signIn(for program: ProgramIdentity, accountType: String) async throws(AccountServiceError) -> ServiceAccount {
         try Self.check(accountType: accountType, username: "", scopes: [])
         guard accountTypes.contains(accountType) else {
             throw AccountServiceError(.unknownAccountType, "Sesame has no settings for the account type \(accountType).")
         }
-        guard let signer else { throw AccountServiceError(.failed, "Sesame's window cannot be shown here.") }
-        model.trace.record("service-sign-in", [("program", program.name), ("accountType", accountType)])
-        guard let account = await signer.serviceSignIn(accountType: accountType) else {
-            throw AccountServiceError(.cancelled, "The sign-in was closed.")
+        let accounts = try await signedIn(accountType)
+        if let seen = accounts.first(where: { maySee(program, $0) }) { return ServiceAccount(seen) }
+        if let only = accounts.first {
+            _ = try await accessToken(for: program, accountType: accountType, username: only.username, scopes: [])
+            return ServiceAccount(only)
         }
+        guard let signer else { throw AccountServiceError(.failed, "Sesame's window cannot be shown here.") }
+        try beginWaiting(program)
+        model.trace.record("service-sign-in", [("program", program.name), ("accountType", accountType)])
+        let account = await signer.serviceSignIn(accountType: accountType)
+        waiting.remove(program)
+        guard let account else { throw AccountServiceError(.cancelled, "The sign-in was closed.") }
+        _ = try await accessToken(for: program, accountType: accountType, username: account.username, scopes: [])
         return ServiceAccount(account)
     }
 
     /// Signs an account out, for a program the user allowed to use it ("Always").
     public func signOut(for program: ProgramIdentity, accountType: String, username: String) async throws(AccountServiceError) {
         try Self.check(accountType: accountType, username: username, scopes: [])
-        let account = try await find(accountType: accountType, username: username)
-        guard trusted.contains(program) || access.mayManage(program, accountType: accountType, homeAccountID: account.homeAccountID)
-        else {
-            throw AccountServiceError(
-                .accessDenied, "\(program.name) may not sign \(account.username) out: it was never allowed to use it.")
+        let account = try await find(accountType: accountType, username: username, for: program)
+        guard maySee(program, account) else {
+            throw AccountServiceError(.accessDenied, "This program may not sign that account out: it was never allowed to use it.")
         }
         do {
             try await model.store.remove(account)
@@ -205,42 +238,59 @@ public final class AccountService {
 
     // MARK: Deciding
 
-    /// Passes when the program may have the token: trusted, allowed always, or the user says so now.
+    private func maySee(_ program: ProgramIdentity, _ account: Account) -> Bool {
+        trusted.contains(program) || access.maySee(program, accountType: account.accountType, homeAccountID: account.homeAccountID)
+    }
+
+    /// Passes when the program may have the token: trusted, allowed for what it carries, or the
+    /// user says so now.
     private func authorize(_ program: ProgramIdentity, _ request: AccessRequest) async throws(AccountServiceError) {
         if trusted.contains(program) { return }
+        var asked = request
         switch access.decision(for: request) {
-        case true?: return
-        case false?: throw Self.denied(request)
-        case nil: break
+        case .allowed: return
+        case .denied: throw Self.denied
+        case .undecided: break
+        case .grew(let allowed):
+            asked = AccessRequest(
+                program: program, accountType: request.accountType, homeAccountID: request.homeAccountID, username: request.username,
+                resource: request.resource, scopes: request.scopes, previouslyAllowed: allowed)
         }
-        let answer = await question(request)
-        // Another request's answer may have been kept meanwhile ("Always" for the same question).
-        switch answer {
+        switch try await question(asked) {
         case .allowOnce?, .always?: return
-        case .deny?, nil: throw Self.denied(request)
+        case .deny?, nil: throw Self.denied
         }
     }
 
-    /// The user's answer to `request`, asked once however many identical requests wait.
-    private func question(_ request: AccessRequest) async -> AccessAnswer? {
-        if let asking = questions[request.key] { return await asking.value }
+    /// The user's answer to `request`. A program with a question (or a sign-in) open, or one
+    /// asking while too many programs wait, is told to try again later.
+    private func question(_ request: AccessRequest) async throws(AccountServiceError) -> AccessAnswer? {
         guard let questioner else { return nil }
-        model.trace.record("access-question", [("program", request.program.name), ("accountType", request.accountType)])
-        let asking = Task { [access] in
-            let answer = await questioner.ask(request)
-            if let answer { access.record(answer, for: request) }
-            return answer
-        }
-        questions[request.key] = asking
-        let answer = await asking.value
-        questions[request.key] = nil
+        try beginWaiting(request.program)
+        defer { waiting.remove(request.program) }
+        model.trace.record(
+            "access-question",
+            [
+                ("program", request.program.name), ("verified", request.program.isVerified ? "yes" : "no"),
+                ("accountType", request.accountType),
+            ])
+        let answer = await questioner.ask(request)
+        if let answer { access.record(answer, for: request) }
         model.trace.record("access-answer", [("program", request.program.name), ("answer", answer?.rawValue ?? "none")])
         return answer
     }
 
-    private static func denied(_ request: AccessRequest) -> AccountServiceError {
-        AccountServiceError(.accessDenied, "\(request.program.name) may not use \(request.username): the user did not allow it.")
+    private func beginWaiting(_ program: ProgramIdentity) throws(AccountServiceError) {
+        guard !waiting.contains(program) else {
+            throw AccountServiceError(.busy, "This program is already waiting for the user's answer; ask again once it has one.")
+        }
+        guard waiting.count < Self.maximumPendingQuestions else {
+            throw AccountServiceError(.busy, "Too many programs are waiting for the user's answer; ask again later.")
+        }
+        waiting.insert(program)
     }
+
+    private static let denied = AccountServiceError(.accessDenied, "The user did not allow this program to use that account.")
 
     // MARK: Arguments
 
@@ -255,8 +305,9 @@ public final class AccountService {
             guard value.utf8.count <= maximumArgumentLength else {
                 throw AccountServiceError(.invalidArgument, "An argument is longer than \(maximumArgumentLength) bytes.")
             }
-            guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw AccountServiceError(.invalidArgument, "An argument holds a control character.")
+            guard !DisplayText.hasHiddenCharacters(value) else {
+                throw AccountServiceError(
+                    .invalidArgument, "An argument holds a control, format or invisible character (bidirectional or zero-width).")
             }
         }
         guard scopes.allSatisfy({ !$0.isEmpty && !$0.contains(" ") }) else {
@@ -264,27 +315,41 @@ public final class AccountService {
         }
     }
 
-    /// The account of `accountType` named `username` (the only one when `username` is empty).
-    private func find(accountType: String, username: String) async throws(AccountServiceError) -> Account {
-        guard accountTypes.contains(accountType) else {
-            throw AccountServiceError(.unknownAccountType, "Sesame has no settings for the account type \(accountType).")
+    /// The one resource `scopes` are for: a token is for one resource.
+    private static func resource(of scopes: [String]) throws(AccountServiceError) -> String {
+        let resources = Set(ScopeResource.shown(scopes).map(ScopeResource.of))
+        guard resources.count <= 1 else {
+            throw AccountServiceError(.invalidArgument, "The scopes name \(resources.count) resources: ask for one resource's at a time.")
         }
-        let accounts: [Account]
+        return resources.first ?? ""
+    }
+
+    private func signedIn(_ accountType: String) async throws(AccountServiceError) -> [Account] {
         do {
-            accounts = try await model.store.accounts(ofType: accountType)
+            return try await model.store.accounts(ofType: accountType)
         } catch {
             throw Self.failure(error)
         }
+    }
+
+    /// The account of `accountType` named `username` (the only one when `username` is empty). A
+    /// user name that is not signed in is named in the error only to a program allowed to see
+    /// the type's accounts: to others it is the same refusal as an account they may not use.
+    private func find(accountType: String, username: String, for program: ProgramIdentity) async throws(AccountServiceError) -> Account {
+        guard accountTypes.contains(accountType) else {
+            throw AccountServiceError(.unknownAccountType, "Sesame has no settings for the account type \(accountType).")
+        }
+        let accounts = try await signedIn(accountType)
         if username.isEmpty {
             guard accounts.count == 1, let only = accounts.first else {
                 throw AccountServiceError(
                     .noSuchAccount,
-                    accounts.isEmpty
-                        ? "Nobody is signed in for \(accountType)." : "\(accountType) has \(accounts.count) accounts: name one.")
+                    accounts.isEmpty ? "Nobody is signed in for \(accountType)." : "\(accountType) has several accounts: name one.")
             }
             return only
         }
         guard let match = accounts.first(where: { $0.username.caseInsensitiveCompare(username) == .orderedSame }) else {
+            guard trusted.contains(program) || access.maySeeAny(program, accountType: accountType) else { throw Self.denied }
             throw AccountServiceError(.noSuchAccount, "\(username) is not signed in for \(accountType).")
         }
         return match
@@ -296,6 +361,17 @@ public final class AccountService {
             throw AccountServiceError(.unknownAccountType, "Sesame has no settings for the account type \(accountType).")
         }
         return configuration.scopes.filter { !["openid", "profile", "offline_access", "email"].contains($0.lowercased()) }
+    }
+
+    /// `error` as a program that may not see the account is told it: the store's sentences may
+    /// name the account.
+    private static func unnamed(_ error: AccountServiceError) -> AccountServiceError {
+        switch error.kind {
+        case .interactionRequired:
+            AccountServiceError(.interactionRequired, "Only an interactive sign-in can give a token now: call SignIn.")
+        case .noSuchAccount: AccountServiceError(.noSuchAccount, "That account is no longer signed in.")
+        default: AccountServiceError(error.kind, "Sesame could not get a token: its window or `sesame doctor` says why.")
+        }
     }
 
     /// The store's error as the service's: its code decides the kind, its sentence (never a

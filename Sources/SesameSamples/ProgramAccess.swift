@@ -1,110 +1,35 @@
 import Foundation
 import SesameCore
 
-/// A program that asks Sesame's account service for a token, as the system identifies it — never
-/// as the program describes itself: the executable the kernel says the caller's process runs
-/// (`/proc/PID/exe`, links resolved), or, for a Flatpak sandbox, the app id its instance was
-/// started as (`/proc/PID/root/.flatpak-info`, which the sandbox cannot change).
-public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConvertible {
-    /// How the program is identified.
-    public enum Kind: String, Sendable, Hashable, Codable {
-        /// By its executable's absolute path.
-        case executable
-        /// By its Flatpak app id.
-        case flatpak
+/// The resource a set of scopes is for, as the identity service reads it: the part of a scope
+/// before its last `/` (`https://outlook.office.com/IMAP.AccessAsUser.All` →
+/// `https://outlook.office.com`, `499b84ac-…/.default` → `499b84ac-…`), or, for a plain scope
+/// (`User.Read`), the account type's own resource (Microsoft Graph, for Entra): the empty string.
+/// One token is for one resource, so one decision is for one resource.
+public enum ScopeResource {
+    /// The resource of one scope.
+    public static func of(_ scope: String) -> String {
+        guard let slash = scope.lastIndex(of: "/"), slash != scope.startIndex else { return "" }
+        let resource = String(scope[..<slash]).lowercased()
+        // Graph by its URL is Graph by default.
+        return resource == "https://graph.microsoft.com" || resource == "00000003-0000-0000-c000-000000000000" ? "" : resource
     }
 
-    /// How the program is identified (wire field `kind`).
-    public let kind: Kind
-    /// The executable's absolute path, or the Flatpak app id (wire field `id`).
-    public let id: String
-
-    /// The longest path or app id kept (Linux's `PATH_MAX`).
-    public static let maximumLength = 4096
-
-    /// An executable, by its absolute path; nil for a path that is not one.
-    public static func executable(_ path: String) -> ProgramIdentity? {
-        guard path.hasPrefix("/"), path.utf8.count <= maximumLength, !path.contains("\u{0}"), !path.contains("\n") else { return nil }
-        return ProgramIdentity(kind: .executable, id: path)
-    }
-
-    /// A Flatpak app, by its app id (reverse DNS: letters, digits, `_`, `-` and dots); nil for
-    /// anything else.
-    public static func flatpak(_ appID: String) -> ProgramIdentity? {
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
-        guard (3...255).contains(appID.count), appID.contains("."), appID.allSatisfy(allowed.contains) else { return nil }
-        return ProgramIdentity(kind: .flatpak, id: appID)
-    }
-
-    private init(kind: Kind, id: String) {
-        self.kind = kind
-        self.id = id
-    }
-
-    /// What the user is shown: the executable's file name, or the app id.
-    public var name: String {
-        switch kind {
-        case .executable: URL(filePath: id).lastPathComponent
-        case .flatpak: id
+    /// The scopes a token carries, as a question shows them: OpenID Connect's own left out, once
+    /// each (whatever their case), in a stable order.
+    public static func shown(_ scopes: [String]) -> [String] {
+        var seen: Set<String> = []
+        var shown: [String] = []
+        for scope in scopes where !["openid", "profile", "offline_access", "email"].contains(scope.lowercased()) {
+            if seen.insert(scope.lowercased()).inserted { shown.append(scope) }
         }
-    }
-
-    /// Where it comes from, for the user to tell two programs of one name apart: the executable's
-    /// folder, or "Flatpak".
-    public var origin: String {
-        switch kind {
-        case .executable: URL(filePath: id).deletingLastPathComponent().path
-        case .flatpak: "Flatpak"
-        }
-    }
-
-    public var description: String { "\(kind.rawValue):\(id)" }
-
-    /// The program process `pid` runs, as the kernel says: a Flatpak app id when the process is
-    /// in a Flatpak sandbox (`/proc/PID/root/.flatpak-info`, which the sandbox cannot write),
-    /// else its executable (`/proc/PID/exe`); nil when neither can be read (the process ended,
-    /// or belongs to another user).
-    public static func ofProcess(_ pid: Int32, proc: String = "/proc") -> ProgramIdentity? {
-        guard pid > 0 else { return nil }
-        if let info = FileManager.default.contents(atPath: "\(proc)/\(pid)/root/.flatpak-info"), info.count < 65_536,
-            let appID = flatpakAppID(String(decoding: info, as: UTF8.self))
-        {
-            return .flatpak(appID)
-        }
-        guard let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(proc)/\(pid)/exe") else { return nil }
-        return .executable(path)
-    }
-
-    /// The `name` of the `[Application]` group of a `.flatpak-info` key file.
-    static func flatpakAppID(_ keyFile: String) -> String? {
-        var group = ""
-        for line in keyFile.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-            if line.hasPrefix("[") {
-                group = line
-            } else if group == "[Application]", line.hasPrefix("name=") {
-                return flatpak(String(line.dropFirst(5)))?.id
-            }
-        }
-        return nil
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        let kind = try container.decode(Kind.self, forKey: .kind)
-        let id = try container.decode(String.self, forKey: .id)
-        let made: ProgramIdentity? =
-            switch kind {
-            case .executable: .executable(id)
-            case .flatpak: .flatpak(id)
-            }
-        guard let made else {
-            throw DecodingError.dataCorruptedError(forKey: .id, in: container, debugDescription: "not a program identity")
-        }
-        self = made
+        return shown.sorted { $0.lowercased() < $1.lowercased() }
     }
 }
 
-/// One question the user answers: may this program use this account for these scopes?
+/// One question the user answers: may this program use this account for these permissions of
+/// this resource? The scopes are what the token the program would get really carries (what the
+/// identity service granted), not merely what the program named.
 public struct AccessRequest: Sendable, Hashable {
     /// Who asks.
     public let program: ProgramIdentity
@@ -114,45 +39,75 @@ public struct AccessRequest: Sendable, Hashable {
     public let homeAccountID: String
     /// The account's user name, for the question.
     public let username: String
-    /// The scopes, in one order whatever order they were asked in (lower-cased, sorted, once each).
+    /// The resource the token is for (``ScopeResource``; empty: the account type's own).
+    public let resource: String
+    /// The permissions the token carries (``ScopeResource/shown(_:)``).
     public let scopes: [String]
+    /// What the program was allowed before, when the token now carries more (the question says
+    /// what is new); empty for a first question.
+    public let previouslyAllowed: [String]
 
     /// A request; `scopes` are normalised (see ``scopes``).
-    public init(program: ProgramIdentity, accountType: String, homeAccountID: String, username: String, scopes: [String]) {
+    public init(
+        program: ProgramIdentity, accountType: String, homeAccountID: String, username: String, resource: String, scopes: [String],
+        previouslyAllowed: [String] = []
+    ) {
         self.program = program
         self.accountType = accountType
         self.homeAccountID = homeAccountID
         self.username = username
-        self.scopes = Array(Set(scopes.map { $0.lowercased() })).sorted()
+        self.resource = resource
+        self.scopes = ScopeResource.shown(scopes)
+        self.previouslyAllowed = ScopeResource.shown(previouslyAllowed)
     }
 
     /// A request for `account`.
-    public init(program: ProgramIdentity, account: Account, scopes: [String]) {
+    public init(program: ProgramIdentity, account: Account, resource: String, scopes: [String], previouslyAllowed: [String] = []) {
         self.init(
             program: program, accountType: account.accountType, homeAccountID: account.homeAccountID, username: account.username,
-            scopes: scopes)
+            resource: resource, scopes: scopes, previouslyAllowed: previouslyAllowed)
+    }
+
+    /// The permissions that were not allowed before (all of them for a first question).
+    public var newScopes: [String] {
+        let before = Set(previouslyAllowed.map { $0.lowercased() })
+        return scopes.filter { !before.contains($0.lowercased()) }
     }
 
     /// What a decision is kept under: the user name is only shown.
-    var key: AccessKey { AccessKey(program: program, accountType: accountType, homeAccountID: homeAccountID, scopes: scopes) }
+    var key: AccessKey { AccessKey(program: program, accountType: accountType, homeAccountID: homeAccountID, resource: resource) }
 }
 
-/// What a decision is kept under: program, account and scopes.
+/// What a decision is kept under: program, account and resource.
 struct AccessKey: Hashable, Sendable {
     let program: ProgramIdentity
     let accountType: String
     let homeAccountID: String
-    let scopes: [String]
+    let resource: String
 }
 
-/// The user's answer to "Allow <program> to use <account> (<scopes>)?".
+/// The user's answer to "Allow <program> to use <account>?".
 public enum AccessAnswer: String, Sendable, Hashable, CaseIterable {
     /// This request only; the next one asks again.
     case allowOnce
-    /// This and every later request of the same program, account and scopes (kept).
+    /// This and every later request of the same program, account and resource, as long as the
+    /// token carries no more than was shown (kept).
     case always
-    /// No token, now and later (kept).
+    /// No token, now and later, for this program, account and resource (kept).
     case deny
+}
+
+/// What is kept about a request: allowed (its permissions are within what the user allowed),
+/// denied, or nothing yet — or allowed for less than the token now carries (ask again).
+public enum AccessDecision: Sendable, Equatable {
+    /// The user allowed this program these permissions (or more).
+    case allowed
+    /// The user denied this program this account's resource.
+    case denied
+    /// Nothing is kept: ask.
+    case undecided
+    /// The user allowed less than the token now carries: ask again, showing what is new.
+    case grew(allowed: [String])
 }
 
 /// A kept answer, as the account menu's "Programs with access" lists it.
@@ -165,21 +120,26 @@ public struct ProgramDecision: Sendable, Hashable, Codable {
     public let homeAccountID: String
     /// The account's user name when it was decided (wire field `username`).
     public let username: String
-    /// The scopes, normalised as ``AccessRequest/scopes`` (wire field `scopes`).
+    /// The resource (wire field `resource`; empty: the account type's own).
+    public let resource: String
+    /// The permissions shown when the user decided, normalised as ``AccessRequest/scopes``
+    /// (wire field `scopes`): for an allowed program, the most its tokens may carry.
     public let scopes: [String]
     /// Whether the program may (wire field `allowed`).
     public let allowed: Bool
     /// When the user decided (wire field `decidedAt`).
     public let decidedAt: Date
 
-    var key: AccessKey { AccessKey(program: program, accountType: accountType, homeAccountID: homeAccountID, scopes: scopes) }
+    var key: AccessKey { AccessKey(program: program, accountType: accountType, homeAccountID: homeAccountID, resource: resource) }
 }
 
 /// Which program may use which account: the user's kept answers ("Always", "Deny") per program,
-/// account and scopes, in a small owner-only JSON file (`$XDG_DATA_HOME/sesame/program-access.json`)
-/// read as hostile input — a missing, oversized, malformed or foreign file is no decision, and an
-/// entry that does not parse is dropped, never trusted. "Allow once" is not kept. The account
-/// service asks ``decision(for:)`` before every token, and the window asks the user when it is nil.
+/// account and resource, with the permissions the user saw, in a small owner-only JSON file
+/// (`$XDG_DATA_HOME/sesame/program-access.json`) read as hostile input — a missing, oversized,
+/// malformed or foreign file is no decision, and an entry that does not parse is dropped, never
+/// trusted. "Allow once" is not kept, and nothing is kept about an unverified program. The
+/// account service asks ``decision(for:)`` before every token, and the user when it is not
+/// `.allowed` or `.denied`.
 @MainActor
 public final class ProgramAccess {
     /// The file decisions are kept in (nil: kept in memory only).
@@ -192,7 +152,7 @@ public final class ProgramAccess {
     public static let maximumFileSize = 1 << 20
     /// The most decisions kept.
     public static let maximumDecisions = 2000
-    /// The longest account type, user name, account id or scope kept.
+    /// The longest account type, user name, account id, resource or scope kept.
     public static let maximumFieldLength = 1024
     /// The most scopes of one decision.
     public static let maximumScopes = 64
@@ -209,25 +169,44 @@ public final class ProgramAccess {
         FileTokenStorage.defaultDirectory(environment: environment).appending(path: "program-access.json")
     }
 
-    /// The kept decision for a request: true (always), false (deny), nil (ask the user).
-    public func decision(for request: AccessRequest) -> Bool? {
-        decisions[request.key]?.allowed
+    /// What is kept about a request: allowed only while the token carries no permission beyond
+    /// what the user saw when they allowed it.
+    public func decision(for request: AccessRequest) -> AccessDecision {
+        guard request.program.isVerified, let kept = decisions[request.key] else { return .undecided }
+        guard kept.allowed else { return .denied }
+        let allowed = Set(kept.scopes.map { $0.lowercased() })
+        return request.scopes.allSatisfy { allowed.contains($0.lowercased()) } ? .allowed : .grew(allowed: kept.scopes)
     }
 
-    /// Every kept decision, by program name, then account, then scopes.
+    /// Whether a program was allowed to use the account for any resource: it may see the account
+    /// (listed, named in errors) and sign it out.
+    public func maySee(_ program: ProgramIdentity, accountType: String, homeAccountID: String) -> Bool {
+        program.isVerified
+            && decisions.values.contains {
+                $0.allowed && $0.program == program && $0.accountType == accountType && $0.homeAccountID == homeAccountID
+            }
+    }
+
+    /// Whether a program was allowed to use any account of `accountType`.
+    public func maySeeAny(_ program: ProgramIdentity, accountType: String) -> Bool {
+        program.isVerified && decisions.values.contains { $0.allowed && $0.program == program && $0.accountType == accountType }
+    }
+
+    /// Every kept decision, by program name, then account, then resource.
     public var all: [ProgramDecision] {
         decisions.values.sorted {
-            ($0.program.name, $0.program.id, $0.username, $0.scopes.joined(separator: " "))
-                < ($1.program.name, $1.program.id, $1.username, $1.scopes.joined(separator: " "))
+            ($0.program.name, $0.program.id, $0.username, $0.resource) < ($1.program.name, $1.program.id, $1.username, $1.resource)
         }
     }
 
-    /// Keeps the user's answer ("Allow once" keeps nothing).
+    /// Keeps the user's answer: "Always" the permissions shown, "Deny" the resource; "Allow once"
+    /// and any answer about an unverified program keep nothing.
     public func record(_ answer: AccessAnswer, for request: AccessRequest) {
-        guard answer != .allowOnce, request.scopes.count <= Self.maximumScopes else { return }
+        guard answer != .allowOnce, request.program.isVerified, request.scopes.count <= Self.maximumScopes else { return }
         let decision = ProgramDecision(
             program: request.program, accountType: request.accountType, homeAccountID: request.homeAccountID,
-            username: request.username, scopes: request.scopes, allowed: answer == .always, decidedAt: now())
+            username: request.username, resource: request.resource, scopes: request.scopes, allowed: answer == .always,
+            decidedAt: now())
         decisions[request.key] = decision
         if decisions.count > Self.maximumDecisions, let oldest = decisions.values.min(by: { $0.decidedAt < $1.decidedAt }) {
             decisions[oldest.key] = nil
@@ -249,14 +228,6 @@ public final class ProgramAccess {
         if decisions.count != before { changed() }
     }
 
-    /// Whether a program holds an "Always" for the account, whatever the scopes (what signing
-    /// the account out through the service needs).
-    public func mayManage(_ program: ProgramIdentity, accountType: String, homeAccountID: String) -> Bool {
-        decisions.values.contains {
-            $0.allowed && $0.program == program && $0.accountType == accountType && $0.homeAccountID == homeAccountID
-        }
-    }
-
     /// Calls `action` after every change (the account menu's list); until the returned token is
     /// passed to ``stopObserving(_:)``.
     @discardableResult
@@ -276,7 +247,9 @@ public final class ProgramAccess {
 
     // MARK: The file
 
-    /// The file's shape: `{"version": 1, "decisions": [...]}`.
+    /// The file's shape: `{"version": 2, "decisions": [...]}`. Version 1 kept decisions per
+    /// program, account and the scopes *asked for*; it is read as decisions per resource whose
+    /// allowed set is what was asked — so a token that carries more asks again.
     private struct Stored: Codable {
         var version: Int
         var decisions: [Lenient]
@@ -290,13 +263,34 @@ public final class ProgramAccess {
 
         init(from decoder: any Decoder) throws {
             decision = try? ProgramDecision(from: decoder)
+            // Version 1 kept the scopes lower-cased, sorted, once each: anything else is not Sesame's.
+            if decision == nil, let old = try? VersionOne(from: decoder),
+                old.scopes == Array(Set(old.scopes.map { $0.lowercased() })).sorted()
+            {
+                decision = ProgramDecision(
+                    program: old.program, accountType: old.accountType, homeAccountID: old.homeAccountID, username: old.username,
+                    resource: old.scopes.first.map(ScopeResource.of) ?? "", scopes: ScopeResource.shown(old.scopes),
+                    allowed: old.allowed, decidedAt: old.decidedAt)
+            }
         }
 
         func encode(to encoder: any Encoder) throws { try decision.encode(to: encoder) }
     }
 
+    /// A version 1 entry (no `resource`).
+    private struct VersionOne: Decodable {
+        let program: ProgramIdentity
+        let accountType: String
+        let homeAccountID: String
+        let username: String
+        let scopes: [String]
+        let allowed: Bool
+        let decidedAt: Date
+    }
+
     private func load(_ file: URL) {
-        guard let data = Self.readOwnerOnly(file), let stored = try? Self.decoder.decode(Stored.self, from: data), stored.version == 1
+        guard let data = Posix.readRegularFileOfThisUser(file.path, limit: Self.maximumFileSize),
+            let stored = try? Self.decoder.decode(Stored.self, from: Data(data)), [1, 2].contains(stored.version)
         else { return }
         for decision in stored.decisions.compactMap(\.decision).prefix(Self.maximumDecisions) where Self.isSane(decision) {
             decisions[decision.key] = decision
@@ -304,20 +298,11 @@ public final class ProgramAccess {
     }
 
     private static func isSane(_ decision: ProgramDecision) -> Bool {
-        let fields = [decision.accountType, decision.homeAccountID, decision.username] + decision.scopes
+        let fields = [decision.accountType, decision.homeAccountID, decision.username, decision.resource] + decision.scopes
         return !decision.accountType.isEmpty && !decision.homeAccountID.isEmpty && decision.scopes.count <= maximumScopes
-            && fields.allSatisfy { $0.utf8.count <= maximumFieldLength }
-            && decision.scopes == Array(Set(decision.scopes.map { $0.lowercased() })).sorted()
-    }
-
-    /// The file's bytes when it is a regular file of this user's (not a link) and not too large.
-    private static func readOwnerOnly(_ file: URL) -> Data? {
-        guard let descriptor = try? Posix.openOwnerOnly(file.path, O_RDONLY) else { return nil }
-        defer { Posix.close(descriptor) }
-        guard Posix.isRegularFileOfThisUser(descriptor) else { return nil }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
-        guard let data = try? handle.read(upToCount: maximumFileSize + 1), data.count <= maximumFileSize else { return nil }
-        return data
+            && fields.allSatisfy { $0.utf8.count <= maximumFieldLength && !DisplayText.hasHiddenCharacters($0) }
+            && decision.scopes == ScopeResource.shown(decision.scopes)
+            && decision.scopes.allSatisfy { ScopeResource.of($0) == decision.resource }
     }
 
     /// Replaces the file whole (a new owner-only file renamed over it); a failure keeps the
@@ -329,7 +314,7 @@ public final class ProgramAccess {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         encoder.dateEncodingStrategy = .iso8601
-        guard let data = try? encoder.encode(Stored(version: 1, decisions: all.map(Lenient.init))) else { return }
+        guard let data = try? encoder.encode(Stored(version: 2, decisions: all.map(Lenient.init))) else { return }
         let temporary = folder.appending(path: ".\(file.lastPathComponent).\(UUID().uuidString)")
         do {
             let descriptor = try Posix.openOwnerOnly(temporary.path, O_WRONLY | O_CREAT | O_EXCL)

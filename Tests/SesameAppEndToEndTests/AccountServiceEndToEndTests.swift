@@ -11,40 +11,53 @@ final class AccountServiceEndToEndTests: XCTestCase {
     func testProgramsGetTokensOnlyWithTheUsersSayAndShareOneRefresh() throws {
         let run = try flow("service")
         let seen = run.seen
-        // Listing: the account, never a token.
-        XCTAssertEqual(seen["list_status"] as? Int, 0, seen["list_error"] as? String ?? "")
-        let list = try XCTUnwrap(seen["list"] as? String)
-        XCTAssertTrue(list.contains("'username': <'alex@contoso.onmicrosoft.com'>"), list)
-        XCTAssertTrue(list.contains("'account_type': <'myGraphService'>"), list)
-        XCTAssertTrue(list.contains("'tenant': <"), list)
-        XCTAssertFalse(list.contains("eyJ"), "a token in the list")
+        let username = "alex@contoso.onmicrosoft.com"
+        // A program nobody decided about lists nothing: no user name.
+        let undecided = try XCTUnwrap(seen["list_undecided"] as? [String: Any])
+        XCTAssertEqual(undecided["status"] as? Int, 0, "\(undecided)")
+        XCTAssertEqual(undecided["out"] as? String, "(@aa{sv} [],)\n")
+        XCTAssertFalse("\(undecided)".contains("alex"), "an undecided program saw the account")
 
-        // The first request of each program asked in the window, once per program.
-        let tools = try XCTUnwrap((seen["programs"] as? [String: Any])?["tools"] as? [String])
-        XCTAssertEqual(Set(seen["asked"] as? [String] ?? []).count, 5)
-        XCTAssertEqual(Set((seen["asked"] as? [String] ?? []).prefix(5)), Set(tools.map { "The program \($0)" }))
-        XCTAssertEqual(
-            seen["first_question"] as? String,
-            "Allow tool-\(run.firstToolNumber(seen)) to use alex@contoso.onmicrosoft.com (user.read, user.readbasic.all)?")
-        // 50 requests from 5 programs: all answered, one token, one refresh; Graph takes it.
+        // The first request of each program asked, once per program, and lists what the token carries.
+        let programs = try XCTUnwrap(seen["programs"] as? [String: Any])
+        let tools = try XCTUnwrap(programs["tools"] as? [String])
+        XCTAssertEqual(seen["asked"] as? [String], tools.map { "The program \($0)" })
+        XCTAssertEqual(seen["first_question"] as? String, "Allow \u{2068}tool-1\u{2069} to use \u{2068}\(username)\u{2069}?")
+        XCTAssertEqual(seen["first_permissions"] as? String, "• User.Read\n• User.ReadBasic.All")
+        XCTAssertEqual(seen["first_status"] as? [Int], [0])
+        let listed = try XCTUnwrap(seen["list_allowed"] as? String)
+        XCTAssertTrue(listed.contains("'username': <'\(username)'>"), listed)
+        XCTAssertTrue(listed.contains("'account_type': <'myGraphService'>"), listed)
+        XCTAssertFalse(listed.contains("eyJ"), "a token in the list")
+
+        // 50 requests from 5 allowed programs: all answered, one token, one refresh; Graph takes it.
         XCTAssertEqual(seen["concurrent_status"] as? [Int], [0], "\(seen["concurrent_errors"] ?? "")")
         XCTAssertEqual(seen["concurrent_distinct_tokens"] as? Int, 1)
         XCTAssertEqual(seen["concurrent_refreshes"] as? Int, 1, "50 concurrent requests did not share one refresh")
         XCTAssertEqual(seen["graph_status"] as? Int, 200, "the emulator's Graph refused the token")
         XCTAssertGreaterThan(seen["expires_at"] as? Int ?? 0, Int(Date().timeIntervalSince1970))
 
-        // Deny: a D-Bus error, no token, and it is kept.
+        // Deny: a D-Bus error that names no account, no token, and it is kept.
         let denied = try XCTUnwrap(seen["denied"] as? [String: Any])
         XCTAssertNotEqual(denied["status"] as? Int, 0)
         XCTAssertTrue((denied["error"] as? String)?.contains("org.sesame.Accounts1.Error.AccessDenied") == true, "\(denied)")
+        XCTAssertFalse((denied["error"] as? String ?? "").contains("alex"), "the refusal named the account")
         XCTAssertEqual(denied["out"] as? String, "")
         let again = try XCTUnwrap(seen["denied_again"] as? [String: Any])
         XCTAssertTrue((again["error"] as? String)?.contains("AccessDenied") == true, "\(again)")
 
+        // A caller in a mount namespace of its own, with another program over tool-1's path: an
+        // unverified program, asked (never Always), refused; a fake .flatpak-info is not believed.
+        XCTAssertEqual(seen["bwrap_question"] as? String, "An unverified program that claims to be \(tools[0])")
+        XCTAssertEqual(seen["bwrap_always_offered"] as? Bool, false)
+        XCTAssertTrue(((seen["bwrap"] as? [String: Any])?["error"] as? String)?.contains("AccessDenied") == true, "\(seen["bwrap"] ?? "")")
+        XCTAssertEqual(seen["flatpak_question"] as? String, "An unverified program that claims to be \(tools[1])")
+        XCTAssertTrue(((seen["flatpak"] as? [String: Any])?["error"] as? String)?.contains("AccessDenied") == true)
+
         // A decision taken back asks again; the same name at another path is asked about on its own.
         XCTAssertEqual(seen["asked_again"] as? String, "The program \(tools[0])")
         XCTAssertEqual((seen["after_revoke"] as? [String: Any])?["token"] as? Bool, true)
-        let impostor = try XCTUnwrap((seen["programs"] as? [String: Any])?["impostor"] as? String)
+        let impostor = try XCTUnwrap(programs["impostor"] as? String)
         XCTAssertEqual(seen["impostor_question"] as? String, "The program \(impostor)")
         XCTAssertTrue(((seen["impostor"] as? [String: Any])?["error"] as? String)?.contains("AccessDenied") == true)
 
@@ -55,7 +68,7 @@ final class AccountServiceEndToEndTests: XCTestCase {
         XCTAssertEqual(command["graph"] as? Int, 200)
         XCTAssertEqual(seen["sesame_through_service"] as? [String], ["sesame"])
         XCTAssertTrue(
-            (seen["sesame_accounts"] as? String)?.contains("<alex@contoso.onmicrosoft.com>") == true, "\(seen["sesame_accounts"] ?? "")")
+            (seen["sesame_accounts"] as? String)?.contains("<\(username)>") == true, "\(seen["sesame_accounts"] ?? "")")
 
         // A sign-out through the bus leaves the window's menu at once.
         XCTAssertEqual((seen["sign_out"] as? [String: Any])?["status"] as? Int, 0, "\(seen["sign_out"] ?? "")")
@@ -76,6 +89,12 @@ final class AccountServiceEndToEndTests: XCTestCase {
         XCTAssertEqual((seen["clone"] as? [String: Any])?["status"] as? Int, 0, "\(seen["clone"] ?? "")")
         XCTAssertEqual((seen["push"] as? [String: Any])?["status"] as? Int, 0, "\(seen["push"] ?? "")")
         XCTAssertEqual(seen["server_log"] as? String, "First\n")
+        // An http:// remote of a host listed as https: no password crosses the wire, and git says why.
+        let plain = try XCTUnwrap(seen["plain_http"] as? [String: Any])
+        XCTAssertNotEqual(plain["status"] as? Int, 0, "git got in over plain http")
+        XCTAssertTrue((plain["error"] as? String)?.contains("only over HTTPS") == true, "\(plain)")
+        XCTAssertEqual((seen["plain_http_authorizations"] as? [String])?.count, 0, "git sent \(seen["plain_http_authorizations"] ?? "")")
+        XCTAssertEqual(seen["plain_http_token_requests"] as? Int, 0, "the helper asked Sesame for a token for plain http")
         XCTAssertEqual(seen["git_asked_again"] as? String, "The program \(helper)")
         let refused = try XCTUnwrap(seen["push_after_revoke"] as? [String: Any])
         XCTAssertNotEqual(refused["status"] as? Int, 0)

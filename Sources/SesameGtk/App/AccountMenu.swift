@@ -94,9 +94,10 @@ final class AccountMenu {
         for decision in decisions {
             let row = Box(vertical: false, spacing: 6)
             let what = decision.allowed ? L("always allowed") : L("denied")
-            let line = "\(decision.program.name) — \(decision.scopes.joined(separator: " ")): \(what)"
+            let scopes = decision.scopes.map(DisplayText.escaped).joined(separator: ", ")
+            let line = "\(DisplayText.isolated(decision.program.name)) — \(scopes): \(what)"
             let label = Label(line, wrap: true, xalign: 0)
-            label.tooltip = decision.program.id
+            label.tooltip = DisplayText.escaped(decision.program.id)
             row.pack(label, expand: true)
             row.pack(
                 Button(L("Take back"), accessibleName: String(format: L("Take back the decision about %@"), decision.program.id)) {

@@ -17,7 +17,6 @@ extension MainWindow {
         let content = Box(vertical: true, spacing: 0)
         if let settingsNotice { content.pack(settingsNotice.root) }
         content.pack(offlineBar.root)
-        content.pack(accessBar.root)
         content.pack(errorBar.root)
         content.pack(mainStack, expand: true)
         // The inspector is never cut off: the handle stops where its narrowest layout begins.
@@ -27,6 +26,5 @@ extension MainWindow {
         header.showAll()
         panes.showAll()
         errorBar.root.hide()
-        accessBar.root.hide()
     }
 }

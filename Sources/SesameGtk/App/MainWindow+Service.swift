@@ -2,16 +2,14 @@ import Foundation
 import SesameCore
 import SesameSamples
 
-/// The window as the account service's face: it asks the user about programs (the access bar),
-/// signs accounts in for them, lists their decisions in the account menu, and drops an account
-/// signed out elsewhere from its pages and menu at once.
+/// The window as the account service's face: it signs accounts in for programs, lists the
+/// user's decisions about them in the account menu, and drops an account signed out elsewhere
+/// from its pages and menu at once. (The questions themselves are the ``AccessDialog``'s.)
 extension MainWindow: ServiceSignIn {
-    /// Serves `service`: its questions show in this window, its sign-ins in this window's pages.
+    /// Serves `service`: its sign-ins in this window's pages, its decisions in the account menu.
     public func serve(_ service: AccountService) {
-        service.questioner = accessBar
         service.signer = self
         accountMenu.access = service.access
-        accessBar.onAsk = { [weak self] in self?.bringForward() }
     }
 
     /// Signs someone in for `accountType` on its sample's page (shown first).
@@ -26,7 +24,7 @@ extension MainWindow: ServiceSignIn {
         return account
     }
 
-    /// Shows the window (raised), for a question or a sign-in a program asked for.
+    /// Shows the window (raised), for a sign-in a program asked for.
     func bringForward() {
         advance(to: .complete)
         window.show()

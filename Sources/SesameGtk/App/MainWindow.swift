@@ -25,7 +25,6 @@ public final class MainWindow: SignInFailurePresenter {
     let inspectorSlot = Box(vertical: true, spacing: 0)
     let errorBar = ErrorBar()
     /// The account service's question to the user: may this program use this account?
-    let accessBar = AccessBar()
     /// Listens to the store: an account signed out elsewhere (the bus, another page) leaves the window.
     var storeEvents: Task<Void, Never>?
     let offlineBar = OfflineBar()
@@ -194,7 +193,6 @@ public final class MainWindow: SignInFailurePresenter {
             stallWatch?.stop()
             appearing?.cancel()
             storeEvents?.cancel()
-            accessBar.dismissAll()
             signIn.cancel()
             errorBar.answer(retry: false)
             for page in pages.values { page.close() }

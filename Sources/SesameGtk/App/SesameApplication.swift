@@ -57,10 +57,12 @@ public enum SesameApplication {
                     if let accountService = holder.bus?.service { window.serve(accountService) }
                     window.window.onDestroy {
                         holder.window = nil
-                        // Serving on without a window: the next question opens a new one.
                         if let onDemand = holder.onDemand, let accountService = holder.bus?.service {
-                            accountService.questioner = onDemand
+                            // Serving on without a window: the next sign-in opens a new one.
                             accountService.signer = onDemand
+                        } else {
+                            // The app ends with its window: no question outlives it.
+                            holder.questions.dismissAll()
                         }
                     }
                     onWindow?(window)
@@ -70,10 +72,14 @@ public enum SesameApplication {
                     let accountService = AccountService(
                         model: model, access: ProgramAccess(file: service.accessFile), trusted: service.trusted)
                     holder.bus = AccountBus(service: accountService, trace: model.trace)
+                    // Questions are a dialog of their own: over the window when it is on screen,
+                    // alone when the service runs without one.
+                    accountService.questioner = holder.questions
+                    holder.questions.parent = { holder.window?.window.isVisible == true ? holder.window?.window : nil }
+                    holder.questions.knownPrograms = { accountService.access.all.map(\.program) }
                     if service.windowOnDemand {
                         let onDemand = WindowOnDemand(open: openWindow)
                         holder.onDemand = onDemand
-                        accountService.questioner = onDemand
                         accountService.signer = onDemand
                         // Served until the session ends: the hold is never released.
                         return
@@ -89,25 +95,23 @@ public enum SesameApplication {
         return status
     }
 
+    @MainActor
     private final class Holder {
         var model: AppModel?
         var window: MainWindow?
         var bus: AccountBus?
         var onDemand: WindowOnDemand?
+        let questions = AccessDialog()
         var starting = false
     }
 }
 
-/// The service's window when it runs without one: opened when a program needs the user.
+/// The service's window when it runs without one: opened when a program needs a sign-in.
 @MainActor
-private final class WindowOnDemand: AccessQuestioner, ServiceSignIn {
+private final class WindowOnDemand: ServiceSignIn {
     private let open: @MainActor () -> MainWindow
 
     init(open: @escaping @MainActor () -> MainWindow) { self.open = open }
-
-    func ask(_ request: AccessRequest) async -> AccessAnswer? {
-        await open().accessBar.ask(request)
-    }
 
     func serviceSignIn(accountType: String) async -> Account? {
         await open().serviceSignIn(accountType: accountType)

@@ -210,10 +210,10 @@ public final class DBusMethodCall {
         self.service = service
     }
 
-    /// The caller's process id, as the bus daemon knows it (never as the caller says); nil when
-    /// the bus does not say.
-    public func callerProcessID() async -> Int32? {
-        await service.processID(of: sender)
+    /// Who the caller's connection is, as the bus daemon knows it (never as the caller says); nil
+    /// when the bus does not say.
+    public func callerCredentials() async -> DBusCredentials? {
+        await service.credentials(of: sender)
     }
 
     /// Answers with `values` (the method's out arguments).
@@ -238,7 +238,7 @@ public final class DBusMethodCall {
 /// A service on the session bus: owns a well-known name, exports one object described by
 /// introspection XML (so `gdbus introspect` shows it), and hands each method call to a
 /// main-actor handler. GDBus checks every call's arguments against the XML before the handler
-/// sees it. The caller's process id comes from the bus daemon (`GetConnectionUnixProcessID`),
+/// sees it. The caller's process and user come from the bus daemon (`GetConnectionCredentials`),
 /// asked once per connection.
 @MainActor
 public final class DBusService {
@@ -257,7 +257,7 @@ public final class DBusService {
     private var ownerID: guint = 0
     private var registrationID: guint = 0
     private var connection: OpaquePointer?
-    private var processIDs: [String: Int32] = [:]
+    private var knownCredentials: [String: DBusCredentials] = [:]
     private var box: Unmanaged<ServiceBox>?
 
     /// The method-call table GDBus keeps a pointer to (one for every object: the user data tells them apart).
@@ -378,41 +378,51 @@ public final class DBusService {
 
     fileprivate func handle(_ call: DBusMethodCall) { handler(call) }
 
-    /// The process id of the connection `sender`, from the bus daemon (cached: a unique name is
-    /// never given to another connection).
-    fileprivate func processID(of sender: String) async -> Int32? {
-        if let known = processIDs[sender] { return known }
+    /// The process and user of the connection `sender`, from the bus daemon (cached: a unique
+    /// name is never given to another connection).
+    fileprivate func credentials(of sender: String) async -> DBusCredentials? {
+        if let known = knownCredentials[sender] { return known }
         guard let connection, sender.hasPrefix(":") else { return nil }
         let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
         // The connection is thread-safe and kept alive by the name's ownership meanwhile; the
         // blocking call runs on a thread of its own, never on the main loop.
-        let found = await withCheckedContinuation { (continuation: CheckedContinuation<Int32?, Never>) in
+        let found = await withCheckedContinuation { (continuation: CheckedContinuation<DBusCredentials?, Never>) in
             Thread.detachNewThread {
                 let connection = OpaquePointer(bitPattern: address)
                 var error: UnsafeMutablePointer<GError>?
                 let reply = g_dbus_connection_call_sync(
                     connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                    "GetConnectionUnixProcessID", DBusValue.tuple([.string(sender)]), nil, G_DBUS_CALL_FLAGS_NONE, 5000, nil, &error)
+                    "GetConnectionCredentials", DBusValue.tuple([.string(sender)]), nil, G_DBUS_CALL_FLAGS_NONE, 5000, nil, &error)
                 guard let reply else {
                     g_error_free(error)
                     continuation.resume(returning: nil)
                     return
                 }
                 defer { g_variant_unref(reply) }
-                let values = DBusValue.children(of: reply).compactMap(DBusValue.init)
-                if case .uint32(let pid)? = values.first, pid > 0, pid <= UInt32(Int32.max) {
-                    continuation.resume(returning: Int32(pid))
-                } else {
+                guard case .dictionary(let entries)? = DBusValue.children(of: reply).compactMap(DBusValue.init).first,
+                    case .uint32(let pid)? = entries.first(where: { $0.0 == "ProcessID" })?.1, pid > 0, pid <= UInt32(Int32.max),
+                    case .uint32(let uid)? = entries.first(where: { $0.0 == "UnixUserID" })?.1
+                else {
                     continuation.resume(returning: nil)
+                    return
                 }
+                continuation.resume(returning: DBusCredentials(processID: Int32(pid), userID: uid))
             }
         }
         if let found {
-            if processIDs.count > 4096 { processIDs.removeAll() }
-            processIDs[sender] = found
+            if knownCredentials.count > 4096 { knownCredentials.removeAll() }
+            knownCredentials[sender] = found
         }
         return found
     }
+}
+
+/// A connection's process and user, as the bus daemon says (`GetConnectionCredentials`).
+public struct DBusCredentials: Sendable, Hashable {
+    /// `ProcessID`: the process that connected.
+    public let processID: Int32
+    /// `UnixUserID`: its user.
+    public let userID: UInt32
 }
 
 /// What GDBus's user data points at: the service, weakly (calls after it stopped are refused).

@@ -209,6 +209,12 @@ public final class Label: Widget {
         gtk_label_set_width_chars(label, 1)
     }
 
+    /// Keeps a wrapping label from asking for more than `characters` of width: it wraps there.
+    public func limitWidth(characters: Int32) {
+        gtk_label_set_width_chars(label, min(characters, 20))
+        gtk_label_set_max_width_chars(label, characters)
+    }
+
     /// Wraps a long text at any character when no word boundary fits (a long user name), so the
     /// label asks for no more width than a few characters.
     public func wrapAnywhere() {
@@ -713,6 +719,16 @@ public final class TextTable: Widget {
     private var selectionOwner: GObjectReference?
 }
 
+/// A named icon of the theme, at a size in pixels.
+@MainActor
+public final class Image: Widget {
+    /// The theme's icon `iconName` (a symbolic one draws in the text's colour) at `pixels`.
+    public init(iconName: String, pixels: Int32) {
+        super.init(shared: gtk_image_new_from_icon_name(iconName, GTK_ICON_SIZE_DIALOG)!)
+        gtk_image_set_pixel_size(sesame_image(object), pixels)
+    }
+}
+
 /// A top-level window.
 @MainActor
 public final class Window: Widget {
@@ -792,6 +808,28 @@ public final class Window: Widget {
 
     /// Maximises the window.
     public func maximize() { gtk_window_maximize(window) }
+
+    /// Makes the window a dialog of `parent` (kept above it, centred on it), or of no window.
+    public func setTransient(for parent: Window?) {
+        gtk_window_set_transient_for(window, parent?.window)
+        gtk_window_set_position(window, parent == nil ? GTK_WIN_POS_CENTER : GTK_WIN_POS_CENTER_ON_PARENT)
+        gtk_window_set_type_hint(window, GDK_WINDOW_TYPE_HINT_DIALOG)
+    }
+
+    /// Whether the user may resize the window.
+    public var isResizable: Bool {
+        get { gtk_window_get_resizable(window) != 0 }
+        set { gtk_window_set_resizable(window, newValue ? 1 : 0) }
+    }
+
+    /// Whether the window has the keyboard (GTK's `is-active`: the toplevel the user types into).
+    public var isActive: Bool { gtk_window_is_active(window) != 0 }
+
+    /// Runs `action` whenever the window gains or loses the keyboard (``isActive``).
+    public func onActiveChanged(_ action: @escaping @MainActor () -> Void) { Signals.notify(self, "is-active", action) }
+
+    /// Runs `action` once the window is on screen (mapped), and again each time it is shown.
+    public func onMapped(_ action: @escaping @MainActor () -> Void) { Signals.void(self, "map", action) }
 
     /// The widget with the keyboard focus in the window, if Sesame holds it.
     public var focusedWidget: Widget? {

@@ -3,9 +3,12 @@ import SesameCore
 import SesameSamples
 
 /// `org.sesame.Accounts1` on the session bus, under the name `org.sesame.Sesame`: the bus side of
-/// ``AccountService``. Each call's caller is identified from the bus (its process id, from the
-/// bus daemon) and the kernel (`/proc/PID/exe`, or a Flatpak app id) — never from its arguments.
-/// docs/DBUS.md is the interface's documentation; ``introspectionXML`` its definition.
+/// ``AccountService``. Each connection's caller is identified at its first call from the bus (its
+/// process and user, from the bus daemon) and the kernel (``ProcessIdentification``: the
+/// executable, a verified Flatpak app, or an unverified program in a mount namespace of its own)
+/// — never from its arguments — and checked again on every later call: the same process (its
+/// start time) running the same executable. docs/DBUS.md is the interface's documentation;
+/// ``introspectionXML`` its definition.
 @MainActor
 public final class AccountBus {
     /// The well-known name.
@@ -45,14 +48,17 @@ public final class AccountBus {
     public let service: AccountService
     private let trace: FlowTrace
     private var bus: DBusService?
-    /// Who each connection is (a unique name's process never changes).
-    private var callers: [String: ProgramIdentity] = [:]
+    /// Who each connection is, as identified at its first call.
+    private var callers: [String: Caller] = [:]
+    private var firstCalls: [String: Task<Caller?, Never>] = [:]
+    private let identification: ProcessIdentification
 
     /// Starts owning the name. Without a session bus, or with another Sesame owning the name, the
     /// window simply serves nobody (``isServing`` stays false).
-    public init(service: AccountService, trace: FlowTrace) {
+    public init(service: AccountService, trace: FlowTrace, identification: ProcessIdentification = ProcessIdentification()) {
         self.service = service
         self.trace = trace
+        self.identification = identification
         do {
             bus = try DBusService(
                 name: Self.busName, path: Self.objectPath, interface: Self.interfaceName, introspectionXML: Self.introspectionXML
@@ -85,20 +91,38 @@ public final class AccountBus {
     }
 
     private func identify(_ call: DBusMethodCall) async throws(AccountServiceError) -> ProgramIdentity {
-        if let known = callers[call.sender] { return known }
-        guard let pid = await call.callerProcessID(), let program = ProgramIdentity.ofProcess(pid) else {
-            throw AccountServiceError(.unknownCaller, "Sesame could not tell which program is calling.")
+        if let known = callers[call.sender] {
+            // The process that made the first call, still running the executable it ran then.
+            guard identification.fingerprint(known.processID) == known.fingerprint else {
+                trace.record("service-caller-changed", [("program", known.program.name)])
+                throw AccountServiceError(.unknownCaller, "The calling program changed since its first call; connect again.")
+            }
+            return known.program
         }
-        if callers.count > 4096 { callers.removeAll() }
-        callers[call.sender] = program
-        return program
+        // A connection's first calls may come together: they share one identification.
+        let identifying =
+            firstCalls[call.sender]
+            ?? Task { [identification] in
+                guard let credentials = await call.callerCredentials(), credentials.userID == Posix.userID else { return nil }
+                return identification.caller(credentials.processID)
+            }
+        firstCalls[call.sender] = identifying
+        let caller = await identifying.value
+        firstCalls[call.sender] = nil
+        guard let caller else { throw AccountServiceError(.unknownCaller, "Sesame could not tell which program is calling.") }
+        if callers[call.sender] == nil {
+            if callers.count > 4096 { callers.removeAll() }
+            callers[call.sender] = caller
+            if !caller.program.isVerified { trace.record("service-caller-unverified", [("program", caller.program.name)]) }
+        }
+        return caller.program
     }
 
     private func answer(_ call: DBusMethodCall, from caller: ProgramIdentity) async throws(AccountServiceError) -> [DBusValue] {
         let arguments = call.arguments
         switch (call.method, arguments.count) {
         case ("ListAccounts", 0):
-            return [.dictionaries(try await service.accounts().map(Self.describe))]
+            return [.dictionaries(try await service.accounts(for: caller).map(Self.describe))]
         case ("GetAccessToken", 3):
             let token = try await service.accessToken(
                 for: caller, accountType: arguments[0].string ?? "", username: arguments[1].string ?? "",

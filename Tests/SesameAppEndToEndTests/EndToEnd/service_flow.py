@@ -78,20 +78,54 @@ class RefreshLock:
 
 
 def question(app, answered=()):
-    """The program the window asks about now (the bar's second line), once it is a new one."""
+    """The program the window asks about now (the dialog's "Where the program is"), once it is a
+    new one."""
     def asked():
         labels = app.ui.all("label", "Where the program is")
         texts = [app.ui.text(label) for label in labels]
         return next((text for text in texts if text and text not in answered), None)
-    return wait("the window's question about a program", asked)
+    return wait("the question about a program", asked)
 
 
 def question_text(app):
     return app.ui.text(app.ui.find("label", "Program asking for access"))
 
 
+def permissions_text(app):
+    return app.ui.text(app.ui.find("label", "Permissions the program would get"))
+
+
 def answer(app, button):
+    """Presses an answer as a user can: once the question's buttons work (after its security delay)."""
     app.ui.click(button)
+
+
+def outcome(process):
+    out, err = process.communicate(timeout=180)
+    return {"status": process.returncode, "out": out, "error": err}
+
+
+def sandboxed(arguments, root_files=(), binds=()):
+    """`arguments` run by bwrap in a mount (and user) namespace of their own, as an unprivileged
+    program can: a fresh root with the system's /usr and /etc, this /tmp (the bus, the copies),
+    `root_files` (path in the sandbox, file) and `binds` (file, path) on top."""
+    command = ["bwrap", "--unshare-user", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
+               "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--ro-bind", "/etc", "/etc",
+               "--bind", "/tmp", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+    if scratch.startswith("/tmp/") is False:
+        command += ["--bind", scratch, scratch]
+    for inside, source in root_files:
+        command += ["--ro-bind", source, inside]
+    for source, inside in binds:
+        command += ["--ro-bind", source, inside]
+    return command + list(arguments)
+
+
+def call_in_sandbox(tool, method, *arguments, root_files=(), binds=()):
+    command = sandboxed([tool, "call", "--session", "--dest", NAME, "--object-path", PATH, "--method", f"{INTERFACE}.{method}",
+                         "--timeout", "120", *arguments], root_files=root_files, binds=binds)
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": bus})
 
 
 def service(app):
@@ -99,29 +133,37 @@ def service(app):
     # refreshes: every request that finds no refresh under way needs one.
     app.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
     app.trace.wait_for("token-acquired")
-    caller = program("lister", "lister")
-    status, out, err = call(caller, "ListAccounts")
-    seen["list_status"], seen["list"], seen["list_error"] = status, out, err
+    # A program nobody decided about lists no account: no user name, no tenant.
+    lister = program("lister", "lister")
+    seen["list_undecided"] = dict(zip(("status", "out", "error"), call(lister, "ListAccounts")))
 
-    # 50 requests at once from 5 programs nobody decided on: one question per program, pressed
-    # "Always" in the window; then every request gets the same token, from one refresh. The
-    # refresh lock is held until all 50 have reached the store, so they are all under way at once.
-    mark = app.trace.mark()
-    lock = RefreshLock()
+    # The first request of each of 5 programs asks, one question per program, each answered
+    # "Always" once its buttons work; the question lists what the token carries.
     tools = [program(f"p{index}", f"tool-{index}") for index in range(1, 6)]
-    processes = [call(tool, "GetAccessToken", "myGraphService", "", "[]", wait_for_answer=False)
-                 for tool in tools for _ in range(10)]
     asked = []
-    for _ in tools:
-        origin = question(app, asked)
-        asked.append(origin)
+    first = []
+    for tool in tools:
+        process = call(tool, "GetAccessToken", "myGraphService", "", "[]", wait_for_answer=False)
+        asked.append(question(app, asked))
         if len(asked) == 1:
             seen["first_question"] = question_text(app)
+            seen["first_permissions"] = permissions_text(app)
         answer(app, "Always allow this program")
+        first.append(outcome(process))
+    seen["asked"] = list(asked)
+    seen["first_status"] = sorted({result["status"] for result in first})
+    seen["list_allowed"] = call(tools[0], "ListAccounts")[1]
+
+    # 50 requests at once from the 5 allowed programs: every request gets the same token, from one
+    # refresh. The refresh lock is held until all 50 have reached the store, so they are all under
+    # way at once.
+    mark = app.trace.mark()
+    lock = RefreshLock()
+    processes = [call(tool, "GetAccessToken", "myGraphService", "", "[]", wait_for_answer=False)
+                 for tool in tools for _ in range(10)]
     wait("the 50 requests at the store", lambda: len(app.trace.find("service-token-request", since=mark)) >= 50)
     lock.release()
     results = [process.communicate(timeout=180) + (process.returncode,) for process in processes]
-    seen["asked"] = list(asked)
     seen["concurrent_status"] = sorted({status for _, _, status in results})
     seen["concurrent_errors"] = [err for _, err, status in results if status != 0][:3]
     tokens = [token_of(out)[0] for out, _, _ in results]
@@ -130,16 +172,33 @@ def service(app):
     seen["graph_status"] = graph_me(tokens[0]) if tokens[0] else None
     seen["expires_at"] = token_of(results[0][0])[1]
 
-    # A program the user denies gets a D-Bus error and no token.
+    # A program the user denies gets a D-Bus error that names no account, and no token.
     denied = program("denied", "denied-tool")
     process = call(denied, "GetAccessToken", "myGraphService", "", "[]", wait_for_answer=False)
     seen["denied_question"] = question(app, asked)
     asked.append(seen["denied_question"])
     answer(app, "Deny this program")
-    out, err = process.communicate(timeout=180)
-    seen["denied"] = {"status": process.returncode, "out": out, "error": err}
+    seen["denied"] = outcome(process)
     status, out, err = call(denied, "GetAccessToken", "myGraphService", "", "[]")
     seen["denied_again"] = {"status": status, "out": out, "error": err}
+
+    # A program in a mount namespace of its own, with another program bound over tool-1's path
+    # (allowed always): asked about as unverified, without "Always", never given tool-1's token.
+    impostor_binary = program("bound", "not-tool-1")
+    process = call_in_sandbox(tools[0], "GetAccessToken", "myGraphService", "", "[]", binds=[(impostor_binary, tools[0])])
+    seen["bwrap_question"] = question(app, [])
+    seen["bwrap_always_offered"] = app.ui.is_visible("push button", "Always allow this program")
+    answer(app, "Deny this program")
+    seen["bwrap"] = outcome(process)
+    # A .flatpak-info of its own making is not believed: no Flatpak app, an unverified program.
+    info = os.path.join(scratch, "fake.flatpak-info")
+    with open(info, "w") as fake:
+        fake.write("[Application]\nname=org.gnome.Evolution\n\n[Instance]\ninstance-id=1234567890\n")
+    process = call_in_sandbox(tools[1], "GetAccessToken", "myGraphService", "", "[]", root_files=[("/.flatpak-info", info)])
+    seen["flatpak_question"] = question(app, [])
+    answer(app, "Deny this program")
+    seen["flatpak"] = outcome(process)
+    seen["decisions_after_sandboxes"] = len(app.trace.find("access-answer"))
 
     # Taking the decision back (the account menu's "Programs with access") asks again.
     app.ui.from_menu("Account", f"Take back the decision about {tools[0]}")
@@ -154,8 +213,7 @@ def service(app):
     process = call(impostor, "GetAccessToken", "myGraphService", "", "[]", wait_for_answer=False)
     seen["impostor_question"] = question(app, [seen["asked_again"]])
     answer(app, "Deny this program")
-    out, err = process.communicate(timeout=180)
-    seen["impostor"] = {"status": process.returncode, "error": err, "out": out}
+    seen["impostor"] = outcome(process)
 
     # `sesame token` and `sesame accounts` ask the running service (Sesame's own executable is
     # never asked about), with the answers the store would give.
@@ -178,9 +236,9 @@ def service(app):
     app.ui.click("Account", role="toggle button")
     seen["menu_after_sign_out"] = app.ui.text(app.ui.find("label", "Signed-in user"))
     seen["sign_in_offered"] = app.ui.is_visible("push button", "Sign in to this sample")
-    status, out, err = call(caller, "ListAccounts")
+    status, out, err = call(tools[1], "ListAccounts")
     seen["list_after_sign_out"] = out
-    seen["programs"] = {"tools": tools, "impostor": impostor, "denied": denied}
+    seen["programs"] = {"tools": tools, "impostor": impostor, "denied": denied, "bound": impostor_binary}
 
 
 class GitServer:
@@ -206,6 +264,8 @@ class GitServer:
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.httpd.server_address[1]
         self.refused = 0
+        # Every Authorization header sent to it: what crossed the (unencrypted) wire.
+        self.authorizations = []
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def authorized(self, header):
@@ -216,6 +276,8 @@ class GitServer:
         return bool(password) and graph_me(password) == 200
 
     def handle(self, request):
+        if request.headers.get("Authorization"):
+            self.authorizations.append(request.headers.get("Authorization"))
         if not self.authorized(request.headers.get("Authorization")):
             self.refused += 1
             request.send_response(401)
@@ -267,8 +329,12 @@ def git_flow(app):
     server = GitServer(root)
     config = os.path.join(scratch, "config")
     os.makedirs(os.path.join(config, "sesame"))
+    # A second server on plain HTTP, which the user listed as a host: an https remote.
+    plain = GitServer(root)
     with open(os.path.join(config, "sesame", "git.conf"), "w") as conf:
-        conf.write(f"# the test's server\n127.0.0.1:{server.port} myGraphService\n")
+        conf.write(f"# the test's server, plain http on this computer, opted in\n"
+                   f"http://127.0.0.1:{server.port} myGraphService --allow-plain-http\n"
+                   f"127.0.0.1:{plain.port} myGraphService\n")
     helper = os.path.join(os.path.dirname(binary), "git-credential-sesame")
     environment = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": bus, "XDG_CONFIG_HOME": config, "GIT_TERMINAL_PROMPT": "0",
                    "PATH": os.path.dirname(binary) + ":" + os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1",
@@ -288,6 +354,13 @@ def git_flow(app):
     seen["push"] = finished(git(["-c", "credential.helper=sesame", "push", "-q", "origin", "HEAD:main"], work, environment))
     seen["server_log"] = subprocess.run(["git", "log", "--format=%s", "main"], cwd=os.path.join(root, "repo.git"),
                                         capture_output=True, text=True).stdout
+    # An http:// remote for a host listed as https (a typed URL, an http:// submodule): the helper,
+    # allowed always by now, gives git nothing, so no token crosses the wire unencrypted.
+    mark = app.trace.mark()
+    seen["plain_http"] = finished(git(["-c", "credential.helper=sesame", "ls-remote", f"http://127.0.0.1:{plain.port}/repo.git"],
+                                      scratch, environment))
+    seen["plain_http_authorizations"] = list(plain.authorizations)
+    seen["plain_http_token_requests"] = len(app.trace.find("service-token-request", since=mark))
     # Taken back: git's next push asks again; denied, git fails as for any refused password.
     app.ui.from_menu("Account", f"Take back the decision about {helper}")
     subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "Second"], cwd=work, env=environment, check=True)

@@ -1,0 +1,53 @@
+import Foundation
+
+/// What the access question says, in the user's language, made from a request the way a security
+/// question must be made: the program's name escaped and isolated (``DisplayText``), its full path
+/// instead of its name when another program the user knows has the same name, every permission
+/// the token would carry with the new ones marked, and a warning for a program Sesame cannot
+/// verify. UI-free, so the words are tested without a window.
+public struct AccessQuestionText: Sendable, Equatable {
+    /// The question: "Allow ⁨tool⁩ to use alex@contoso.com?".
+    public let heading: String
+    /// What the token would let the program do, one permission a line ("User.Read", "Mail.Read
+    /// (new)"), or what it asks for when the token is not known yet.
+    public let permissions: [String]
+    /// Where the program is: "The program /usr/bin/tool", "The Flatpak app org.example.App".
+    public let origin: String
+    /// For an unverified program, why it cannot be remembered; nil otherwise.
+    public let warning: String?
+    /// Whether "Always allow" is offered (never for an unverified program).
+    public let offersAlways: Bool
+
+    /// The text for `request`; `knownPrograms` are the other programs the user has seen (kept
+    /// decisions, questions waiting), to tell two programs of one name apart.
+    public init(_ request: AccessRequest, knownPrograms: [ProgramIdentity] = []) {
+        let program = request.program
+        let sameName = knownPrograms.contains { $0 != program && $0.name == program.name }
+        let shownName = DisplayText.isolated(sameName ? program.id : program.name)
+        heading = String(format: L("Allow %@ to use %@?"), shownName, DisplayText.isolated(request.username))
+        let new = Set(request.newScopes.map { $0.lowercased() })
+        let growth = !request.previouslyAllowed.isEmpty
+        permissions =
+            request.scopes.isEmpty
+            ? [L("Its usual permissions")]
+            : request.scopes.map { scope in
+                let shown = DisplayText.escaped(scope)
+                return growth && new.contains(scope.lowercased()) ? String(format: L("%@ (new)"), shown) : shown
+            }
+        let path = DisplayText.escaped(program.id)
+        switch program.kind {
+        case .executable:
+            origin = String(format: L("The program %@"), path)
+            warning = nil
+        case .flatpak:
+            origin = String(format: L("The Flatpak app %@"), path)
+            warning = nil
+        case .unverified:
+            origin = String(format: L("An unverified program that claims to be %@"), path)
+            warning = L(
+                "Sesame cannot tell which program this is: it runs in a sandbox that is not a Flatpak app's. It is asked every time."
+            )
+        }
+        offersAlways = program.isVerified
+    }
+}
