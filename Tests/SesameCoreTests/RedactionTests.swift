@@ -117,13 +117,15 @@ struct RedactionTests {
         fixture.clock.advance(by: 7200)
         fixture.provider.refreshError = ["error": "invalid_grant", "error_description": "AADSTS700082: expired"]
         _ = try? await fixture.store.accessToken(for: account)
-        // A forged redirect with a code in it is logged too, redacted.
+        // A forged redirect with a code in it is ignored (the user then closes the sign-in), and
+        // nothing of it reaches the log.
         _ = try? await fixture.store.signIn(
             accountType: fixture.accountType,
             using: FakeUserAgent { _, _ in
                 [
                     .navigate(
-                        URL(string: "https://login.microsoftonline.com/common/oauth2/nativeclient?code=FORGED-CODE&state=FORGED-STATE")!)
+                        URL(string: "https://login.microsoftonline.com/common/oauth2/nativeclient?code=FORGED-CODE&state=FORGED-STATE")!),
+                    .close,
                 ]
             })
 

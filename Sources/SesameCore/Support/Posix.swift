@@ -37,7 +37,7 @@ package enum Posix {
     /// Opens a file to write that Sesame made or may replace: a new one (mode 0600), or an
     /// existing regular file of this user's with no other name (one hard link) — never a link,
     /// a device or a FIFO, another user's file (even as root), or a file that is also known by
-    /// another name elsewhere; it is emptied. The error says which rule it broke.
+    /// another name elsewhere; it is emptied and made 0600. The error says which rule it broke.
     package static func openOwnFileForWriting(_ path: String) throws(SystemCallError) -> Int32 {
         do {
             return try openOwnerOnly(path, O_WRONLY | O_CREAT | O_EXCL)
@@ -51,6 +51,8 @@ package enum Posix {
                 throw SystemCallError(call: "open", code: EPERM, detail: "it is not a file of this user's alone")
             }
             _ = try call("ftruncate") { ftruncate(descriptor, 0) }
+            // What it will hold is its owner's alone, as a new file's would be.
+            _ = fchmod(descriptor, ownerOnlyMode)
             return descriptor
         }
     }
