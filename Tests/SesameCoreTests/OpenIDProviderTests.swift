@@ -138,7 +138,7 @@ struct OpenIDProviderTests {
         #expect(configuration.discoveredEndpoints == [.authorization, .token])
         #expect(configuration.clientSecret?.revealed == "s3cret")
         #expect(!configuration.isMicrosoftAuthority)
-        #expect(AccountStore.environment(of: configuration) == "id.example.org")
+        #expect(SignedInAccounts.environment(of: configuration) == "id.example.org")
 
         let noOpenID = plist.replacingOccurrences(
             of: "<key>clientSecret</key>", with: "<key>scopes</key><string>profile email</string><key>clientSecret</key>")

@@ -1,11 +1,14 @@
 import Foundation
 
-/// What makes a silent token cheap and a refresh happen once: the last answer to each question
+/// Silent tokens, all of it: MSAL's `acquireTokenSilent` on the account store's actor. The state
+/// makes a silent token cheap and a refresh happen once: the last answer to each question
 /// (reused while the stored bytes it came from are unchanged and the token has five minutes
 /// left), and the queue of refreshes under way — callers asking the same join one refresh;
 /// refreshes of one account for different scopes take turns, so that one refresh token is never
-/// redeemed twice at once (each turn reads the token the previous one rotated in). The account
-/// store owns one and is its only user (on its actor).
+/// redeemed twice at once (each turn reads the token the previous one rotated in). The
+/// operations (the extension) look the token up in the cache, redeem the refresh token under the
+/// storage's refresh lock that every process sharing the cache takes, keep the rotated token
+/// whatever else fails, and save the answer. The account store owns one and is its only user.
 struct SilentTokens {
     /// A silent token request: whose, and for which scopes (`nil`: the account type's own).
     struct Question: Hashable {
@@ -72,5 +75,206 @@ struct SilentTokens {
     mutating func ended(_ task: Task<AccessToken, any Error>, _ refresh: Refresh) {
         if refreshes[refresh.key] == task { refreshes[refresh.key] = nil }
         if lastRefresh[refresh.account] == task { lastRefresh[refresh.account] = nil }
+    }
+}
+
+extension SilentTokens {
+    /// ``AccountStore/accessToken(for:scopes:forceRefresh:)``: the remembered answer while
+    /// nothing changed, else the cache, else one refresh shared by every caller.
+    static func accessToken(
+        for account: Account, scopes: [String]?, forceRefresh: Bool, in store: isolated AccountStore
+    ) async throws -> AccessToken {
+        // The answer to the same question, while the stored bytes it came from are unchanged
+        // and the token has five minutes left: no cache lookup at all.
+        let question = SilentTokens.Question(accountType: account.accountType, homeAccountID: account.homeAccountID, scopes: scopes)
+        if !forceRefresh, let token = store.silent.answer(to: question, storage: store.cache.storage, now: store.now()) {
+            return token
+        }
+        let configuration = try store.requireConfiguration(account.accountType).issuing(homeAccountID: account.homeAccountID)
+        let wanted = scopes ?? configuration.scopes
+        let resourceScopes = Set(wanted.filter { !AccountStore.oidcScopes.contains($0.lowercased()) })
+        if !forceRefresh, let cached = try cachedToken(for: account, configuration: configuration, scopes: resourceScopes, in: store) {
+            store.silent.remember(
+                cached, for: question, group: configuration.storageGroup, read: store.cache.readCopy(of: configuration.storageGroup))
+            return cached
+        }
+        let refresh = SilentTokens.Refresh(account: account, scopes: resourceScopes)
+        let task = store.silent.refreshing(refresh) { previous in
+            Task {
+                _ = try? await previous?.value
+                return try await refreshAcrossProcesses(
+                    account, configuration: configuration, scopes: wanted, resourceScopes: resourceScopes, forceRefresh: forceRefresh,
+                    in: store)
+            }
+        }
+        defer { store.silent.ended(task, refresh) }
+        return try await task.value
+    }
+
+    /// A cached access token for `scopes` valid for at least five more minutes.
+    static func cachedToken(
+        for account: Account, configuration: AccountConfiguration, scopes: Set<String>, in store: isolated AccountStore
+    ) throws -> AccessToken? {
+        let validUntil = Int(store.now().addingTimeInterval(AccountStore.minimumRemainingValidity).timeIntervalSince1970)
+        let cached = try store.withCache(group: configuration.storageGroup, write: false) { cache in
+            cache.accessToken(
+                homeAccountID: account.homeAccountID, environment: account.environment, clientID: configuration.clientID,
+                realm: SignedInAccounts.realm(of: configuration), scopes: scopes, validUntil: validUntil)
+        }
+        return cached.map {
+            AccessToken(
+                secret: $0.secret, tokenType: $0.tokenType, expiresOn: Date(timeIntervalSince1970: TimeInterval($0.expiresOn)),
+                scopes: $0.target.split(separator: " ").map(String.init), account: account)
+        }
+    }
+
+    // MARK: Refreshing
+
+    /// Refreshes under the storage's refresh lock: one program redeems the account's refresh
+    /// token at a time, and one that waited uses what the other stored when it is enough.
+    private static func refreshAcrossProcesses(
+        _ account: Account, configuration: AccountConfiguration, scopes: [String], resourceScopes: Set<String>, forceRefresh: Bool,
+        in store: isolated AccountStore
+    ) async throws -> AccessToken {
+        try await store.cache.storage.whileRefreshing(group: configuration.storageGroup, isolation: store) {
+            // What the program that held the lock before stored, read from the storage itself.
+            store.cache.forgetReadCopy(of: configuration.storageGroup)
+            if !forceRefresh, let cached = try cachedToken(for: account, configuration: configuration, scopes: resourceScopes, in: store) {
+                return cached
+            }
+            return try await refresh(account, configuration: configuration, scopes: scopes, in: store)
+        }
+    }
+
+    private static func refresh(
+        _ account: Account, configuration stored: AccountConfiguration, scopes: [String], in store: isolated AccountStore
+    ) async throws -> AccessToken {
+        let configuration = try await store.forTheWire(stored)
+        let refreshToken = try storedRefreshToken(of: account, configuration: configuration, in: store)
+        let (tokens, claims): (TokenResponse, IDTokenClaims?)
+        do throws(AccountStoreError) {
+            (tokens, claims) = try await redeem(refreshToken, of: account, configuration: configuration, scopes: scopes, in: store)
+        } catch {
+            try refused(account, configuration: configuration, error, in: store)
+            throw error
+        }
+        let grantedAt = Int(store.now().timeIntervalSince1970)
+        let refreshed = try save(
+            tokens, claims: claims, of: account, configuration: configuration, scopes: scopes, at: grantedAt, in: store)
+        if account.interactionRequired {
+            store.emit(.accountsDidChange(accountType: account.accountType, change: .updated(refreshed)))
+        }
+        return AccessToken(
+            secret: tokens.accessToken, tokenType: tokens.tokenType,
+            expiresOn: Date(timeIntervalSince1970: TimeInterval(tokens.expiresOn ?? grantedAt + tokens.expiresIn)),
+            scopes: tokens.scope ?? scopes.filter { !AccountStore.oidcScopes.contains($0.lowercased()) }, account: refreshed)
+    }
+
+    /// The account's stored refresh token; none is an error only a sign-in mends (announced).
+    private static func storedRefreshToken(
+        of account: Account, configuration: AccountConfiguration, in store: isolated AccountStore
+    ) throws -> RefreshTokenEntry {
+        let refreshToken = try store.withCache(group: configuration.storageGroup, write: false) { cache in
+            cache.refreshToken(homeAccountID: account.homeAccountID, environment: account.environment, clientID: configuration.clientID)
+        }
+        guard let refreshToken else {
+            var error = AccountStoreError(.interactionRequired, "Sign in again: no refresh token is stored for \(account.displayName).")
+            error.accountType = account.accountType
+            error.homeAccountID = account.homeAccountID
+            store.emit(.didFailToRequestAccess(accountType: account.accountType, error: error))
+            throw error
+        }
+        return refreshToken
+    }
+
+    /// `refreshToken` redeemed for `scopes` (with the account type's OpenID scopes), and the
+    /// id_token of the answer checked. A rotated refresh token is kept even when the id_token
+    /// cannot be checked.
+    private static func redeem(
+        _ refreshToken: RefreshTokenEntry, of account: Account, configuration: AccountConfiguration, scopes: [String],
+        in store: isolated AccountStore
+    ) async throws(AccountStoreError) -> (TokenResponse, IDTokenClaims?) {
+        var scopeSet: [String] = []
+        for scope in configuration.scopes.filter({ AccountStore.oidcScopes.contains($0.lowercased()) }) + scopes
+        where !scopeSet.contains(scope) {
+            scopeSet.append(scope)
+        }
+        let request = RefreshTokenRequest(
+            clientID: configuration.clientID, refreshToken: refreshToken.secret, scopes: scopeSet,
+            requestsClientInfo: configuration.isMicrosoftAuthority)
+        store.logger.debug("refreshing", metadata: ["accountType": "\(account.accountType)", "account": "\(account.username)"])
+        let tokens = try await store.tokenEndpoint.send(
+            request, configuration: configuration, accountType: account.accountType, homeAccountID: account.homeAccountID)
+        do throws(AccountStoreError) {
+            let claims = try await store.verifier.claims(
+                of: tokens.idToken, configuration: configuration, expectedNonce: nil, required: false, now: store.now())
+            return (tokens, claims)
+        } catch {
+            try keepRotatedToken(of: tokens, for: account, configuration: configuration, in: store)
+            throw error
+        }
+    }
+
+    /// The service rotated the refresh token and the one redeemed may be dead now: the new one is
+    /// kept (nothing else of an answer that failed), so that the next attempt needs no sign-in.
+    private static func keepRotatedToken(
+        of tokens: TokenResponse, for account: Account, configuration: AccountConfiguration, in store: isolated AccountStore
+    ) throws(AccountStoreError) {
+        guard let rotated = tokens.refreshToken else { return }
+        let grantedAt = Int(store.now().timeIntervalSince1970)
+        try store.withCache(group: configuration.storageGroup, write: true) { cache in
+            guard cache.account(homeAccountID: account.homeAccountID, environment: account.environment) != nil else { return }
+            cache.replaceRefreshToken(
+                rotated, homeAccountID: account.homeAccountID, environment: account.environment, clientID: configuration.clientID,
+                now: grantedAt)
+        }
+    }
+
+    /// A refresh the service refused: when only an interactive sign-in can help, the account is
+    /// marked (and a claims challenge kept for that sign-in); the failure is announced.
+    private static func refused(
+        _ account: Account, configuration: AccountConfiguration, _ error: AccountStoreError, in store: isolated AccountStore
+    ) throws(AccountStoreError) {
+        if error.code == .interactionRequired, let claims = error.claimsChallenge {
+            store.claimsChallenges[account.accountType] = claims
+        }
+        if error.code == .interactionRequired {
+            let marked = try store.withCache(group: configuration.storageGroup, write: true) { cache in
+                cache.setInteractionRequired(true, homeAccountID: account.homeAccountID, environment: account.environment)
+                return cache.account(homeAccountID: account.homeAccountID, environment: account.environment)
+            }
+            if let marked {
+                store.emit(
+                    .accountsDidChange(
+                        accountType: account.accountType, change: .updated(Account(accountType: account.accountType, entry: marked))))
+            }
+        }
+        store.emit(.didFailToRequestAccess(accountType: account.accountType, error: error))
+    }
+
+    /// Saves a refresh's answer, in the same transaction as the check that the account is still
+    /// signed in: one signed out meanwhile (here, or by `sesame signout` in another process)
+    /// stays signed out; its new tokens are dropped.
+    private static func save(
+        _ tokens: TokenResponse, claims: IDTokenClaims?, of account: Account, configuration: AccountConfiguration, scopes: [String],
+        at grantedAt: Int, in store: isolated AccountStore
+    ) throws(AccountStoreError) -> Account {
+        let entry = try store.withCache(group: configuration.storageGroup, write: true) { cache -> AccountEntry? in
+            guard cache.account(homeAccountID: account.homeAccountID, environment: account.environment) != nil else { return nil }
+            cache.save(
+                TokenCache.Grant(
+                    homeAccountID: account.homeAccountID, environment: account.environment,
+                    realm: SignedInAccounts.realm(of: configuration),
+                    clientID: configuration.clientID, requestedScopes: scopes, response: tokens, idTokenClaims: claims,
+                    accountSource: "refresh_token", now: grantedAt))
+            return cache.account(homeAccountID: account.homeAccountID, environment: account.environment)
+        }
+        guard let entry else {
+            var error = AccountStoreError(.accountNotFound, "\(account.displayName) was signed out while a token was being refreshed.")
+            error.accountType = account.accountType
+            error.homeAccountID = account.homeAccountID
+            throw error
+        }
+        return Account(accountType: account.accountType, entry: entry)
     }
 }

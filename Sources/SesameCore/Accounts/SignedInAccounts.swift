@@ -1,25 +1,25 @@
 import Foundation
 
-/// The accounts a store keeps: a sign-in's tokens saved under the account they name, the
-/// accounts of a type, signing one out — and where in MSAL's cache schema they live.
-extension AccountStore {
+/// The accounts a store keeps, on its actor: a sign-in's tokens saved under the account they
+/// name, the accounts of a type, signing one out — and where in MSAL's cache schema they live.
+enum SignedInAccounts {
     /// Stores a sign-in's tokens under the account they name and announces it.
     /// - Parameter source: the cache's `account_source` (`authorization_code`, `device_code`).
-    func store(
+    static func save(
         _ tokens: TokenResponse, claims: IDTokenClaims?, clientInfo: ClientInfo?, configuration: AccountConfiguration,
-        accountType: String, source: String
+        accountType: String, source: String, in store: isolated AccountStore
     ) throws(AccountStoreError) -> Account {
         guard let homeAccountID = clientInfo?.homeAccountID ?? claims?.objectID ?? claims?.subject else {
             throw AccountStoreError(.invalidResponse, "The identity service's answer identifies no user (no client_info and no id_token).")
         }
-        let environment = Self.environment(of: configuration)
-        let grantedAt = Int(now().timeIntervalSince1970)
-        let (entry, existed) = try withCache(group: configuration.storageGroup, write: true) { cache -> (AccountEntry?, Bool) in
+        let environment = environment(of: configuration)
+        let grantedAt = Int(store.now().timeIntervalSince1970)
+        let (entry, existed) = try store.withCache(group: configuration.storageGroup, write: true) { cache -> (AccountEntry?, Bool) in
             let existed = cache.accounts(environment: environment, clientID: configuration.clientID)
                 .contains { $0.homeAccountID == homeAccountID }
             cache.save(
                 TokenCache.Grant(
-                    homeAccountID: homeAccountID, environment: environment, realm: Self.realm(of: configuration),
+                    homeAccountID: homeAccountID, environment: environment, realm: realm(of: configuration),
                     clientID: configuration.clientID, requestedScopes: configuration.scopes, response: tokens,
                     idTokenClaims: claims, accountSource: source, now: grantedAt))
             // Someone signed in: the group's next sign-in may use single sign-on again.
@@ -30,29 +30,21 @@ extension AccountStore {
             throw AccountStoreError(.invalidResponse, "The signed-in account could not be stored.")
         }
         let account = Account(accountType: accountType, entry: entry)
-        logger.info("signed in", metadata: ["accountType": "\(accountType)", "account": "\(account.username)"])
-        emit(.accountsDidChange(accountType: accountType, change: existed ? .updated(account) : .added(account)))
+        store.logger.info("signed in", metadata: ["accountType": "\(accountType)", "account": "\(account.username)"])
+        store.emit(.accountsDidChange(accountType: accountType, change: existed ? .updated(account) : .added(account)))
         return account
     }
 
     /// `prompt` for the group's next interactive sign-in: `login` after a sign-out.
-    func nextPrompt(group: String) throws(AccountStoreError) -> String? {
-        try withCache(group: group, write: false) { $0.nextSignInPrompt }
+    static func nextPrompt(group: String, in store: isolated AccountStore) throws(AccountStoreError) -> String? {
+        try store.withCache(group: group, write: false) { $0.nextSignInPrompt }
     }
 
-    /// Whether the next interactive sign-in of `accountType` asks who signs in (`prompt=login`),
-    /// because its group's last user signed out (remembered across restarts, in the cache).
-    public func asksForAccountNext(accountType: String) throws(AccountStoreError) -> Bool {
-        try nextPrompt(group: requireConfiguration(accountType).storageGroup) == "login"
-    }
-
-    // MARK: Accounts
-
-    /// The accounts of an account type: those holding a token of its client in its storage group.
-    public func accounts(ofType accountType: String) throws -> [Account] {
-        let configuration = try requireConfiguration(accountType)
-        let cache = try withCache(group: configuration.storageGroup, write: false) { $0 }
-        return cache.accounts(environment: Self.environment(of: configuration), clientID: configuration.clientID)
+    /// ``AccountStore/accounts(ofType:)``.
+    static func accounts(ofType accountType: String, in store: isolated AccountStore) throws -> [Account] {
+        let configuration = try store.requireConfiguration(accountType)
+        let cache = try store.withCache(group: configuration.storageGroup, write: false) { $0 }
+        return cache.accounts(environment: environment(of: configuration), clientID: configuration.clientID)
             .map { Account(accountType: accountType, entry: $0) }
     }
 
@@ -60,14 +52,14 @@ extension AccountStore {
     /// goes too once no other client sharing the group holds a token for it), and makes the
     /// group's next interactive sign-in ask who signs in rather than letting the service's single
     /// sign-on pick the same user again.
-    public func remove(_ account: Account) throws {
-        let configuration = try requireConfiguration(account.accountType)
-        try withCache(group: configuration.storageGroup, write: true) { cache in
+    static func remove(_ account: Account, in store: isolated AccountStore) throws {
+        let configuration = try store.requireConfiguration(account.accountType)
+        try store.withCache(group: configuration.storageGroup, write: true) { cache in
             cache.removeAccount(homeAccountID: account.homeAccountID, environment: account.environment, clientID: configuration.clientID)
             cache.nextSignInPrompt = "login"
         }
-        logger.info("signed out", metadata: ["accountType": "\(account.accountType)", "account": "\(account.username)"])
-        emit(.accountsDidChange(accountType: account.accountType, change: .removed(account)))
+        store.logger.info("signed out", metadata: ["accountType": "\(account.accountType)", "account": "\(account.username)"])
+        store.emit(.accountsDidChange(accountType: account.accountType, change: .removed(account)))
     }
 
     /// MSAL's `environment`: the authority host.

@@ -1,40 +1,5 @@
 import Foundation
 
-extension AccountStore {
-    /// The provider's OpenID configuration (discovery document) for an account type, fetched
-    /// once and kept: what the app reads the `userinfo_endpoint` from, say.
-    public func providerConfiguration(forAccountType accountType: String) async throws(AccountStoreError) -> OpenIDConfiguration {
-        let configuration = try requireConfiguration(accountType)
-        do {
-            return try await verifier.metadata.metadata(discoveryURL: configuration.resolvedDiscoveryURL, now: now()).0
-        } catch let error as AccountStoreError {
-            throw error
-        } catch {
-            throw AccountStoreError(
-                .providerMetadataUnavailable, "The identity provider's OpenID configuration could not be fetched", cause: error)
-        }
-    }
-
-    /// `configuration` ready for the wire: the endpoints its settings left to discovery taken
-    /// from the provider's document (OIDC Discovery §3), and how the client authenticates chosen
-    /// from `token_endpoint_auth_methods_supported` when it has a secret (see
-    /// ``AccountConfiguration/ready(with:)``).
-    func forTheWire(_ configuration: AccountConfiguration) async throws(AccountStoreError) -> AccountConfiguration {
-        var provider: OpenIDConfiguration?
-        if configuration.needsProviderDocument {
-            do {
-                provider = try await verifier.metadata.metadata(discoveryURL: configuration.resolvedDiscoveryURL, now: now()).0
-            } catch let error as AccountStoreError {
-                throw error
-            } catch {
-                throw AccountStoreError(
-                    .providerMetadataUnavailable, "The identity provider's OpenID configuration could not be fetched", cause: error)
-            }
-        }
-        return try configuration.ready(with: provider)
-    }
-}
-
 extension AccountConfiguration {
     /// Whether the store needs the provider's discovery document before it sends anything: for
     /// an endpoint left to discovery, or to choose how a client with a secret authenticates at a

@@ -1,48 +1,46 @@
 import Foundation
 import Logging
 
-extension AccountStore {
-    /// Signs a user in with the device code flow (RFC 8628), for a machine with no browser: the
-    /// service hands out a code, `show` tells the user where to type it (on any other device),
-    /// and the store polls the token endpoint at the service's interval until the user has
-    /// signed in there, declines, or the code expires. The account is stored like any other.
-    ///
-    /// The device authorization endpoint is discovery's `device_authorization_endpoint`, or,
-    /// when discovery has none, the token endpoint's sibling `…/devicecode` (Entra's layout).
-    /// `authorization_pending` keeps polling; `slow_down` adds five seconds to the interval
-    /// (RFC 8628 §3.5). Cancelling the calling task stops polling at once.
-    /// - Parameter show: receives the codes and the sentence for the user, once, before polling.
-    /// - Throws: ``AccountStoreError``: `deviceCodeDeclined`, `deviceCodeExpired`, `cancelled`,
-    ///   `tokenRequestFailed` (B2C and providers without the flow refuse it), `invalidIDToken`,
-    ///   `network`, ….
-    public func signInWithDeviceCode(
-        accountType: String, show: @Sendable (DeviceAuthorizationResponse) async -> Void
+/// A sign-in with the device code flow (RFC 8628), on the account store's actor, for a machine
+/// with no browser: the service hands out a code, the user types it on any other device, and the
+/// store polls the token endpoint at the service's interval until the user has signed in there,
+/// declines, or the code expires. The account is stored like any other.
+///
+/// The device authorization endpoint is discovery's `device_authorization_endpoint`, or, when
+/// discovery has none, the token endpoint's sibling `…/devicecode` (Entra's layout).
+/// `authorization_pending` keeps polling; `slow_down` adds five seconds to the interval (RFC 8628
+/// §3.5). Cancelling the calling task stops polling at once.
+enum DeviceCodeSignIn {
+    /// ``AccountStore/signInWithDeviceCode(accountType:show:)``.
+    static func signIn(
+        accountType: String, show: @Sendable (DeviceAuthorizationResponse) async -> Void, in store: isolated AccountStore
     ) async throws(AccountStoreError) -> Account {
         do throws(AccountStoreError) {
-            let configuration = try await forTheWire(requireConfiguration(accountType))
-            let authorization = try await requestDeviceCode(configuration: configuration, accountType: accountType)
-            logger.info("device code issued", metadata: ["accountType": "\(accountType)", "authorization": "\(authorization)"])
+            let configuration = try await store.forTheWire(store.requireConfiguration(accountType))
+            let authorization = try await requestDeviceCode(configuration: configuration, accountType: accountType, in: store)
+            store.logger.info("device code issued", metadata: ["accountType": "\(accountType)", "authorization": "\(authorization)"])
             await show(authorization)
-            let tokens = try await pollForTokens(authorization, configuration: configuration, accountType: accountType)
-            let claims = try await verifier.claims(
+            let tokens = try await pollForTokens(authorization, configuration: configuration, accountType: accountType, in: store)
+            let claims = try await store.verifier.claims(
                 of: tokens.idToken, configuration: configuration, expectedNonce: nil, required: configuration.scopes.contains("openid"),
-                now: now())
-            return try store(
+                now: store.now())
+            return try SignedInAccounts.save(
                 tokens, claims: claims, clientInfo: tokens.clientInfo.flatMap(ClientInfo.init(encoded:)), configuration: configuration,
-                accountType: accountType, source: "device_code")
+                accountType: accountType, source: "device_code", in: store)
         } catch {
             var failure = error
             if failure.accountType == nil { failure.accountType = accountType }
-            logger.notice("device code sign-in failed", metadata: ["accountType": "\(accountType)", "error": "\(failure)"])
-            emit(.didFailToRequestAccess(accountType: accountType, error: failure))
+            store.logger.notice("device code sign-in failed", metadata: ["accountType": "\(accountType)", "error": "\(failure)"])
+            store.emit(.didFailToRequestAccess(accountType: accountType, error: failure))
             throw failure
         }
     }
 
     /// Where the device code flow starts for `configuration`.
-    func deviceAuthorizationURL(_ configuration: AccountConfiguration) async -> URL {
+    static func deviceAuthorizationURL(_ configuration: AccountConfiguration, in store: isolated AccountStore) async -> URL {
         if configuration.scopes.contains("openid") || configuration.discoveryURL != nil,
-            let (provider, _) = try? await verifier.metadata.metadata(discoveryURL: configuration.resolvedDiscoveryURL, now: now()),
+            let (provider, _) = try? await store.verifier.metadata.metadata(
+                discoveryURL: configuration.resolvedDiscoveryURL, now: store.now()),
             let endpoint = provider.deviceAuthorizationEndpoint
         {
             return endpoint
@@ -50,10 +48,10 @@ extension AccountStore {
         return configuration.tokenURL.deletingLastPathComponent().appending(path: "devicecode").withQuery(of: configuration.tokenURL)
     }
 
-    private func requestDeviceCode(
-        configuration: AccountConfiguration, accountType: String
+    private static func requestDeviceCode(
+        configuration: AccountConfiguration, accountType: String, in store: isolated AccountStore
     ) async throws(AccountStoreError) -> DeviceAuthorizationResponse {
-        let url = await deviceAuthorizationURL(configuration)
+        let url = await deviceAuthorizationURL(configuration, in: store)
         var fields = [("client_id", configuration.clientID), ("scope", configuration.scopes.joined(separator: " "))]
         var headers: HTTPHeaders = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
         if let secret = configuration.clientSecret {
@@ -66,7 +64,7 @@ extension AccountStore {
         let request = HTTPRequest(method: "POST", url: url, headers: headers, body: Data(FormEncoding.encode(fields).utf8))
         let response: HTTPResponse
         do {
-            response = try await transport.send(request)
+            response = try await store.transport.send(request)
         } catch {
             throw AccountStoreError(.network, "Could not reach the identity service", cause: error)
         }
@@ -88,21 +86,22 @@ extension AccountStore {
         }
     }
 
-    private func pollForTokens(
-        _ authorization: DeviceAuthorizationResponse, configuration: AccountConfiguration, accountType: String
+    private static func pollForTokens(
+        _ authorization: DeviceAuthorizationResponse, configuration: AccountConfiguration, accountType: String,
+        in store: isolated AccountStore
     ) async throws(AccountStoreError) -> TokenResponse {
         let request = DeviceCodeTokenRequest(
             clientID: configuration.clientID, deviceCode: authorization.deviceCode, requestsClientInfo: configuration.isMicrosoftAuthority)
-        let deadline = now().addingTimeInterval(TimeInterval(authorization.expiresIn))
+        let deadline = store.now().addingTimeInterval(TimeInterval(authorization.expiresIn))
         var interval = authorization.interval
         while true {
             do {
-                try await pollingSleep(.seconds(interval))
+                try await store.pollingSleep(.seconds(interval))
             } catch {
                 throw AccountStoreError(.cancelled, "Sign-in was cancelled.")
             }
             do {
-                return try await tokenEndpoint.send(request, configuration: configuration, accountType: accountType)
+                return try await store.tokenEndpoint.send(request, configuration: configuration, accountType: accountType)
             } catch {
                 switch error.oauthError {
                 case "authorization_pending":
@@ -110,16 +109,16 @@ extension AccountStore {
                 case "slow_down":
                     interval += 5
                 case "authorization_declined", "access_denied":
-                    throw Self.described(
+                    throw described(
                         AccountStoreError(.deviceCodeDeclined, "The sign-in with the code was declined on the other device."), as: error)
                 case "expired_token", "code_expired":
-                    throw Self.described(
+                    throw described(
                         AccountStoreError(.deviceCodeExpired, "The code expired before anyone signed in with it; ask for a new one."),
                         as: error)
                 default:
                     throw error
                 }
-                guard now() < deadline else {
+                guard store.now() < deadline else {
                     throw AccountStoreError(.deviceCodeExpired, "The code expired before anyone signed in with it; ask for a new one.")
                 }
             }

@@ -1,0 +1,132 @@
+import Foundation
+
+/// One interactive sign-in, on the account store's actor: the authorization request prepared
+/// (fresh `state`, `nonce`, PKCE; `prompt=login` after a sign-out; a pending claims challenge;
+/// the agent's redirect URI), shown by a ``SignInUserAgent``, its ending acted on — the code
+/// redeemed and the id_token checked, B2C's "Forgot your password?" chained into the reset user
+/// flow, a cancel, a hand-off to the browser — and the account stored.
+enum InteractiveSignIn {
+    /// How long after the sign-in page was asked for the provider's keys are fetched.
+    static let prefetchDelay: Duration = .milliseconds(300)
+
+    /// ``AccountStore/signIn(accountType:parameters:using:)``.
+    static func signIn(
+        accountType: String, parameters: [String: String], using userAgent: any SignInUserAgent, in store: isolated AccountStore
+    ) async throws(AccountStoreError) -> Account {
+        do throws(AccountStoreError) {
+            let base = try await store.forTheWire(store.requireConfiguration(accountType))
+            var configuration = base
+            while true {
+                let session = try await begin(
+                    accountType: accountType, configuration: configuration, parameters: parameters, in: userAgent, store: store)
+                switch await session.ending() {
+                case .answered(.code(let answer)):
+                    // The agent goes as the code is redeemed (AppAuth dismisses on the redirect).
+                    async let dismissed: Void = userAgent.dismiss(session)
+                    let account: Account
+                    do throws(AccountStoreError) {
+                        account = try await redeem(answer, session: session, configuration: configuration, store: store)
+                    } catch {
+                        await dismissed
+                        throw error
+                    }
+                    await dismissed
+                    store.claimsChallenges[accountType] = nil
+                    return account
+                case .answered(.error(let refusal)):
+                    let error = AccountStoreError.from(refusal, accountType: accountType)
+                    // B2C's seed: AADB2C90118 means "run the password-reset user flow, then go on",
+                    // in the same agent.
+                    if error.code == .passwordResetRequested, let reset = base.passwordResetPolicy,
+                        configuration.policy?.lowercased() != reset.lowercased()
+                    {
+                        store.emit(.didFailToRequestAccess(accountType: accountType, error: error))
+                        store.logger.info(
+                            "password reset requested; starting the reset user flow", metadata: ["accountType": "\(accountType)"])
+                        configuration = base.withPolicy(reset)
+                        continue
+                    }
+                    await userAgent.dismiss(session)
+                    throw error
+                case .failed(let error):
+                    await userAgent.dismiss(session)
+                    throw error
+                case .cancelled:
+                    await userAgent.dismiss(session)
+                    throw AccountStoreError(.cancelled, "Sign-in was cancelled.")
+                case .handedOff:
+                    await userAgent.dismiss(session)
+                    throw AccountStoreError(.handedOffToBrowser, "The sign-in moved to the web browser.")
+                }
+            }
+        } catch {
+            var failure = error
+            if failure.accountType == nil { failure.accountType = accountType }
+            store.logger.notice("sign-in failed", metadata: ["accountType": "\(accountType)", "error": "\(failure)"])
+            store.emit(.didFailToRequestAccess(accountType: accountType, error: failure))
+            throw failure
+        }
+    }
+
+    /// Prepares one session (`prompt=login` after a sign-out, a pending claims challenge, the
+    /// agent's redirect URI) and has the agent show it.
+    private static func begin(
+        accountType: String, configuration: AccountConfiguration, parameters: [String: String], in userAgent: any SignInUserAgent,
+        store: isolated AccountStore
+    ) async throws(AccountStoreError) -> SignInSession {
+        var parameters = parameters
+        if parameters["prompt"] == nil, let prompt = try? SignedInAccounts.nextPrompt(group: configuration.storageGroup, in: store) {
+            parameters["prompt"] = prompt
+        }
+        if parameters["claims"] == nil, let claims = store.claimsChallenges[accountType] {
+            parameters["claims"] = claims
+        }
+        var configuration = configuration
+        do {
+            configuration.redirectURL = try await userAgent.redirectURI(for: configuration)
+        } catch {
+            throw AccountStoreError(.userAgentUnavailable, "The sign-in cannot receive its answer: \(error)")
+        }
+        let request = AuthorizationRequest(configuration: configuration, additionalParameters: parameters)
+        let session = SignInSession(accountType: accountType, configuration: configuration, request: request)
+        store.logger.info(
+            "sign-in started", metadata: ["accountType": "\(accountType)", "url": "\(session.authorizationURL.redactingQuery)"])
+        // The provider's keys are fetched while the user is at the pages, off the path from the
+        // redirect to the user's data — and off the path to the first page: a moment after it
+        // was asked for, once the agent's engine has started (the first request's proxy lookup
+        // loads the desktop's proxy libraries, a PAC runner among them). Counted from here, not
+        // from `present`'s return: an agent may stay in `present` while the user is at the pages.
+        var prefetch: Task<Void, any Error>?
+        if configuration.scopes.contains("openid") {
+            prefetch = Task.detached { [verifier = store.verifier, now = store.now] in
+                try await Task.sleep(for: prefetchDelay)
+                await verifier.metadata.prefetch(discoveryURL: configuration.resolvedDiscoveryURL, now: now())
+            }
+        }
+        do {
+            try await userAgent.present(session)
+        } catch {
+            prefetch?.cancel()
+            await userAgent.dismiss(session)
+            throw AccountStoreError(.userAgentUnavailable, "The sign-in page could not be shown: \(error)")
+        }
+        return session
+    }
+
+    /// The code redeemed (with the session's PKCE verifier), the id_token checked against the
+    /// session's nonce, the account stored.
+    private static func redeem(
+        _ answer: AuthorizationCodeResponse, session: SignInSession, configuration: AccountConfiguration, store: isolated AccountStore
+    ) async throws(AccountStoreError) -> Account {
+        let accountType = session.accountType
+        let request = AuthorizationCodeRequest(code: answer.code, answering: session.request)
+        let tokens = try await store.tokenEndpoint.send(request, configuration: configuration, accountType: accountType)
+        let claims = try await store.verifier.claims(
+            of: tokens.idToken, configuration: configuration, expectedNonce: session.request.nonce.revealed,
+            required: configuration.scopes.contains("openid"), now: store.now())
+        let clientInfo = (tokens.clientInfo ?? answer.clientInfo).flatMap(ClientInfo.init(encoded:))
+        return try SignedInAccounts.save(
+            tokens, claims: claims, clientInfo: clientInfo, configuration: configuration, accountType: accountType,
+            source: "authorization_code", in: store)
+    }
+}
