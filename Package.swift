@@ -60,6 +60,8 @@ let package = Package(
             dependencies: [
                 "SesameCore",
                 "SesameKeyring",
+                "SesameGIO",
+                "SesameService",
                 "SesameGtk",
                 "SesameSamples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -71,14 +73,32 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release))]
         ),
         // git's credential helper: a program of its own, so that Sesame asks the user about it.
+        // It links neither GTK nor WebKit: the git logic and the D-Bus client only.
         .executableTarget(
             name: "git-credential-sesame",
-            dependencies: ["SesameGtk", "SesameSamples"]
+            dependencies: ["SesameService", "SesameGIO"]
+        ),
+        // GLib and GIO: what a program without a window needs (D-Bus, the proxy settings, the
+        // network monitor, the default browser, the main-loop bridge, GLib's errors).
+        .systemLibrary(
+            name: "CGio",
+            pkgConfig: "gio-unix-2.0",
+            providers: [.apt(["libglib2.0-dev"])]
+        ),
+        .target(
+            name: "SesameGIO",
+            dependencies: ["CGio"]
+        ),
+        // The account service, program access, the git helper's logic and the broker: D-Bus
+        // semantics without GTK, so helpers and an idle service stay small.
+        .target(
+            name: "SesameService",
+            dependencies: ["SesameCore", "SesameGIO"]
         ),
         .systemLibrary(name: "CLibIntl"),
         .target(
             name: "SesameSamples",
-            dependencies: ["SesameCore", "CLibIntl"]
+            dependencies: ["SesameCore", "SesameService", "CLibIntl"]
         ),
         .systemLibrary(
             name: "CGtkWebKit",
@@ -87,7 +107,7 @@ let package = Package(
         ),
         .target(
             name: "SesameGtk",
-            dependencies: ["SesameCore", "SesameSamples", "CGtkWebKit"]
+            dependencies: ["SesameCore", "SesameGIO", "SesameService", "SesameSamples", "CGtkWebKit"]
         ),
         .target(
             name: "IdentityEmulator",
@@ -116,7 +136,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "sesame-tour",
-            dependencies: ["SesameGtk", "SesameSamples", "SesameCore", "IdentityEmulator"],
+            dependencies: ["SesameGtk", "SesameGIO", "SesameService", "SesameSamples", "SesameCore", "IdentityEmulator"],
             path: "Demo/sesame-tour"
         ),
         .executableTarget(
@@ -129,7 +149,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "sesame-bench",
-            dependencies: ["SesameCore", "SesameKeyring", "SesameSamples", "SesameTestSupport"],
+            dependencies: ["SesameCore", "SesameKeyring", "SesameService", "SesameSamples", "SesameTestSupport"],
             path: "Benchmarks/sesame-bench"
         ),
         // Test support: what several test targets share. SesameTestSupport knows the emulator
@@ -172,7 +192,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SesameSamplesTests",
-            dependencies: ["SesameSamples", "SesameCore", "SesameCoreTestSupport", "SesameTestSupport"]
+            dependencies: ["SesameSamples", "SesameService", "SesameCore", "SesameCoreTestSupport", "SesameTestSupport"]
         ),
         .testTarget(
             name: "SesameKeyringTests",
@@ -183,6 +203,8 @@ let package = Package(
             name: "SesameGtkTests",
             dependencies: [
                 "SesameGtk",
+                "SesameGIO",
+                "SesameService",
                 "SesameSamples",
                 "SesameCore",
                 "SesameTestSupport",

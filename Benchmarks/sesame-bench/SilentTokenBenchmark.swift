@@ -2,6 +2,7 @@ import Foundation
 import SesameCore
 import SesameKeyring
 import SesameSamples
+import SesameService
 import SesameTestSupport
 
 /// `sesame-bench silent-token EMULATOR_URL STORAGE CACHE_COPY [ROUNDS]`: signs alex in to the

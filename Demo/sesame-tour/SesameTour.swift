@@ -3,6 +3,7 @@ import IdentityEmulator
 import SesameCore
 import SesameGtk
 import SesameSamples
+import SesameService
 
 /// `make demo`: an identity emulator in-process, the real window against it, and the tour
 /// playing the tutorial flow, saving numbered screenshots into the folder given (default `demo`).

@@ -1,6 +1,7 @@
 import Foundation
 import SesameGtk
 import SesameSamples
+import SesameService
 
 /// `make demo`: the whole tutorial flow played by itself in the real window, the way a user
 /// plays it — megan signs in with her SMS code and searches the directory, sam signs in through

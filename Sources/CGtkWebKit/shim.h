@@ -1,11 +1,12 @@
 // What Swift cannot import from GTK 3 and WebKitGTK 4.1 by itself, and nothing else: the
 // type-cast macros, macro constants, wrappers of variadic functions (g_object_new, g_object_set,
-// g_signal_connect's data form, gtk_tree_model_get, …), and libdispatch's main-queue hooks for the
-// GLib ↔ Swift main-actor bridge, GTK's frame freeze (deprecated for applications), and glibc's
-// malloc_trim (malloc.h). Only Sources/SesameGtk/Interop imports this module.
+// gtk_tree_model_get, …), GTK's frame freeze (deprecated for applications), and glibc's
+// malloc_trim (malloc.h). GLib and GIO's own come from CGio's shim, included first, so both
+// modules see one GLib. Only Sources/SesameGtk/Interop imports this module.
 #ifndef SESAME_GTK_WEBKIT_SHIM_H
 #define SESAME_GTK_WEBKIT_SHIM_H
 
+#include "../CGio/shim.h"
 #include <gtk/gtk.h>
 #include <malloc.h>
 #include <webkit2/webkit2.h>
@@ -14,12 +15,6 @@
 #include <stdint.h>
 #include <unistd.h>
 
-// libdispatch's hooks for the main queue (what CoreFoundation's run loop uses): an eventfd that
-// becomes readable when work is queued, and the call that drains the queue.
-extern int _dispatch_get_main_queue_handle_4CF(void);
-extern void _dispatch_main_queue_callback_4CF(void *msg);
-
-// g_signal_connect is a macro over g_signal_connect_data.
 /* Holds a toplevel's frames: GDK's frame clock frozen, nothing laid out or painted until the
  * thaw, which paints all that changed in one frame. GTK 3's own means (GtkWindow freezes its
  * toplevel so while a resize is pending); deprecated for applications in 3.16 with no
@@ -35,12 +30,7 @@ static inline void sesame_window_thaw_frames(GdkWindow *window) {
     G_GNUC_END_IGNORE_DEPRECATIONS
 }
 
-static inline gulong sesame_signal_connect(gpointer instance, const char *signal, GCallback handler, gpointer data, GClosureNotify destroy) {
-    return g_signal_connect_data(instance, signal, handler, data, destroy, (GConnectFlags)0);
-}
-
 // Type-cast macros.
-static inline GObject *sesame_object(gpointer object) { return G_OBJECT(object); }
 static inline GTypeInstance *sesame_type_instance(gpointer object) { return (GTypeInstance *)object; }
 static inline GtkWidget *sesame_widget(gpointer object) { return GTK_WIDGET(object); }
 static inline GtkContainer *sesame_container(gpointer object) { return GTK_CONTAINER(object); }

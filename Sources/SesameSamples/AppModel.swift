@@ -1,5 +1,6 @@
 import Foundation
 import SesameCore
+import SesameService
 
 /// What the samples work with: the account store, the samples' settings, the flow trace and the
 /// traced transport every API call goes through. UI-free: the GTK window is one view of it.

@@ -1,4 +1,5 @@
 import Foundation
+import SesameService
 
 /// The flow as a sequence diagram: the trace's events as arrows between four lanes (the app, the
 /// sign-in view, the identity service, the APIs) — five when the sign-in goes to the user's

@@ -1,6 +1,6 @@
 import Foundation
-import SesameGtk
-import SesameSamples
+import SesameGIO
+import SesameService
 
 // git-credential-sesame: git's credential helper (`credential.helper=sesame`). For a remote that
 // `$XDG_CONFIG_HOME/sesame/git.conf` lists, `get` answers with a fresh access token as the

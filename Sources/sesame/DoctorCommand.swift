@@ -3,6 +3,7 @@ import Foundation
 import SesameCore
 import SesameGtk
 import SesameKeyring
+import SesameService
 
 extension SesameCommand {
     /// `sesame doctor`: what an administrator runs when sign-in fails at work.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SesameCore
+import SesameGIO
 import SesameGtk
 import SesameSamples
 

@@ -1,5 +1,6 @@
 import Foundation
 import SesameCore
+import SesameGIO
 import SesameGtk
 
 /// The commands' way to the running account service (`org.sesame.Sesame`): when a Sesame window

@@ -5,6 +5,7 @@ import SesameCore
 import SesameGtk
 import SesameKeyring
 import SesameSamples
+import SesameService
 
 /// `sesame`: the window by default, and headless commands over the same store. `main` is
 /// synchronous: the window runs GLib's main loop on the main thread; the headless commands run

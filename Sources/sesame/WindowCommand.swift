@@ -4,6 +4,7 @@ import SesameCore
 import SesameGtk
 import SesameKeyring
 import SesameSamples
+import SesameService
 
 extension SesameCommand {
     /// `sesame [--emulator URL] [--settings FILE]… [--sample directory|tasks|me] [--trace-events FILE]`:

@@ -1,6 +1,8 @@
 import Foundation
 import SesameCore
+import SesameGIO
 import SesameSamples
+import SesameService
 import SesameTestSupport
 import XCTest
 
@@ -19,7 +21,9 @@ final class AccessQuestionTests: GUITestCase {
 
         init() throws {
             gui = try DesktopConventionsTests.signedInDirectory(screenshots: "access-")
-            service = AccountService(model: gui.window.model, access: ProgramAccess(file: nil), trusted: [])
+            service = AccountService(
+                store: gui.window.model.store, accountTypes: gui.window.model.samples.map(\.accountType), trace: gui.trace,
+                access: ProgramAccess(file: nil), trusted: [])
             service.questioner = dialog
             dialog.parent = { [gui] in gui.window.window }
             dialog.knownPrograms = { [service] in service.access.all.map(\.program) }

@@ -1,6 +1,7 @@
 import Foundation
 import IdentityEmulator
 import SesameCore
+import SesameGIO
 import SesameSamples
 import SesameTestSupport
 import XCTest

@@ -1,7 +1,9 @@
 import Foundation
 import IdentityEmulator
 import SesameCore
+import SesameGIO
 import SesameSamples
+import SesameService
 import SesameTestSupport
 import XCTest
 

@@ -1,5 +1,6 @@
 import Foundation
 import IdentityEmulator
+import SesameGIO
 import SesameSamples
 import SesameTestSupport
 import XCTest

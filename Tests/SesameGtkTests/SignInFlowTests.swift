@@ -2,6 +2,7 @@ import Foundation
 import FoundationXML
 import IdentityEmulator
 import SesameCore
+import SesameGIO
 import SesameSamples
 import SesameTestSupport
 import XCTest

@@ -1,7 +1,9 @@
 import Foundation
 import Hummingbird
 import IdentityEmulator
+import SesameGIO
 import SesameSamples
+import SesameService
 import SesameTestSupport
 import XCTest
 

@@ -1,5 +1,6 @@
 import Foundation
 import SesameSamples
+import SesameService
 import Testing
 
 @MainActor

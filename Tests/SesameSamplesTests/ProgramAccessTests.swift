@@ -2,6 +2,7 @@ import Foundation
 import SesameCore
 import SesameCoreTestSupport
 import SesameSamples
+import SesameService
 import SesameTestSupport
 import Testing
 
@@ -276,7 +277,9 @@ struct AccountServiceTests {
     static func signedIn() async throws -> (SamplesFixture, AccountService) {
         let fixture = try await SamplesFixture()
         _ = await fixture.session(.directory).signIn()
-        let service = AccountService(model: fixture.model, access: ProgramAccess(file: nil), trusted: [sesame])
+        let service = AccountService(
+            store: fixture.model.store, accountTypes: fixture.model.samples.map(\.accountType), trace: fixture.trace,
+            access: ProgramAccess(file: nil), trusted: [sesame])
         return (fixture, service)
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import SesameCore
 import SesameCoreTestSupport
 import SesameSamples
+import SesameService
 import Synchronization
 
 /// The samples' view models over the fake identity provider plus a fake Graph users API and

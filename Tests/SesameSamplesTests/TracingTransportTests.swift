@@ -3,6 +3,7 @@ import Foundation
 import SesameCore
 import SesameCoreTestSupport
 import SesameSamples
+import SesameService
 import SesameTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameSamples
+import SesameService
 
 /// The header's account button: who is signed in for the sample showing (or "Not signed in"),
 /// and in its menu the user name, the tenant, what can be done about it — sign in, switch

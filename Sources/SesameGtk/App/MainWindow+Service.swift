@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameSamples
+import SesameService
 
 /// The window as the account service's face: it signs accounts in for programs, lists the
 /// user's decisions about them in the account menu, and drops an account signed out elsewhere

@@ -1,5 +1,6 @@
 import Foundation
 import SesameCore
+import SesameGIO
 import SesameSamples
 
 /// The window: a header bar switching between the samples, the sign-in page that takes the
@@ -31,7 +32,7 @@ public final class MainWindow: SignInFailurePresenter {
     let settingsNotice: SettingsNotice?
     let accountMenu: AccountMenu
     /// The desktop's network monitor, feeding the model's ``NetworkStatus``.
-    private var networkMonitor: DesktopNetworkMonitor?
+    private var networkMonitor: NetworkMonitor?
     private(set) var pages: [Sample.Kind: any SamplePage] = [:]
     /// The sample shown first, and its session (made before its page: see ``start()``).
     private var first: (sample: Sample, session: SampleSession)?
@@ -89,7 +90,9 @@ public final class MainWindow: SignInFailurePresenter {
         connect()
         offlineBar.show(offline: !model.network.isOnline)
         model.network.observe { [weak self] online in self?.networkChanged(online: online) }
-        if options.followsDesktopNetwork { networkMonitor = DesktopNetworkMonitor(feeding: model.network) }
+        if options.followsDesktopNetwork {
+            networkMonitor = NetworkMonitor { [weak network = model.network] online in network?.update(isOnline: online) }
+        }
         showAccount()
         followStore()
         start()

@@ -1,6 +1,8 @@
 import Foundation
 import SesameCore
+import SesameGIO
 import SesameSamples
+import SesameService
 
 /// The desktop app's entry point: the GtkApplication on the GLib main loop, the main-actor
 /// bridge, the window once the store is configured, and the account service on the session bus.
@@ -70,7 +72,8 @@ public enum SesameApplication {
                 }
                 if let service {
                     let accountService = AccountService(
-                        model: model, access: ProgramAccess(file: service.accessFile), trusted: service.trusted)
+                        store: model.store, accountTypes: model.samples.map(\.accountType), trace: model.trace,
+                        access: ProgramAccess(file: service.accessFile), trusted: service.trusted)
                     holder.bus = AccountBus(service: accountService, trace: model.trace)
                     // Questions are a dialog of their own: over the window when it is on screen,
                     // alone when the service runs without one.

@@ -1,6 +1,8 @@
 import Foundation
 import SesameCore
+import SesameGIO
 import SesameSamples
+import SesameService
 
 /// The v2.0 sample's widgets over ``DirectorySearch``: a search field, the people as a table
 /// (only visible rows are drawn, however many pages load), a status line with Retry or Sign in,

@@ -1,5 +1,7 @@
 import Foundation
+import SesameGIO
 import SesameSamples
+import SesameService
 
 /// The flow inspector: the flow as a live sequence diagram (the default) with the text log one
 /// click away, and the diagram's export as SVG or PNG.

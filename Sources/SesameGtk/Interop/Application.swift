@@ -1,4 +1,5 @@
 import CGtkWebKit
+import SesameGIO
 
 /// The GtkApplication: the GLib main loop, the desktop's idea of "the app".
 @MainActor

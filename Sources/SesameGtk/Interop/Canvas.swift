@@ -1,5 +1,6 @@
 import CGtkWebKit
 import Foundation
+import SesameGIO
 
 /// A colour, components from 0 to 1.
 public struct Color: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import CGtkWebKit
 import Foundation
+import SesameGIO
 
 /// GNOME's About window (`GtkAboutDialog`): the program, its version, what it is, its website,
 /// its licence and who made it. Closing it destroys it.

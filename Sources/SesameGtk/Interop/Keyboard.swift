@@ -1,4 +1,5 @@
 import CGtkWebKit
+import SesameGIO
 
 /// A key pressed, as a shortcut reads it: the key (GDK's key value, e.g. `KeyPress.f5`) and the
 /// modifiers held (Caps Lock, Num Lock and the like ignored).

@@ -1,5 +1,6 @@
 import CGtkWebKit
 import Foundation
+import SesameGIO
 
 /// Saves what a window shows as a PNG (tests, `make demo`), read back from the X server.
 @MainActor

@@ -1,5 +1,6 @@
 import CGtkWebKit
 import Foundation
+import SesameGIO
 
 /// A WebKit web context: the cookie jar and web data one sign-in view uses.
 @MainActor

@@ -1,4 +1,5 @@
 import CGtkWebKit
+import SesameGIO
 
 /// A GTK widget owned by Swift. Containers keep the wrappers of the children packed into them,
 /// so a page that holds its root widget holds every widget (and every signal handler) it made;

@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameSamples
+import SesameService
 
 /// The question for a program that asks for a token: "Allow ⁨tool⁩ to use alex@contoso.com?",
 /// the permissions the token would carry, where the program is, and Deny, Allow once, Always

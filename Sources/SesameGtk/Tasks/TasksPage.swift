@@ -1,6 +1,8 @@
 import Foundation
 import SesameCore
+import SesameGIO
 import SesameSamples
+import SesameService
 
 /// The B2C sample's widgets over ``TaskList``: who is signed in, the tasks, a field to add one
 /// (its text stays until the service has it), and "Sign in as someone else".

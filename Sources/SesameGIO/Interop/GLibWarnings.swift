@@ -1,4 +1,4 @@
-import CGtkWebKit
+import CGio
 import Foundation
 
 /// Records GLib's critical warnings (`Gtk-CRITICAL **: gtk_widget_show: assertion

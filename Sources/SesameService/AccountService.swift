@@ -120,7 +120,10 @@ public final class AccountService {
     /// The most programs waiting for the user at once (each with one question).
     public static let maximumPendingQuestions = 4
 
-    let model: AppModel
+    private let store: AccountStore
+    private let trace: FlowTrace
+    /// The account types it serves (those the app has settings for).
+    private let accountTypes: [String]
     /// The user's kept decisions.
     public let access: ProgramAccess
     /// Programs that need no question: Sesame's own commands, which read the store directly anyway.
@@ -133,14 +136,17 @@ public final class AccountService {
     private var waiting: Set<ProgramIdentity> = []
     private var listening: Task<Void, Never>?
 
-    /// A service over `model`'s store; `trusted`: the programs that need no question. An account
-    /// that signs out (here, in the window, or through the bus) takes its decisions with it: the
-    /// user's next sign-in is asked about afresh.
-    public init(model: AppModel, access: ProgramAccess, trusted: Set<ProgramIdentity>) {
-        self.model = model
+    /// A service over `store` for its configured `accountTypes`, recording to `trace`;
+    /// `trusted`: the programs that need no question. An account that signs out (here, in the
+    /// window, or through the bus) takes its decisions with it: the user's next sign-in is asked
+    /// about afresh.
+    public init(store: AccountStore, accountTypes: [String], trace: FlowTrace, access: ProgramAccess, trusted: Set<ProgramIdentity>) {
+        self.store = store
+        self.accountTypes = accountTypes
+        self.trace = trace
         self.access = access
         self.trusted = trusted
-        listening = Task { [weak self, store = model.store] in
+        listening = Task { [weak self, store] in
             for await event in await store.events() {
                 guard let self else { return }
                 if case .accountsDidChange(let accountType, .removed(let account)) = event {
@@ -158,7 +164,7 @@ public final class AccountService {
         var all: [ServiceAccount] = []
         for accountType in accountTypes {
             do {
-                all += try await model.store.accounts(ofType: accountType).filter { maySee(program, $0) }.map(ServiceAccount.init)
+                all += try await store.accounts(ofType: accountType).filter { maySee(program, $0) }.map(ServiceAccount.init)
             } catch {
                 throw Self.failure(error)
             }
@@ -181,9 +187,9 @@ public final class AccountService {
         let token: AccessToken
         // The token is fetched first, to ask the user about what it really carries; it stays here
         // until the program may have it.
-        model.trace.record("service-token-request", [("program", program.name), ("accountType", accountType)])
+        trace.record("service-token-request", [("program", program.name), ("accountType", accountType)])
         do {
-            token = try await model.store.accessToken(for: account, scopes: scopes.isEmpty ? nil : scopes)
+            token = try await store.accessToken(for: account, scopes: scopes.isEmpty ? nil : scopes)
         } catch {
             let failure = Self.failure(error)
             // A program that may not see the account learns of it only once the user allowed it.
@@ -213,7 +219,7 @@ public final class AccountService {
         }
         guard let signer else { throw AccountServiceError(.failed, "Sesame's window cannot be shown here.") }
         try beginWaiting(program)
-        model.trace.record("service-sign-in", [("program", program.name), ("accountType", accountType)])
+        trace.record("service-sign-in", [("program", program.name), ("accountType", accountType)])
         let account = await signer.serviceSignIn(accountType: accountType)
         waiting.remove(program)
         guard let account else { throw AccountServiceError(.cancelled, "The sign-in was closed.") }
@@ -229,11 +235,11 @@ public final class AccountService {
             throw AccountServiceError(.accessDenied, "This program may not sign that account out: it was never allowed to use it.")
         }
         do {
-            try await model.store.remove(account)
+            try await store.remove(account)
         } catch {
             throw Self.failure(error)
         }
-        model.trace.record("signed-out", [("accountType", accountType)])
+        trace.record("signed-out", [("accountType", accountType)])
     }
 
     // MARK: Deciding
@@ -268,7 +274,7 @@ public final class AccountService {
         guard let questioner else { return nil }
         try beginWaiting(request.program)
         defer { waiting.remove(request.program) }
-        model.trace.record(
+        trace.record(
             "access-question",
             [
                 ("program", request.program.name), ("verified", request.program.isVerified ? "yes" : "no"),
@@ -276,7 +282,7 @@ public final class AccountService {
             ])
         let answer = await questioner.ask(request)
         if let answer { access.record(answer, for: request) }
-        model.trace.record("access-answer", [("program", request.program.name), ("answer", answer?.rawValue ?? "none")])
+        trace.record("access-answer", [("program", request.program.name), ("answer", answer?.rawValue ?? "none")])
         return answer
     }
 
@@ -293,8 +299,6 @@ public final class AccountService {
     private static let denied = AccountServiceError(.accessDenied, "The user did not allow this program to use that account.")
 
     // MARK: Arguments
-
-    private var accountTypes: [String] { model.samples.map(\.accountType) }
 
     private static func check(accountType: String, username: String, scopes: [String]) throws(AccountServiceError) {
         guard !accountType.isEmpty else { throw AccountServiceError(.invalidArgument, "The account type is empty.") }
@@ -326,7 +330,7 @@ public final class AccountService {
 
     private func signedIn(_ accountType: String) async throws(AccountServiceError) -> [Account] {
         do {
-            return try await model.store.accounts(ofType: accountType)
+            return try await store.accounts(ofType: accountType)
         } catch {
             throw Self.failure(error)
         }
@@ -357,7 +361,7 @@ public final class AccountService {
 
     private func scopesOrDefault(_ scopes: [String], accountType: String) async throws(AccountServiceError) -> [String] {
         if !scopes.isEmpty { return scopes }
-        guard let configuration = await model.store.configuration(forAccountType: accountType) else {
+        guard let configuration = await store.configuration(forAccountType: accountType) else {
             throw AccountServiceError(.unknownAccountType, "Sesame has no settings for the account type \(accountType).")
         }
         return configuration.scopes.filter { !["openid", "profile", "offline_access", "email"].contains($0.lowercased()) }

@@ -1,4 +1,4 @@
-import CGtkWebKit
+import CGio
 
 /// Owns one reference to a GObject for as long as the Swift object lives, and every signal
 /// handler connected through it: when the owner goes, its handlers are disconnected (so no
@@ -12,13 +12,13 @@ import CGtkWebKit
 /// ``referenceForC(_:)`` for a reference a C structure drops itself (a `GdkEvent`'s window,
 /// which `gdk_event_free` unrefs).
 @MainActor
-public class GObjectReference {
-    /// The object. Only Interop/ sees it.
-    let object: UnsafeMutableRawPointer
+open class GObjectReference {
+    /// The object. Only the platform modules' Interop/ folders see it.
+    package let object: UnsafeMutableRawPointer
     private var handlerIDs: [gulong] = []
 
     /// How the Swift side comes to hold the object.
-    enum Ownership {
+    package enum Ownership {
         /// A new object from a `…_new` constructor: its floating reference (widgets) is sunk, or
         /// its full reference (list stores, web contexts) taken over.
         case new
@@ -26,7 +26,7 @@ public class GObjectReference {
         case shared
     }
 
-    init(_ object: UnsafeMutableRawPointer, _ ownership: Ownership) {
+    package init(_ object: UnsafeMutableRawPointer, _ ownership: Ownership) {
         switch ownership {
         case .new:
             if g_object_is_floating(object) != 0 { g_object_ref_sink(object) }
@@ -53,13 +53,13 @@ public class GObjectReference {
 
     /// Connects a trampoline with its retained box; GLib releases the box when the handler is
     /// disconnected or the object finalized.
-    func connect(_ signal: String, _ trampoline: GCallback, _ box: AnyObject) {
+    package func connect(_ signal: String, _ trampoline: GCallback, _ box: AnyObject) {
         let data = Unmanaged.passRetained(box).toOpaque()
         handlerIDs.append(sesame_signal_connect(object, signal, trampoline, data, Signals.releaseBox))
     }
 
     /// The Swift owner of a GObject, if one holds it.
-    static func owner(of object: UnsafeMutableRawPointer) -> GObjectReference? {
+    package static func owner(of object: UnsafeMutableRawPointer) -> GObjectReference? {
         g_object_get_qdata(sesame_object(object), ownerQuark).map { Unmanaged<GObjectReference>.fromOpaque($0).takeUnretainedValue() }
     }
 
@@ -70,13 +70,13 @@ extension GObjectReference {
     /// Runs `body` with a new object — one a constructor returned with a full (not floating)
     /// reference — and drops that reference when `body` returns or throws: for an object used
     /// within one call and held by no Swift object.
-    static func withNewObject<Result>(_ object: OpaquePointer, _ body: (OpaquePointer) throws -> Result) rethrows -> Result {
+    package static func withNewObject<Result>(_ object: OpaquePointer, _ body: (OpaquePointer) throws -> Result) rethrows -> Result {
         defer { g_object_unref(UnsafeMutableRawPointer(object)) }
         return try body(object)
     }
 
     /// ``withNewObject(_:_:)`` for an object whose C type Swift sees (not an opaque pointer).
-    static func withNewObject<Object, Result>(
+    package static func withNewObject<Object, Result>(
         _ object: UnsafeMutablePointer<Object>, _ body: (UnsafeMutablePointer<Object>) throws -> Result
     ) rethrows -> Result {
         defer { g_object_unref(object) }
@@ -85,7 +85,7 @@ extension GObjectReference {
 
     /// One more reference to `object`, handed to a C structure that drops it when it is freed
     /// (`GdkEvent.key.window`, unreffed by `gdk_event_free`).
-    static func referenceForC(_ object: OpaquePointer) -> OpaquePointer {
+    package static func referenceForC(_ object: OpaquePointer) -> OpaquePointer {
         OpaquePointer(g_object_ref(UnsafeMutableRawPointer(object)))
     }
 }

@@ -1,4 +1,4 @@
-import CGtkWebKit
+import CGio
 
 /// A GLib `GError`, converted once at the boundary.
 public struct GLibError: Error, CustomStringConvertible, Sendable {
@@ -9,7 +9,7 @@ public struct GLibError: Error, CustomStringConvertible, Sendable {
     /// GLib's message.
     public let message: String
 
-    init(_ error: UnsafeMutablePointer<GError>?) {
+    package init(_ error: UnsafeMutablePointer<GError>?) {
         guard let error else {
             domain = ""
             code = 0

@@ -1,6 +1,6 @@
 import Foundation
 import SesameCore
-import SesameSamples
+import SesameGIO
 
 /// `org.sesame.Accounts1` on the session bus, under the name `org.sesame.Sesame`: the bus side of
 /// ``AccountService``. Each connection's caller is identified at its first call from the bus (its

@@ -1,4 +1,4 @@
-import CGtkWebKit
+import CGio
 import Foundation
 
 /// The one bridge between GLib's main loop and Swift's main actor.

@@ -1,4 +1,4 @@
-import CGtkWebKit
+import CGio
 import Foundation
 
 /// A D-Bus value as Sesame's service and its clients use them: no C type crosses this file.
