@@ -6,13 +6,13 @@ extension MainWindow {
     /// page, and the inspector's pane.
     func layOut() {
         let header = HeaderBar(title: "Sesame")
-        let switcher = StackSwitcher(samples)
+        let switcher = StackSwitcher(samples.stack)
         switcher.accessibleName = L("Samples")
         header.setCustomTitle(switcher)
         header.packEnd(primaryMenu.button)
         header.packEnd(accountMenu.button)
         window.setTitlebar(header)
-        mainStack.add(samples, name: "samples")
+        mainStack.add(samples.stack, name: "samples")
         mainStack.add(signIn.root, name: "sign-in")
         let content = Box(vertical: true, spacing: 0)
         if let settingsNotice { content.pack(settingsNotice.root) }

@@ -7,11 +7,13 @@ import SesameSamples
 /// window while the identity service's pages are up, the offline and error bars (the seeds'
 /// alert with Retry and Cancel), and the flow inspector.
 ///
-/// It starts in phases (``Phase``), moved through by one function, ``advance(to:)``: the first
-/// frame shows either the first sample's page or, when someone must sign in, the sign-in page
-/// alone (already loading); the other samples and the inspector come once that is on screen.
+/// Its life is ``WindowPhases``, a value tested without GTK: each moment (shown, a sign-in page
+/// up or gone, the data in after a redirect, closed) yields effects, which ``apply(_:)`` carries
+/// out here. The pages are ``SamplePages``'.
 @MainActor
 public final class MainWindow: SignInFailurePresenter {
+    /// Options of the window that are not the samples'.
+    public typealias Options = WindowOptions
     /// The window.
     public let window: Window
     let model: AppModel
@@ -20,12 +22,15 @@ public final class MainWindow: SignInFailurePresenter {
     /// The system browser as the sign-in's user agent (a sample's `signInWith`, or "Continue in your browser").
     private let browserAgent: BrowserSignInAgent
     let mainStack = Stack(sizedByVisibleChild: true)
-    let samples = Stack(crossfade: true, sizedByVisibleChild: true)
-    /// The flow inspector, built once the window is on screen (it replays the trace so far).
-    private(set) var inspector: FlowInspector?
-    let inspectorSlot = Box(vertical: true, spacing: 0)
+    /// The samples' pages.
+    let samples: SamplePages
+    /// The flow inspector's pane, built once the window is on screen.
+    private(set) lazy var inspectorPane = InspectorPane(trace: model.trace, window: window)
+    /// The flow inspector, once built.
+    var inspector: FlowInspector? { inspectorPane.inspector }
+    /// Where the inspector shows (F9 hides it).
+    var inspectorSlot: Box { inspectorPane.slot }
     let errorBar = ErrorBar()
-    /// The account service's question to the user: may this program use this account?
     /// Listens to the store: an account signed out elsewhere (the bus, another page) leaves the window.
     var storeEvents: Task<Void, Never>?
     let offlineBar = OfflineBar()
@@ -33,9 +38,6 @@ public final class MainWindow: SignInFailurePresenter {
     let accountMenu: AccountMenu
     /// The desktop's network monitor, feeding the model's ``NetworkStatus``.
     private var networkMonitor: NetworkMonitor?
-    private(set) var pages: [Sample.Kind: any SamplePage] = [:]
-    /// The sample shown first, and its session (made before its page: see ``start()``).
-    private var first: (sample: Sample, session: SampleSession)?
     private var appearing: Task<Void, Never>?
     /// Watches the main loop for stalls (`Options.reportStalls`).
     private var stallWatch: MainLoopWatch?
@@ -43,28 +45,17 @@ public final class MainWindow: SignInFailurePresenter {
     let primaryMenu: PrimaryMenu
     /// The samples (or sign-in) beside the flow inspector.
     var panes: Paned?
-    /// Where the window's size and inspector are kept across restarts (nil: nowhere).
-    let stateFile: URL?
+    /// The window's size and inspector, kept across restarts.
+    private(set) lazy var keptState = KeptWindowState(
+        file: stateFile, window: window, panes: { [weak self] in self?.panes }, inspector: inspectorSlot, trace: model.trace)
+    private let stateFile: URL?
     /// The app, which Ctrl+Q ends (without one, Ctrl+Q closes the window).
     weak var application: Application?
-    /// A sign-in ended: the page's first control takes the keyboard focus once it can.
-    var focusesAfterSignIn = false
-
-    /// How far the window has come. Phases only move forward; some are skipped.
-    enum Phase: Comparable {
-        /// Built, not shown: the first sample finds out whether someone must sign in.
-        case starting
-        /// On screen with the sign-in page alone, which loads (WebKit's processes need the main
-        /// thread then); the samples' pages come once it has loaded.
-        case firstSignIn
-        /// On screen with the first sample's page.
-        case shown
-        /// Every sample's page and the flow inspector are built.
-        case complete
-        /// Destroyed: no request runs on, no widget is touched again.
-        case closed
-    }
-    private(set) var phase = Phase.starting
+    /// What signs in for the account service's programs.
+    private(set) lazy var serviceSignIns = ServiceSignIns(window: self)
+    /// How far the window has come, and the hold after a redirect (``WindowPhases``).
+    private(set) var phases = WindowPhases()
+    var phase: WindowPhases.Phase { phases.phase }
 
     public init(application: Application?, model: AppModel, options: Options) {
         self.model = model
@@ -74,19 +65,23 @@ public final class MainWindow: SignInFailurePresenter {
             }
         }
         window = Window(application: application, title: "Sesame", width: 1240, height: 720)
-        signIn = SignInPane(trace: model.trace, webDataDirectory: options.webDataDirectory, automation: options.automation)
-        browserAgent = BrowserSignInAgent(pane: signIn, window: window, trace: model.trace)
+        let signIn = SignInPane(trace: model.trace, webDataDirectory: options.webDataDirectory, automation: options.automation)
+        self.signIn = signIn
+        let browserAgent = BrowserSignInAgent(pane: signIn, window: window, trace: model.trace)
+        self.browserAgent = browserAgent
         accountMenu = AccountMenu(filesStorage: options.filesStorage)
         primaryMenu = PrimaryMenu(window: window, documentation: options.documentation)
         stateFile = options.stateFile
         self.application = application
         settingsNotice = options.settingsWarnings.isEmpty ? nil : SettingsNotice(options.settingsWarnings)
         // The sample shown first: its session now, its page when the window shows; the others' later.
-        if let sample = model.samples.first(where: { $0.kind == options.initialSample }) ?? model.samples.first {
-            first = (sample, SampleSession(sample: sample, model: model, userAgent: signIn, browser: browserAgent, failures: self))
+        weak var presenter: MainWindow?
+        samples = SamplePages(model: model, initial: options.initialSample) { sample in
+            SampleSession(sample: sample, model: model, userAgent: signIn, browser: browserAgent, failures: presenter)
         }
+        presenter = self
         layOut()
-        restoreState()
+        keptState.restore()
         connect()
         offlineBar.show(offline: !model.network.isOnline)
         model.network.observe { [weak self] online in self?.networkChanged(online: online) }
@@ -102,7 +97,7 @@ public final class MainWindow: SignInFailurePresenter {
         }
     }
 
-    /// What the account menu, the sign-in page and the window itself do to the window.
+    /// What the account menu, the sign-in page, the pages and the window itself do to the window.
     private func connect() {
         accountMenu.onSignIn = { [weak self] in
             self?.onCurrentPage { page in
@@ -116,22 +111,16 @@ public final class MainWindow: SignInFailurePresenter {
             self?.signIn.forgetSignInData()
             self?.model.trace.record("sign-in-data-forgotten")
         }
-        signIn.onShow = { [weak self] in
-            if self?.leaving != nil {
-                self?.leaving = nil
-                self?.window.resumeFrames()
-            }
-            self?.mainStack.visibleChildName = "sign-in"
-            self?.showWindow()
-        }
-        signIn.onHide = { [weak self] afterRedirect in
-            if afterRedirect { self?.leaveSignInWithTheData() } else { self?.leaveSignIn() }
-        }
+        samples.holdsHeader = { [weak self] in self?.phases.holdsHeader ?? false }
+        samples.onAccountShown = { [weak self] in self?.showAccount() }
+        samples.onPageShown = { [weak self] in self?.currentPageAppears() }
+        signIn.onShow = { [weak self] in self?.apply { $0.signInShown() } }
+        signIn.onHide = { [weak self] afterRedirect in self?.apply { $0.signInHidden(afterRedirect: afterRedirect) } }
         // While the first sign-in page loads, the main thread is WebKit's: the rest of the
         // window is built once it has loaded (or failed), at the latest a second after showing.
         signIn.onPageFinished = { [weak self] in self?.advance(to: .complete) }
         window.onCloseRequest { [weak self] in
-            self?.saveState()
+            if let self, self.phase < .closed { self.keptState.save() }
             self?.signIn.cancel()
             return false
         }
@@ -148,7 +137,7 @@ public final class MainWindow: SignInFailurePresenter {
     /// is laid out and painted, as they do for a bare window with a web view — and at the
     /// latest after `longestWaitBeforeShowing` (a slow keyring).
     private func start() {
-        guard let first else {
+        guard let first = samples.first else {
             advance(to: .complete)
             return
         }
@@ -161,45 +150,64 @@ public final class MainWindow: SignInFailurePresenter {
                 return
             }
             self.showWindow()
-            await self.pages[first.sample.kind]?.appear()
+            await self.samples[first.sample.kind]?.appear()
         }
     }
 
     /// Shows the window (once): the sign-in page alone while one is up, else the first sample's.
     private func showWindow() {
-        advance(to: signIn.isSigningIn ? .firstSignIn : .shown)
+        apply { $0.show(signingIn: signIn.isSigningIn) }
     }
 
-    /// The one place the window moves on: entering each phase does what it needs, once.
-    func advance(to next: Phase) {
-        guard next > phase else { return }
-        let previous = phase
-        phase = next
-        switch next {
-        case .starting:
-            break
-        case .firstSignIn:
-            present()
-        case .shown:
-            buildFirstPage(joiningSignIn: false)
-            present()
-        case .complete:
-            if previous == .starting { present() }
-            // Built after the first sign-in page had loaded, the first page joins that sign-in.
-            buildFirstPage(joiningSignIn: previous == .firstSignIn)
-            for sample in model.samples { buildPage(sample) }
-            buildInspector()
+    /// Moves the window on (``WindowPhases/advance(to:)``).
+    func advance(to next: WindowPhases.Phase) {
+        apply { $0.advance(to: next) }
+    }
+
+    /// Carries out what a moment of the window's life does (the one place the window changes).
+    private func apply(_ moment: (inout WindowPhases) -> [WindowPhases.Effect]) {
+        for effect in moment(&phases) { perform(effect) }
+    }
+
+    private func perform(_ effect: WindowPhases.Effect) {
+        switch effect {
+        case .present: present()
+        case .buildFirstPage(let joiningSignIn):
+            let page = samples.buildFirstPage()
+            if joiningSignIn, let page { appearing = Task { await page.appear() } }
+        case .buildTheRest:
+            samples.buildTheRest()
+            inspectorPane.build()
             // While sign-in is on screen, the samples' widgets get what showing them needs (their
             // windows): the frame that leaves sign-in then only lays them out and paints.
-            samples.realizeAll()
-        case .closed:
+            samples.stack.realizeAll()
+        case .tearDown:
             stallWatch?.stop()
             appearing?.cancel()
             storeEvents?.cancel()
             signIn.cancel()
             errorBar.answer(retry: false)
-            for page in pages.values { page.close() }
-            inspector?.close()
+            samples.closeAll()
+            inspectorPane.close()
+        case .showSignIn:
+            mainStack.visibleChildName = "sign-in"
+        case .showSamples:
+            mainStack.visibleChildName = "samples"
+        case .holdFrames:
+            window.holdFrames()
+        case .resumeFrames:
+            window.resumeFrames()
+        case .waitForData(let id):
+            // After the redirect the user's data is usually a few milliseconds away: the frame
+            // that leaves sign-in is the one that shows it (GTK paints at most one frame per refresh).
+            samples.onContentShown { [weak self] in self?.apply { $0.dataShown(for: id) } }
+            Task { [weak self] in
+                try? await Task.sleep(for: WindowPhases.dataWait)
+                self?.apply { $0.dataWaitEnded(for: id) }
+            }
+        case .showAccount: showAccount()
+        case .signInLeft: signIn.left()
+        case .focusCurrentPage: samples.current?.focusFirstControlWhenReady()
         }
     }
 
@@ -218,106 +226,14 @@ public final class MainWindow: SignInFailurePresenter {
         }
     }
 
-    /// Builds the first sample's page (once) and shows it; when `joiningSignIn`, it joins the
-    /// sign-in ``start()`` began.
-    private func buildFirstPage(joiningSignIn: Bool) {
-        guard let first, pages[first.sample.kind] == nil else { return }
-        buildPage(first.sample, session: first.session)
-        samples.visibleChildName = first.sample.kind.rawValue
-        samples.onVisibleChildChanged { [weak self] in
-            self?.showAccount()
-            self?.currentPageAppears()
-        }
-        showAccount()
-        if joiningSignIn, let page = pages[first.sample.kind] {
-            appearing = Task { await page.appear() }
-        }
-    }
-
-    /// Back from sign-in to the samples.
-    private func leaveSignIn() {
-        let held = leaving != nil
-        leaving = nil
-        mainStack.visibleChildName = "samples"
-        advance(to: .complete)
-        focusCurrentPageAfterSignIn()
-        if held {
-            signIn.left()
-            showAccount()
-            window.resumeFrames()
-        }
-    }
-
-    /// After the redirect, the user's data is usually a few milliseconds away. The window holds
-    /// its frames — the last sign-in page stays on screen — until the page has the data in its
-    /// widgets, or for ``dataWait`` at most, so that the frame that leaves sign-in is the one
-    /// that shows the data: GTK paints at most one frame per refresh (16.7 ms at 60 Hz), and any
-    /// frame painted between (the header's new account, the empty page) would hold the data
-    /// back until the next one.
-    private func leaveSignInWithTheData() {
-        let id = UUID()
-        if leaving == nil { window.holdFrames() }
-        leaving = id
-        for page in pages.values {
-            page.onContentShown = { [weak self] in
-                if self?.leaving == id { self?.leaveSignIn() }
-            }
-        }
-        Task { [weak self] in
-            try? await Task.sleep(for: Self.dataWait)
-            if self?.leaving == id { self?.leaveSignIn() }
-        }
-    }
-
-    /// How long the last sign-in page may stay after the redirect, waiting for the data: past
-    /// this, a wait the user feels, the window shows the page (and its progress) without it.
-    static let dataWait: Duration = .milliseconds(100)
-    /// The sign-in being left for the data, while the window waits for it.
-    private var leaving: UUID?
-
-    /// Builds a sample's page and its tab (in the samples' order).
-    private func buildPage(_ sample: Sample, session: SampleSession? = nil) {
-        guard pages[sample.kind] == nil else { return }
-        let session = session ?? SampleSession(sample: sample, model: model, userAgent: signIn, browser: browserAgent, failures: self)
-        let page: any SamplePage =
-            switch sample.kind {
-            case .directory: DirectoryPage(session: session, trace: model.trace)
-            case .tasks: TasksPage(session: session, trace: model.trace)
-            case .me, .openID: MePage(session: session)
-            }
-        pages[sample.kind] = page
-        let position = model.samples.filter { pages[$0.kind] != nil }.firstIndex { $0.kind == sample.kind }
-        samples.add(page.root, name: sample.kind.rawValue, title: page.title, position: position)
-        page.root.showAll()
-        session.onAccountChange = { [weak self, kind = sample.kind] in
-            // While the window waits for the data after a redirect, the header waits too: it
-            // changes in the frame that leaves sign-in (see leaveSignInWithTheData).
-            if self?.currentKind == kind, self?.leaving == nil { self?.showAccount() }
-        }
-    }
-
-    /// Builds the flow inspector (once): it replays the trace so far.
-    @discardableResult
-    func buildInspector() -> FlowInspector {
-        if let inspector { return inspector }
-        let inspector = FlowInspector(trace: model.trace, parent: window)
-        self.inspector = inspector
-        inspectorSlot.pack(inspector.root, expand: true)
-        inspector.root.showAll()
-        return inspector
-    }
-
-    /// The sample showing.
-    var currentKind: Sample.Kind? { samples.visibleChildName.flatMap(Sample.Kind.init(rawValue:)) }
-
     /// Shows a sample, as clicking its tab does.
     public func show(_ kind: Sample.Kind) {
         advance(to: .complete)
-        samples.visibleChildName = kind.rawValue
+        samples.show(kind)
     }
 
     private func currentPageAppears() {
-        guard phase < .closed, let kind = currentKind, let page = pages[kind], !signIn.isSigningIn else { return }
+        guard phase < .closed, let page = samples.current, !signIn.isSigningIn else { return }
         appearing = Task { [weak self] in
             await page.appear()
             self?.showWindow()
@@ -337,7 +253,7 @@ public final class MainWindow: SignInFailurePresenter {
         guard online else { return }
         signIn.networkReturned()
         if errorBar.waitsForNetwork { errorBar.answer(retry: true) }
-        for page in pages.values { page.networkReturned() }
+        samples.networkReturned()
     }
 
     // MARK: SignInFailurePresenter
@@ -352,13 +268,13 @@ public final class MainWindow: SignInFailurePresenter {
 
     /// Acts on the sample showing (the account menu's choices).
     private func onCurrentPage(_ act: @escaping @MainActor (any SamplePage) async -> Void) {
-        guard let kind = currentKind, let page = pages[kind] else { return }
+        guard let page = samples.current else { return }
         Task { await act(page) }
     }
 
     /// The header's account menu shows the account of the sample showing.
     func showAccount() {
         guard phase < .closed else { return }
-        accountMenu.show(currentKind.flatMap { pages[$0] }?.session.account)
+        accountMenu.show(samples.current?.session.account)
     }
 }

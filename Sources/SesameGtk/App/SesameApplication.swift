@@ -117,6 +117,6 @@ private final class WindowOnDemand: ServiceSignIn {
     init(open: @escaping @MainActor () -> MainWindow) { self.open = open }
 
     func serviceSignIn(accountType: String) async -> Account? {
-        await open().serviceSignIn(accountType: accountType)
+        await open().serviceSignIns.serviceSignIn(accountType: accountType)
     }
 }
