@@ -76,7 +76,7 @@ let package = Package(
         // It links neither GTK nor WebKit: the git logic and the D-Bus client only.
         .executableTarget(
             name: "git-credential-sesame",
-            dependencies: ["SesameService", "SesameGIO"]
+            dependencies: ["SesameCore", "SesameService", "SesameGIO"]
         ),
         // GLib and GIO: what a program without a window needs (D-Bus, the proxy settings, the
         // network monitor, the default browser, the main-loop bridge, GLib's errors).

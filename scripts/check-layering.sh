@@ -35,15 +35,15 @@ rule "2. only SesameGtk/Interop/ imports CGtkWebKit, and only SesameGIO/Interop/
        grep -rln 'import CGio' Sources Tests Demo Benchmarks | grep -v '^Sources/SesameGIO/Interop/'; }"
 
 rule "3. SesameCore imports no other module of Sesame's and no C module, and never mentions the main actor" \
-    "grep -rlnE 'import (SesameGtk|SesameGIO|SesameService|SesameSamples|SesameKeyring|CGtkWebKit|CGio)|MainActor' Sources/SesameCore"
+    "grep -rlnE '^[^/]*import (SesameGtk|SesameGIO|SesameService|SesameSamples|SesameKeyring|CGtkWebKit|CGio)|MainActor' Sources/SesameCore"
 
 rule "4. the emulator (library and executable) and SesameTestSupport never import SesameCore or SesameCoreTestSupport" \
-    "grep -rlnE 'import (SesameCore|SesameCoreTestSupport)\\b' Sources/IdentityEmulator Sources/identity-emulator Tests/SesameTestSupport"
+    "grep -rlnE '^[^/]*import (SesameCore|SesameCoreTestSupport)\\b' Sources/IdentityEmulator Sources/identity-emulator Tests/SesameTestSupport"
 
 rule "5. SesameSamples imports neither GTK nor WebKit; SesameGIO, SesameService and git-credential-sesame import neither them nor the samples" \
-    "{ grep -rlnE 'import (CGtkWebKit|SesameGtk)' Sources/SesameSamples; \
-       grep -rlnE 'import (CGtkWebKit|SesameGtk|SesameSamples)' Sources/SesameGIO Sources/SesameService Sources/git-credential-sesame; \
-       grep -rlnE 'import (SesameCore|SesameService)' Sources/SesameGIO; }"
+    "{ grep -rlnE '^[^/]*import (CGtkWebKit|SesameGtk)' Sources/SesameSamples; \
+       grep -rlnE '^[^/]*import (CGtkWebKit|SesameGtk|SesameSamples)' Sources/SesameGIO Sources/SesameService Sources/git-credential-sesame; \
+       grep -rlnE '^[^/]*import (SesameCore|SesameService)' Sources/SesameGIO; }"
 
 rule "6. GTK, GDK, GLib, WebKit, ATK, Pango and cairo functions are called only from the platform modules' Interop/ folders, GTK's only from SesameGtk's" \
     "{ grep -rnE '\\b(gtk|gdk|webkit|g|atk|pango|cairo)_[a-z0-9_]+\\(' Sources --include=*.swift | grep -vE '$interop' | $code_only; \

@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 #include <glib-unix.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 // libdispatch's hooks for the main queue (what CoreFoundation's run loop uses): an eventfd that
@@ -19,6 +20,9 @@ extern void _dispatch_main_queue_callback_4CF(void *msg);
 static inline gulong sesame_signal_connect(gpointer instance, const char *signal, GCallback handler, gpointer data, GClosureNotify destroy) {
     return g_signal_connect_data(instance, signal, handler, data, destroy, (GConnectFlags)0);
 }
+
+// Whether the caller runs on the process's main thread (its thread id is the process id).
+static inline int sesame_is_main_thread(void) { return getpid() == (pid_t)syscall(SYS_gettid); }
 
 // Type-cast macros.
 static inline GObject *sesame_object(gpointer object) { return G_OBJECT(object); }

@@ -1,5 +1,5 @@
 import CLibSecret
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 extension SecretServiceTokenStorage {

@@ -1,5 +1,6 @@
 import CLibSecret
-import Foundation
+import FoundationEssentials
+import Glibc
 import SesameCore
 
 /// Token caches in the desktop's Secret Service (GNOME Keyring, KWallet's bridge, KeePassXC)
@@ -62,7 +63,7 @@ public struct SecretServiceTokenStorage: TokenStorage {
     ) {
         let directory = FileTokenStorage.defaultDirectory(environment: environment)
         let marker = directory.appending(path: "storage")
-        let recorded = (try? String(contentsOf: marker, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let recorded = (try? String(contentsOf: marker, encoding: .utf8))?.trimmingWhitespace()
         let files = FileTokenStorage(environment: environment)
         let notice = "no keyring (Secret Service) is in use: sign-ins are kept in files under \(directory.path), readable by you only"
         switch recorded {
@@ -89,7 +90,7 @@ public struct SecretServiceTokenStorage: TokenStorage {
     public func whileRefreshing<T: Sendable>(
         group: String, isolation: isolated (any Actor)?, _ body: () async throws -> T
     ) async throws -> T {
-        let lockFile = lockDirectory.appending(path: "sesame-\(group.replacingOccurrences(of: "/", with: "_")).refresh.lock").path
+        let lockFile = lockDirectory.appending(path: "sesame-\(group.replacing("/", with: "_")).refresh.lock").path
         try? FileManager.default.createDirectory(
             at: lockDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return try await FileLock.whileHolding(path: lockFile, location: location, body)
@@ -146,7 +147,7 @@ public struct SecretServiceTokenStorage: TokenStorage {
     }
 
     public func transact(group: String, _ body: (Data?) throws -> TokenStorageAction) throws -> String? {
-        let lockFile = lockDirectory.appending(path: "sesame-\(group.replacingOccurrences(of: "/", with: "_")).lock").path
+        let lockFile = lockDirectory.appending(path: "sesame-\(group.replacing("/", with: "_")).lock").path
         try? FileManager.default.createDirectory(
             at: lockDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return try FileLock.withLock(path: lockFile, location: location) {
@@ -167,7 +168,7 @@ public struct SecretServiceTokenStorage: TokenStorage {
             return nil
         case .setAsideAndWrite(let data):
             defer { stamp(group: group) }
-            let kind = "unreadable-" + ISO8601DateFormatter().string(from: Date())
+            let kind = "unreadable-" + Date().formatted(.iso8601)
             if let current { try store(current, group: group, kind: kind) }
             try store(data, group: group, kind: "cache")
             return "Secret Service item \"Sesame token cache (\(group), \(kind))\""

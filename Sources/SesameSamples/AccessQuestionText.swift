@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameService
 
 /// What the access question says, in the user's language, made from a request the way a security
@@ -25,7 +25,7 @@ public struct AccessQuestionText: Sendable, Equatable {
         let program = request.program
         let sameName = knownPrograms.contains { $0 != program && $0.name == program.name }
         let shownName = DisplayText.isolated(sameName ? program.id : program.name)
-        heading = String(format: L("Allow %@ to use %@?"), shownName, DisplayText.isolated(request.username))
+        heading = String(formatting: L("Allow %@ to use %@?"), shownName, DisplayText.isolated(request.username))
         let new = Set(request.newScopes.map { $0.lowercased() })
         let growth = !request.previouslyAllowed.isEmpty
         permissions =
@@ -33,18 +33,18 @@ public struct AccessQuestionText: Sendable, Equatable {
             ? [L("Its usual permissions")]
             : request.scopes.map { scope in
                 let shown = DisplayText.escaped(scope)
-                return growth && new.contains(scope.lowercased()) ? String(format: L("%@ (new)"), shown) : shown
+                return growth && new.contains(scope.lowercased()) ? String(formatting: L("%@ (new)"), shown) : shown
             }
         let path = DisplayText.escaped(program.id)
         switch program.kind {
         case .executable:
-            origin = String(format: L("The program %@"), path)
+            origin = String(formatting: L("The program %@"), path)
             warning = nil
         case .flatpak:
-            origin = String(format: L("The Flatpak app %@"), path)
+            origin = String(formatting: L("The Flatpak app %@"), path)
             warning = nil
         case .unverified:
-            origin = String(format: L("An unverified program that claims to be %@"), path)
+            origin = String(formatting: L("An unverified program that claims to be %@"), path)
             warning = L(
                 "Sesame cannot tell which program this is: it runs in a sandbox that is not a Flatpak app's. It is asked every time."
             )

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// The v2.0 sample without its widgets: search the organisation's people as the user types,
@@ -75,10 +75,10 @@ public final class DirectorySearch {
         case .signedOut: L("Sign in to search your organisation’s people.")
         case .signedOutByUser: L("Signed out.")
         case .searching: L("Searching…")
-        case .found(let count, let more): String(format: more ? L("People found: %d — scroll for more") : L("People found: %d"), count)
+        case .found(let count, let more): String(formatting: more ? L("People found: %d — scroll for more") : L("People found: %d"), count)
         case .noMatches: L("No one matches.")
         case .failed(let message, _): message
-        case .signOutFailed(let message): String(format: L("Could not sign out: %@"), message)
+        case .signOutFailed(let message): String(formatting: L("Could not sign out: %@"), message)
         }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameService
 
 /// The flow as a sequence diagram: the trace's events as arrows between four lanes (the app, the
@@ -115,7 +115,7 @@ public struct FlowDiagram: Sendable {
     public func details(of index: Int) -> String {
         guard steps.indices.contains(index) else { return "" }
         let event = events[steps[index].event]
-        var lines = [String(format: "%.3f s  %@", event.time, event.name)]
+        var lines = [String(formatting: "%.3f s  %@", event.time, event.name)]
         lines += event.fields.map { "\($0.0): \($0.1)" }
         return lines.joined(separator: "\n")
     }
@@ -159,9 +159,9 @@ public struct FlowDiagram: Sendable {
             return [note(.app, L("token without interaction (silent)"))]
         case "list-rendered":
             let rows = field("rows").flatMap { Int($0) } ?? 0
-            return [note(.app, String(format: rows == 1 ? L("%d row on screen") : L("%d rows on screen"), rows))]
+            return [note(.app, String(formatting: rows == 1 ? L("%d row on screen") : L("%d rows on screen"), rows))]
         case "sign-in-failed":
-            return [note(.app, String(format: L("sign-in failed: %@"), field("error") ?? ""), failure: true)]
+            return [note(.app, String(formatting: L("sign-in failed: %@"), field("error") ?? ""), failure: true)]
         case "sign-in-cancelled":
             return [note(.signInView, L("sign-in cancelled"))]
         case "signed-out":

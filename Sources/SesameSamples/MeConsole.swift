@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// The MSAL sample without its widgets: "Call Microsoft Graph" gets a token silently when an
@@ -61,7 +61,7 @@ public final class MeConsole {
                     session.recordSilentToken()
                     write("acquireTokenSilent: \(token.secret.masked)")
                 } catch let error as AccountStoreError where error.code == .interactionRequired {
-                    write(String(format: L("interaction required: %@"), UserMessage.text(for: error)))
+                    write(String(formatting: L("interaction required: %@"), UserMessage.text(for: error)))
                     token = try await interactive()
                 }
             } else {
@@ -73,7 +73,7 @@ public final class MeConsole {
             write("GET \(url.absoluteString) → \(response.status)")
             write(Self.pretty(response.body))
         } catch {
-            write(String(format: L("error: %@"), session.message(for: error)))
+            write(String(formatting: L("error: %@"), session.message(for: error)))
         }
     }
 
@@ -83,7 +83,7 @@ public final class MeConsole {
             try await session.signOut()
             write(L("signed out"))
         } catch {
-            write(String(format: L("error: %@"), String(format: L("Could not sign out: %@"), UserMessage.text(for: error))))
+            write(String(formatting: L("error: %@"), String(formatting: L("Could not sign out: %@"), UserMessage.text(for: error))))
         }
     }
 
@@ -94,9 +94,11 @@ public final class MeConsole {
 
     /// The /me answer as indented JSON (the body as text when it is not JSON).
     public static func pretty(_ body: Data) -> String {
-        guard let object = try? JSONSerialization.jsonObject(with: body),
-            let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        else { return String(decoding: body, as: UTF8.self) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        guard let object = try? JSONDecoder().decode(JSONValue.self, from: body), let data = try? encoder.encode(object) else {
+            return String(decoding: body, as: UTF8.self)
+        }
         return String(decoding: data, as: UTF8.self)
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// Whether this computer is on a network, as the desktop says (in the window, GIO's

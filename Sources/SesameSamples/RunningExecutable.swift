@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The running program's own file, as the kernel knows it (`/proc/self/exe`): where Sesame looks
 /// for what it installed beside itself (`<prefix>/share/sesame`, `<prefix>/share/locale`).

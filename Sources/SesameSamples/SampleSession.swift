@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// Shows a failed sign-in to the user and asks whether to try again: the seeds' alert with

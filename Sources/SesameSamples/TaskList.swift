@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// The B2C sample without its widgets: the signed-in user's tasks, adding one, and signing in
@@ -11,7 +11,7 @@ public final class TaskList {
     public private(set) var statusText = ""
     /// Who is signed in, for the user.
     public var signedInText: String {
-        session.account.map { String(format: L("Signed in as %@"), $0.displayName) } ?? L("Not signed in")
+        session.account.map { String(formatting: L("Signed in as %@"), $0.displayName) } ?? L("Not signed in")
     }
     /// What the page's action button offers now, if anything.
     public private(set) var action: SampleAction?
@@ -72,7 +72,8 @@ public final class TaskList {
         }
         do {
             tasks = try await service.tasks()
-            statusText = tasks.isEmpty ? L("No tasks yet.") : String(format: tasks.count == 1 ? L("%d task") : L("%d tasks"), tasks.count)
+            statusText =
+                tasks.isEmpty ? L("No tasks yet.") : String(formatting: tasks.count == 1 ? L("%d task") : L("%d tasks"), tasks.count)
             action = nil
         } catch {
             statusText = session.message(for: error)
@@ -99,7 +100,7 @@ public final class TaskList {
     /// caller clears the text then), `false` when it failed or an add is already on its way.
     public func add(_ text: String) async -> Bool {
         guard !isAdding, let service = service() else { return false }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmingWhitespace()
         let key = pendingAdd.flatMap { $0.text == trimmed ? $0.key : nil } ?? UUID().uuidString
         pendingAdd = (trimmed, key)
         isAdding = true
@@ -130,7 +131,7 @@ public final class TaskList {
         do {
             try await session.signOut()
         } catch {
-            statusText = String(format: L("Could not sign out: %@"), UserMessage.text(for: error))
+            statusText = String(formatting: L("Could not sign out: %@"), UserMessage.text(for: error))
             changed()
             return false
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// An error of the app's own whose sentence for the user is already made (and translated).
@@ -23,7 +23,7 @@ public enum UserMessage {
         case is TokenStorageError: L("The stored sign-in data could not be read or written. Try again.")
         case let error as SettingsError: text(for: error)
         case is CancellationError: L("The request was cancelled.")
-        default: String(format: L("Something went wrong (%@). Try again."), String(describing: type(of: error)))
+        default: String(formatting: L("Something went wrong (%@). Try again."), String(describing: type(of: error)))
         }
     }
 
@@ -100,7 +100,7 @@ public enum UserMessage {
         guard let retryAfter else { return L("The identity service asks Sesame to slow down; try again in a minute.") }
         let seconds = max(1, Int(retryAfter.components.seconds))
         return String(
-            format: seconds == 1
+            formatting: seconds == 1
                 ? L("The identity service asks Sesame to wait %d second before asking again; try again then.")
                 : L("The identity service asks Sesame to wait %d seconds before asking again; try again then."),
             seconds)
@@ -153,45 +153,46 @@ public enum UserMessage {
         }
         let proxy = error.proxy.flatMap { isPlainHost($0) ? $0 : nil } ?? L("(unknown)")
         switch error.kind {
-        case .unreachable: return String(format: L("Could not reach %@. Check the network connection and try again."), host)
+        case .unreachable: return String(formatting: L("Could not reach %@. Check the network connection and try again."), host)
         case .connectionRefused:
-            return String(format: L("%@ refused the connection: nothing answers there. Check the address, or try again later."), host)
+            return String(formatting: L("%@ refused the connection: nothing answers there. Check the address, or try again later."), host)
         case .noSuchHost:
-            return String(format: L("There is no server named %@. Check the address and the network connection."), host)
-        case .networkUnreachable: return String(format: L("You are offline: %@ cannot be reached. Connect to a network."), host)
+            return String(formatting: L("There is no server named %@. Check the address and the network connection."), host)
+        case .networkUnreachable: return String(formatting: L("You are offline: %@ cannot be reached. Connect to a network."), host)
         case .untrustedCertificate:
             return String(
-                format: L(
+                formatting: L(
                     "The certificate of %@ is not trusted on this computer, so Sesame did not connect. If your organization inspects its traffic, ask IT to install its certificate authority."
                 ), host)
-        case .tlsFailed: return String(format: L("A secure connection to %@ could not be set up. Try again later."), host)
-        case .timedOut: return String(format: L("%@ did not answer in time. Try again later."), host)
-        case .tooLarge: return String(format: L("%@ sent an answer too large to read. Try again later."), host)
-        case .brokenAnswer: return String(format: L("The connection to %@ broke before its answer was complete. Try again."), host)
+        case .tlsFailed: return String(formatting: L("A secure connection to %@ could not be set up. Try again later."), host)
+        case .timedOut: return String(formatting: L("%@ did not answer in time. Try again later."), host)
+        case .tooLarge: return String(formatting: L("%@ sent an answer too large to read. Try again later."), host)
+        case .brokenAnswer: return String(formatting: L("The connection to %@ broke before its answer was complete. Try again."), host)
         case .proxyUnreachable:
-            return String(format: L("The proxy at %@ cannot be reached. Check the network proxy settings."), proxy)
+            return String(formatting: L("The proxy at %@ cannot be reached. Check the network proxy settings."), proxy)
         case .proxyRefused:
-            return String(format: L("The proxy at %1$@ refused to connect to %2$@."), proxy, host)
+            return String(formatting: L("The proxy at %1$@ refused to connect to %2$@."), proxy, host)
         case .proxyAuthenticationRequired:
             return String(
-                format: L("The proxy at %@ asks for a sign-in. Add its user name and password to the network proxy settings."), proxy)
+                formatting: L("The proxy at %@ asks for a sign-in. Add its user name and password to the network proxy settings."), proxy)
         }
     }
 
     /// A settings file that cannot be used: the file, and the key to fix.
     static func text(for error: SettingsError) -> String {
         if let key = error.key {
-            return String(format: L("The settings file %1$@ cannot be used: check its key “%2$@”."), error.file, key)
+            return String(formatting: L("The settings file %1$@ cannot be used: check its key “%2$@”."), error.file, key)
         }
-        return String(format: L("The settings file %@ cannot be used."), error.file)
+        return String(formatting: L("The settings file %@ cannot be used."), error.file)
     }
 
     /// A key a settings file has that its shape does not read (Sesame ignores it), and the key
     /// it probably meant.
     public static func text(for warning: SettingsWarning) -> String {
-        let ignored = String(format: L("The settings file %1$@ has a key Sesame does not use: “%2$@”."), warning.file, warning.printableKey)
+        let ignored = String(
+            formatting: L("The settings file %1$@ has a key Sesame does not use: “%2$@”."), warning.file, warning.printableKey)
         guard let suggestion = warning.suggestion else { return ignored }
-        return ignored + " " + String(format: L("Did you mean “%@”?"), suggestion)
+        return ignored + " " + String(formatting: L("Did you mean “%@”?"), suggestion)
     }
 
     /// Whether a code is only a code (`AADSTS50076`, `Request_UnsupportedQuery`), fit to show.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How far the window has come, and the hold after a sign-in's redirect, as a value: what the
 /// window does on each moment of its life is decided here and only carried out by `MainWindow`

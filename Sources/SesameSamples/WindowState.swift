@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SesameCore
 
 /// What the window looked like when it was last closed — its size, whether it was maximised,
 /// where the flow inspector's handle was and whether the inspector was shown — kept in a small
@@ -31,10 +32,8 @@ public struct WindowState: Codable, Sendable, Equatable {
 
     /// The state kept in `file`, or ``initial`` when there is none or it cannot be used.
     public static func load(from file: URL) -> WindowState {
-        guard let handle = try? FileHandle(forReadingFrom: file) else { return .initial }
-        defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: 4096), data.count < 4096,
-            let read = try? JSONDecoder().decode(WindowState.self, from: data)
+        guard let bytes = try? Posix.readRegularFile(file.path, limit: 4096), bytes.count < 4096,
+            let read = try? JSONDecoder().decode(WindowState.self, from: Data(bytes))
         else { return .initial }
         // Through the initialiser: a hand-edited 10^9-pixel window opens at a sane size.
         return WindowState(
@@ -55,7 +54,7 @@ public struct WindowState: Codable, Sendable, Equatable {
     public static func defaultFile(environment: [String: String]) -> URL {
         let stateHome =
             environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? URL(filePath: $0) : nil }
-            ?? URL(filePath: environment["HOME"] ?? NSTemporaryDirectory()).appending(path: ".local/state")
+            ?? URL(filePath: environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path).appending(path: ".local/state")
         return stateHome.appending(path: "sesame/window.json")
     }
 

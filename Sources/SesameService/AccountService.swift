@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// Asks the user whether a program may use an account: the window's access question.
@@ -352,7 +352,7 @@ public final class AccountService {
             }
             return only
         }
-        guard let match = accounts.first(where: { $0.username.caseInsensitiveCompare(username) == .orderedSame }) else {
+        guard let match = accounts.first(where: { $0.username.equalsIgnoringCase(username) }) else {
             guard trusted.contains(program) || access.maySeeAny(program, accountType: accountType) else { throw Self.denied }
             throw AccountServiceError(.noSuchAccount, "\(username) is not signed in for \(accountType).")
         }

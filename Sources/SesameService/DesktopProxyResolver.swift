@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import SesameCore
 import SesameGIO
 
@@ -17,10 +18,13 @@ public struct DesktopProxyResolver: ProxyResolver {
         // GIO's lookup blocks: it runs on a thread of its own, never on the cooperative pool or
         // the main loop.
         let proxies = await withCheckedContinuation { (continuation: CheckedContinuation<[String], Never>) in
-            Thread.detachNewThread { continuation.resume(returning: ProxySettings.proxies(for: uri)) }
+            Self.lookups.async { continuation.resume(returning: ProxySettings.proxies(for: uri)) }
         }
         return proxies.lazy.compactMap(ProxyRoute.init(proxyURI:)).first ?? .direct
     }
+
+    /// Where GIO is asked, blocking: libdispatch's overcommitting pool.
+    private static let lookups = DispatchQueue(label: "sesame.proxy-lookups", attributes: .concurrent)
 
     /// The proxy URIs for `uri`, best first (``ProxySettings/proxies(for:)``).
     public static func lookup(_ uri: String) -> [String] { ProxySettings.proxies(for: uri) }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Text another program chose — its executable's path, the scopes it asks for — made safe to show
 /// in a security question. Characters that are invisible or move other text (controls, Unicode

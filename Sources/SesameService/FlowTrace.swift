@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// The tutorial flow as events: every navigation with its classification and the action taken,
@@ -60,7 +60,7 @@ public final class FlowTrace {
     }
 
     private let start = ContinuousClock.now
-    private let file: FileHandle?
+    private let file: Int32?
     public private(set) var events: [Event] = []
     private var observers: [(Event) -> Void] = []
 
@@ -71,10 +71,14 @@ public final class FlowTrace {
         if let file {
             // Only its owner reads it: URLs are redacted, but which accounts signed in, and when, are theirs.
             let descriptor = try Posix.openOwnFileForWriting(file.path)
-            self.file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+            self.file = descriptor
         } else {
             self.file = nil
         }
+    }
+
+    isolated deinit {
+        if let file { Posix.close(file) }
     }
 
     public func observe(_ observer: @escaping (Event) -> Void) { observers.append(observer) }
@@ -86,7 +90,7 @@ public final class FlowTrace {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let event = Event(time: seconds, name: name, fields: fields)
         events.append(event)
-        file?.write(Data((event.jsonLine + "\n").utf8))
+        if let file { try? Posix.writeAll(file, (event.jsonLine + "\n").utf8) }
         for observer in observers { observer(event) }
     }
 

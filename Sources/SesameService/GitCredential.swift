@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// git's credential helper protocol (`git help credential`): `key=value` lines on standard input
@@ -101,7 +101,7 @@ public struct GitRemotes: Sendable, Equatable {
         func matches(path: String?) -> Bool {
             if pathPrefix.isEmpty { return true }
             guard let path else { return false }
-            let trimmed = path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+            let trimmed = path.trimming { "/".contains($0) }
             return trimmed == pathPrefix || trimmed.hasPrefix(pathPrefix + "/")
         }
     }
@@ -148,12 +148,12 @@ public struct GitRemotes: Sendable, Equatable {
         }
         var address = words[0]
         var scheme = "https"
-        if let separator = address.range(of: "://") {
+        if let separator = address.firstRange(of: "://") {
             scheme = address[..<separator.lowerBound].lowercased()
             address = String(address[separator.upperBound...])
         }
         let host = String(address.prefix { $0 != "/" }).lowercased()
-        let pathPrefix = String(address.dropFirst(host.count)).trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        let pathPrefix = String(address.dropFirst(host.count)).trimming { "/".contains($0) }
         guard !host.isEmpty, !host.contains("@"), let parsed = URL(string: "\(scheme)://\(host)/"), parsed.host != nil else {
             return .failure(Problem(reason: "\(words[0]) is not a host or an https:// URL"))
         }
@@ -183,7 +183,7 @@ public struct GitRemotes: Sendable, Equatable {
     public static func defaultFile(environment: [String: String]) -> URL {
         let configHome =
             environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? URL(filePath: $0) : nil }
-            ?? URL(filePath: environment["HOME"] ?? NSHomeDirectory()).appending(path: ".config")
+            ?? URL(filePath: environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path).appending(path: ".config")
         return configHome.appending(path: "sesame/git.conf")
     }
 }

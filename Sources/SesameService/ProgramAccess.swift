@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SesameCore
 
 /// The resource a set of scopes is for, as the identity service reads it: the part of a scope
@@ -318,9 +319,8 @@ public final class ProgramAccess {
         let temporary = folder.appending(path: ".\(file.lastPathComponent).\(UUID().uuidString)")
         do {
             let descriptor = try Posix.openOwnerOnly(temporary.path, O_WRONLY | O_CREAT | O_EXCL)
-            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
             defer { Posix.close(descriptor) }
-            try handle.write(contentsOf: data)
+            try Posix.writeAll(descriptor, data)
             try Posix.rename(temporary.path, to: file.path)
         } catch {
             Posix.removeFile(temporary.path)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// A program that asks Sesame's account service for a token, as the system identifies it — never
@@ -166,8 +166,8 @@ public struct ProcessIdentification: Sendable {
         else { return nil }
         let bwrapInfo = "\(runtimeDirectory)/.flatpak/\(flatpak.instance)/bwrapinfo.json"
         guard let data = Posix.readRegularFileOfThisUser(bwrapInfo, limit: 65_536),
-            let object = try? JSONSerialization.jsonObject(with: Data(data)) as? [String: Any],
-            let childPID = object["child-pid"] as? Int, childPID > 0, childPID <= Int(Int32.max),
+            let childPID = (try? JSONDecoder().decode(BwrapInfo.self, from: Data(data)))?.childPID, childPID > 0,
+            childPID <= Int(Int32.max),
             self.mountNamespace("\(childPID)") == mountNamespace
         else { return nil }
         return flatpak.appID
@@ -185,6 +185,16 @@ public struct ProcessIdentification: Sendable {
     }
 }
 
+/// What Flatpak writes of a running instance in `$XDG_RUNTIME_DIR/.flatpak/<instance>/bwrapinfo.json`.
+private struct BwrapInfo: Decodable {
+    /// `child-pid`: the sandbox's first process.
+    let childPID: Int
+
+    enum CodingKeys: String, CodingKey {
+        case childPID = "child-pid"
+    }
+}
+
 /// The parts of a Flatpak sandbox's `/.flatpak-info` key file that identify it.
 struct FlatpakInfo: Equatable {
     /// `[Application] name` (or `[Runtime] name`).
@@ -195,7 +205,7 @@ struct FlatpakInfo: Equatable {
     init?(_ keyFile: String) {
         var group = ""
         var values: [String: String] = [:]
-        for line in keyFile.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+        for line in keyFile.split(separator: "\n").map({ $0.trimmingWhitespace() }) {
             if line.hasPrefix("[") {
                 group = line
             } else if let equals = line.firstIndex(of: "=") {

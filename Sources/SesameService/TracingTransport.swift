@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 
 /// The app's HTTP transport: every request of the account store (discovery, keys, the token

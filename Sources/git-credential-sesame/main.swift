@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import SesameCore
 import SesameGIO
 import SesameService
 
@@ -14,12 +16,12 @@ import SesameService
 // failed") rather than prompting for a password nobody has.
 
 let action = CommandLine.arguments.dropFirst().first ?? ""
-let input = FileHandle.standardInput.readData(ofLength: GitCredential.maximumInput)
+let input = Posix.readStandardInput(limit: GitCredential.maximumInput)
 let attributes = GitCredential.parse(String(decoding: input, as: UTF8.self))
 let remotes = GitRemotes.load(from: GitRemotes.defaultFile(environment: ProcessInfo.processInfo.environment))
 
 func warn(_ message: String) {
-    FileHandle.standardError.write(Data("git-credential-sesame: \(message)\n".utf8))
+    Posix.writeStandardError("git-credential-sesame: \(message)\n")
 }
 
 let remote: GitRemotes.Remote

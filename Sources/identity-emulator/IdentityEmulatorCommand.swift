@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import IdentityEmulator
 
 /// `identity-emulator`: the local Microsoft identity platform, Graph users API and B2C task API.
@@ -192,11 +193,11 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         do {
             emulator = try await IdentityEmulator(configuration: configuration)
         } catch {
-            FileHandle.standardError.write(Data("identity-emulator: \(error)\n".utf8))
+            StandardStream.error.write("identity-emulator: \(error)\n")
             throw ExitCode.failure
         }
         for warning in await emulator.warnings {
-            FileHandle.standardError.write(Data("identity-emulator: \(warning)\n".utf8))
+            StandardStream.error.write("identity-emulator: \(warning)\n")
         }
         do {
             try await emulator.run { base, caCertificate in
@@ -204,13 +205,30 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
                 if let caCertificate { Self.say("ca-certificate \(caCertificate)") }
             }
         } catch {
-            FileHandle.standardError.write(Data("identity-emulator: cannot serve on \(host):\(port): \(error)\n".utf8))
+            StandardStream.error.write("identity-emulator: cannot serve on \(host):\(port): \(error)\n")
             throw ExitCode.failure
         }
     }
 
     /// One line on stdout, written at once (tools read these lines while the emulator runs).
     static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        StandardStream.output.write((line + "\n"))
+    }
+}
+
+/// Standard output and error, written whole (Foundation's `FileHandle`, without Foundation).
+enum StandardStream {
+    case output, error
+
+    /// Writes `text`; a stream that is gone has nowhere to say so.
+    func write(_ text: String) {
+        var bytes = Array(text.utf8)
+        let descriptor = self == .output ? STDOUT_FILENO : STDERR_FILENO
+        while !bytes.isEmpty {
+            let written = Glibc.write(descriptor, bytes, bytes.count)
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            bytes.removeFirst(written)
+        }
     }
 }

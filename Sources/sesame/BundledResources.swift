@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameSamples
 
 /// Finds the files under `Resources/`: `$SESAME_DATA_DIR`, then `<prefix>/share/sesame` next

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import SesameCore
 import SesameGIO
 import SesameGtk
@@ -33,14 +33,14 @@ extension SesameCommand {
                     }
                     if deviceCode {
                         return try await store.signInWithDeviceCode(accountType: accountType) { authorization in
-                            FileHandle.standardError.write(Data("\(authorization.instructions)\n".utf8))
+                            Posix.writeStandardError("\(authorization.instructions)\n")
                         }
                     }
                     return try await store.signIn(accountType: accountType, using: SystemBrowserUserAgent.desktop())
                 }
                 print("Signed in as \(account.displayName) <\(account.username)> (\(accountType)).")
             } catch let error as AccountStoreError {
-                FileHandle.standardError.write(Data("sesame: \(Self.sentence(for: error, deviceCode: deviceCode))\n".utf8))
+                Posix.writeStandardError("sesame: \(Self.sentence(for: error, deviceCode: deviceCode))\n")
                 throw ExitCode(error.code == .cancelled ? 130 : 1)
             }
         }
@@ -65,7 +65,7 @@ extension SystemBrowserUserAgent {
     static func desktop() -> SystemBrowserUserAgent {
         SystemBrowserUserAgent { url in
             try DesktopLauncher.openInDefaultBrowser(url)
-            FileHandle.standardError.write(Data("Continue the sign-in in your browser; Sesame waits for it (Ctrl-C stops).\n".utf8))
+            Posix.writeStandardError("Continue the sign-in in your browser; Sesame waits for it (Ctrl-C stops).\n")
         }
     }
 }

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Logging
 import SesameCore
 import SesameGtk
@@ -123,12 +125,12 @@ struct CommonOptions: ParsableArguments {
 
     static func printWarnings(of file: SettingsFile) {
         for warning in file.warnings.prefix(warningsPrintedPerFile) {
-            FileHandle.standardError.write(Data("sesame: warning: \(warning)\n".utf8))
+            Posix.writeStandardError("sesame: warning: \(warning)\n")
         }
         let more = file.warnings.count - warningsPrintedPerFile
         if more > 0 {
             let line = "sesame: warning: \(file.path): and \(more) more keys \(file.settings.shape.settingsFileName) does not read\n"
-            FileHandle.standardError.write(Data(line.utf8))
+            Posix.writeStandardError(line)
         }
     }
 
@@ -153,7 +155,7 @@ struct CommonOptions: ParsableArguments {
         bootstrapLogging()
         let profiles = try profiles()
         let (storage, notice) = try SecretServiceTokenStorage.chosen()
-        if let notice { FileHandle.standardError.write(Data("sesame: note: \(notice)\n".utf8)) }
+        if let notice { Posix.writeStandardError("sesame: note: \(notice)\n") }
         let store = AccountStore(storage: storage, transport: SesameCommand.desktopTransport())
         for profile in profiles {
             await store.setConfiguration(profile.accountConfiguration, forAccountType: profile.accountType)
@@ -227,7 +229,7 @@ extension SesameCommand {
                 print(values.first?.string ?? "")
                 return
             case .failed(let error):
-                FileHandle.standardError.write(Data("sesame: \(error.message)\n".utf8))
+                Posix.writeStandardError("sesame: \(error.message)\n")
                 let needsUser = ["InteractionRequired", "NoSuchAccount"].contains(ServiceClient.kind(error))
                 throw ExitCode(needsUser ? 2 : 1)
             case .notRunning:
@@ -240,8 +242,7 @@ extension SesameCommand {
                     let token = try await store.accessToken(for: signedIn, scopes: scope.isEmpty ? nil : scope)
                     print(token.secret.revealed)
                 } catch let error as AccountStoreError where error.code == .interactionRequired {
-                    FileHandle.standardError.write(
-                        Data("sesame: \(error.message) Run `sesame` and sign in as \(signedIn.displayName).\n".utf8))
+                    Posix.writeStandardError("sesame: \(error.message) Run `sesame` and sign in as \(signedIn.displayName).\n")
                     throw ExitCode(2)
                 }
             }
@@ -262,7 +263,7 @@ extension SesameCommand {
                 print("Signed out \(account ?? "the account") (\(accountType)).")
                 return
             case .failed(let error):
-                FileHandle.standardError.write(Data("sesame: \(error.message)\n".utf8))
+                Posix.writeStandardError("sesame: \(error.message)\n")
                 throw ExitCode(ServiceClient.kind(error) == "NoSuchAccount" ? 2 : 1)
             case .notRunning:
                 break
@@ -280,14 +281,14 @@ extension SesameCommand {
 /// The account a command means: the only one, or the one whose username was given.
 func pick(_ username: String?, from accounts: [Account], type: String) throws -> Account {
     if let username {
-        guard let match = accounts.first(where: { $0.username.caseInsensitiveCompare(username) == .orderedSame }) else {
-            FileHandle.standardError.write(Data("sesame: no account \(username) is signed in for \(type).\n".utf8))
+        guard let match = accounts.first(where: { $0.username.equalsIgnoringCase(username) }) else {
+            Posix.writeStandardError("sesame: no account \(username) is signed in for \(type).\n")
             throw ExitCode(2)
         }
         return match
     }
     guard let only = accounts.first else {
-        FileHandle.standardError.write(Data("sesame: nobody is signed in for \(type); run `sesame` and sign in.\n".utf8))
+        Posix.writeStandardError("sesame: nobody is signed in for \(type); run `sesame` and sign in.\n")
         throw ExitCode(2)
     }
     guard accounts.count == 1 else {

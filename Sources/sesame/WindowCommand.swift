@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import SesameCore
 import SesameGtk
 import SesameKeyring
@@ -56,23 +56,23 @@ extension SesameCommand {
                     let message =
                         "sesame: no display to open a window on (set DISPLAY or WAYLAND_DISPLAY, or run under xvfb-run); "
                         + "`sesame accounts`, `sesame token` and `sesame signout` work without one.\n"
-                    FileHandle.standardError.write(Data(message.utf8))
+                    Posix.writeStandardError(message)
                     return 1
                 }
                 let storage: any TokenStorage
                 do {
                     let chosen = try SecretServiceTokenStorage.chosen()
                     storage = chosen.storage
-                    if let notice = chosen.notice { FileHandle.standardError.write(Data("sesame: note: \(notice)\n".utf8)) }
+                    if let notice = chosen.notice { Posix.writeStandardError("sesame: note: \(notice)\n") }
                 } catch {
-                    FileHandle.standardError.write(Data("sesame: \(error)\n".utf8))
+                    Posix.writeStandardError("sesame: \(error)\n")
                     return 1
                 }
                 let trace: FlowTrace
                 do {
                     trace = try FlowTrace(file: traceFile)
                 } catch {
-                    FileHandle.standardError.write(Data("sesame: cannot write --trace-events \(traceFile?.path ?? ""): \(error)\n".utf8))
+                    Posix.writeStandardError("sesame: cannot write --trace-events \(traceFile?.path ?? ""): \(error)\n")
                     return 1
                 }
                 let webData = FileTokenStorage.defaultDirectory(environment: ProcessInfo.processInfo.environment).appending(

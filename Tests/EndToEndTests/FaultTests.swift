@@ -53,10 +53,9 @@ struct FaultTests {
         let before = try await graphRequests()
         try await signed.faults("graph:latency=3s")
         let search = Task { try await signed.directory.search("meg") }
-        var counted = before
-        for _ in 0..<200 where counted == before {
-            try await Task.sleep(for: .milliseconds(10))
-            counted = try await graphRequests()
+        let counted = try await Eventually.value { () async throws -> Int? in
+            let now = try await graphRequests()
+            return now == before ? nil : now
         }
         #expect(counted == before + 1, "the held-back search was not counted while under way")
         try await signed.faults("")

@@ -94,9 +94,8 @@ struct MSALExtensionsLockTests {
         // that wait, it has already read the half). Watched from this thread without suspending:
         // the transaction waits 10 s at most, and a suspended test can wait longer than that for
         // a thread of the shared pool while the whole suite runs.
-        let watchedUntil = ContinuousClock.now + .seconds(5)
-        while !isLocked(file.path + ".lock") && box.bytes.withLock({ $0 == nil }) && ContinuousClock.now < watchedUntil {
-            usleep(2_000)
+        _ = Eventually.holdsBlocking(within: .seconds(5), every: .milliseconds(2)) {
+            isLocked(file.path + ".lock") || box.bytes.withLock { $0 != nil }
         }
         #expect(isLocked(file.path + ".lock"), "the transaction does not hold Sesame's lock while it waits")
         let failure = box.failure.withLock { $0 } ?? "no error"

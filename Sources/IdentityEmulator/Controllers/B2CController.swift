@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Hummingbird
 
 /// B2C's user-flow pages (sign-in, sign-up, password reset), posted to `/{tenant}/login`.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Hummingbird
 
 /// The emulator's own controls under `/.emulator/`, for test harnesses and `make bench`: what a

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 import Hummingbird
 
@@ -90,7 +90,7 @@ struct FederationController: EmulatorController {
         guard domain.contains(userName: upn) else {
             return refuse(.samlUserInvalid("The UPN claim '\(upn)' is not in the federated domain '\(domain.name)'."))
         }
-        guard upn.caseInsensitiveCompare(expected) == .orderedSame else {
+        guard upn.equalsIgnoringCase(expected) else {
             return refuse(.samlUserInvalid("The UPN claim '\(upn)' does not match the user '\(expected)' the sign-in was started for."))
         }
         guard let user = directory(for: tenant).user(signInName: upn) else {

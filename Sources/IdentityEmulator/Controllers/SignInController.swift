@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 import Hummingbird
 
@@ -124,7 +124,7 @@ struct SignInController: EmulatorController {
     /// (or there is none), and a claims challenge asking for MFA finds a session signed in with it.
     private func sessionAnswers(_ authorization: AuthorizeRequest, session: BrowserSession) -> Bool {
         let hintMatches =
-            authorization.loginHint.map { $0.caseInsensitiveCompare(session.user.userPrincipalName) == .orderedSame } ?? true
+            authorization.loginHint.map { $0.equalsIgnoringCase(session.user.userPrincipalName) } ?? true
         // A claims challenge asking for MFA is not answered by a session signed in without it.
         let mfaAnswered = !authorization.demandsMFA || session.session.methods.contains("mfa")
         return hintMatches && mfaAnswered

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 import Hummingbird
 
@@ -49,7 +49,7 @@ struct TaskController: EmulatorController {
         await taskResponse {
             let owner = try taskOwner(request, permission: "write")
             let body = try await request.bodyText(limit: 64 * 1024)
-            let text = (JSON.parseObject(Data(body.utf8))?["Text"] as? String)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            let text = (JSON.parseObject(Data(body.utf8))?["Text"] as? String)?.trimmingWhitespace() ?? ""
             guard !text.isEmpty else { throw TaskFailure(status: .badRequest, message: "Please provide a task description") }
             let key = request.headers[values: HTTPField.Name("Idempotency-Key")!].first
             if let key, key.isEmpty || key.count > 200 {

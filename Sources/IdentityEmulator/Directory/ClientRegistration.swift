@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A registered public client (an app registration): its id, its name on the consent page and
 /// its redirect URIs.
@@ -60,7 +60,7 @@ public struct ClientRegistration: Sendable, Hashable {
         guard parts.count == 2, !parts[0].isEmpty else {
             throw EmulatorConfigurationError("--client needs ID=REDIRECT_URI[,REDIRECT_URI…], got '\(text)'.")
         }
-        let uris = parts[1].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let uris = parts[1].split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
         guard !uris.isEmpty else { throw EmulatorConfigurationError("--client \(parts[0]) has no redirect URI after '='.") }
         for uri in uris where URL(string: uri)?.scheme == nil {
             throw EmulatorConfigurationError("--client \(parts[0]): '\(uri)' is not an absolute URI (e.g. http://localhost).")

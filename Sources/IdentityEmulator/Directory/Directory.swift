@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A tenant's users, in a stable order (by display name), with lookups for sign-in and Graph and
@@ -42,7 +42,7 @@ public final class Directory: Sendable {
     /// The user who signs in with this name (user principal name or B2C email), any case.
     public func user(signInName: String) -> DirectoryUser? {
         storage.withLock { storage in
-            storage.bySignInName[signInName.trimmingCharacters(in: .whitespaces).lowercased()].map { storage.users[$0] }
+            storage.bySignInName[signInName.trimmingWhitespace().lowercased()].map { storage.users[$0] }
         }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Builds a tenant's users from a seed: the fixed demo accounts first, then generated people
 /// with English, Spanish, Greek and Chinese names (some with apostrophes, some without mail,
@@ -71,9 +71,25 @@ enum DirectoryGenerator {
         let ascii: String
         init(_ native: String, _ ascii: String? = nil) {
             self.native = native
-            self.ascii = (ascii ?? native.folding(options: .diacriticInsensitive, locale: nil))
+            self.ascii = (ascii ?? Self.withoutDiacritics(native))
                 .lowercased().filter { $0.isASCII && ($0.isLetter || $0.isNumber) }
         }
+
+        /// The name's Latin letters without their accents (`José Núñez` → `Jose Nunez`), as the
+        /// directory's e-mail addresses spell them.
+        static func withoutDiacritics(_ name: String) -> String {
+            String(
+                name.map { character in
+                    for (plain, accented) in accents where accented.contains(character) { return plain }
+                    return character
+                })
+        }
+
+        private static let accents: [(Character, String)] = [
+            ("a", "áàâäãåā"), ("A", "ÁÀÂÄÃÅĀ"), ("e", "éèêëē"), ("E", "ÉÈÊËĒ"), ("i", "íìîïī"), ("I", "ÍÌÎÏĪ"),
+            ("o", "óòôöõøō"), ("O", "ÓÒÔÖÕØŌ"), ("u", "úùûüū"), ("U", "ÚÙÛÜŪ"), ("n", "ñ"), ("N", "Ñ"), ("c", "ç"),
+            ("C", "Ç"), ("y", "ýÿ"), ("Y", "Ý"),
+        ]
     }
 
     private struct Culture {

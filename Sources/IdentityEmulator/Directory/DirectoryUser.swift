@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// One user of a directory: the Graph `user` resource's properties plus what sign-in needs.
 public struct DirectoryUser: Sendable, Hashable, Codable {

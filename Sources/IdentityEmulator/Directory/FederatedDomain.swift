@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A verified domain of a workforce tenant whose users sign in at their organisation's own
 /// identity provider (AD FS, Okta, Ping) over WS-Federation: after the user name, Entra sends the

@@ -25,7 +25,7 @@ public struct Tenant: Sendable, Hashable {
 
     /// The policy as registered (portal casing), matched case-insensitively as B2C does.
     public func policy(named name: String) -> String? {
-        policies.first { $0.caseInsensitiveCompare(name) == .orderedSame }
+        policies.first { $0.equalsIgnoringCase(name) }
     }
 
     /// The sign-up/sign-in user flow.

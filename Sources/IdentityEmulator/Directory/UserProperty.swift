@@ -19,7 +19,7 @@ public enum UserProperty: String, CaseIterable, Sendable {
 
     /// Looks a wire name up case-insensitively, as OData does for property names in `$filter`.
     init?(wireName: some StringProtocol) {
-        guard let match = Self.allCases.first(where: { $0.rawValue.caseInsensitiveCompare(String(wireName)) == .orderedSame })
+        guard let match = Self.allCases.first(where: { $0.rawValue.equalsIgnoringCase(String(wireName)) })
         else { return nil }
         self = match
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 
 /// Graph's error body: `{"error":{"code","message","innerError":{"date","request-id","client-request-id"}}}`.

@@ -175,7 +175,7 @@ indirect enum UserFilter: Sendable, Equatable {
         case .equals(let property, let value?) where PrefixIndex.isIndexed(property):
             return index.ordinals(of: property, equalTo: value)
         case .equals(.id, let value?):
-            return users.indices.filter { users[$0].id.caseInsensitiveCompare(value) == .orderedSame }
+            return users.indices.filter { users[$0].id.equalsIgnoringCase(value) }
         case .and(let a, let b):
             return Self.intersect(a.evaluate(users: users, index: index), b.evaluate(users: users, index: index))
         case .or(let a, let b):

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The OData query options of `GET /v1.0/users`: `$filter`, `$search`, `$select`, `$top`, `$count`
 /// and `$skiptoken`, validated as Graph validates them.
@@ -44,7 +44,7 @@ struct UserQuery: Sendable {
         }
         if let text = query["$select"] {
             result.select = try text.split(separator: ",").map { name throws(GraphError) in
-                let trimmed = name.trimmingCharacters(in: .whitespaces)
+                let trimmed = name.trimmingWhitespace()
                 guard let property = UserProperty(wireName: trimmed) else { throw .unknownProperty(trimmed) }
                 return property
             }
@@ -83,7 +83,7 @@ struct UserQuery: Sendable {
     private static func parseSearch(_ text: String) throws(GraphError) -> (clauses: [(property: UserProperty, term: String)], any: Bool) {
         var clauses: [(property: UserProperty, term: String)] = []
         var any = false
-        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        var rest = Substring(text.trimmingWhitespace())
         while !rest.isEmpty {
             guard rest.first == "\"", let close = rest.dropFirst().firstIndex(of: "\"") else {
                 throw .badRequest(

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The federated organisation's identity provider's pages, with AD FS's look, texts and element
 /// ids (`loginForm`, `userNameInput`/`UserName`, `passwordInput`/`Password`, `submitButton`,

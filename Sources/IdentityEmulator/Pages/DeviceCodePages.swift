@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The device code flow's verification pages (Microsoft's `microsoft.com/devicelogin`): the code
 /// goes in `otc`; then "Are you trying to sign in to …?"; then the usual sign-in pages; then a

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The workforce sign-in pages, with Microsoft's field names and element ids (`loginfmt`/`i0116`,
 /// `passwd`/`i0118`, `otc`/`idTxtBx_SAOTCC_OTC`, primary `idSIButton9`, secondary `idBtn_Back`),
@@ -172,7 +172,7 @@ enum SignInPages {
 
     /// Entra's error page: for a client or redirect URI it cannot trust, it never redirects.
     static func error(_ failure: ServiceError, traceID: String, correlationID: String, at time: Date) -> HTML {
-        let message = failure.message.replacingOccurrences(of: "{inner}", with: failure.codeText)
+        let message = failure.message.replacing("{inner}", with: failure.codeText)
         let body: HTML = """
             <h1 id="pageTitle">Sign in</h1>
             <p>Sorry, but we’re having trouble signing you in.</p>

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `response_mode`: how the result reaches the redirect URI.
 enum ResponseMode: String, Sendable {

@@ -14,7 +14,7 @@ struct IdentityEndpoint: Sendable, Equatable {
         let lower = segment.lowercased()
         let tenant = tenants.first { tenant in
             if lower == tenant.id || lower == tenant.domain { return true }
-            if tenant.kind == .b2c, lower == tenant.domain.replacingOccurrences(of: ".onmicrosoft.com", with: "") { return true }
+            if tenant.kind == .b2c, lower == tenant.domain.replacing(".onmicrosoft.com", with: "") { return true }
             return tenant.kind == .workforce && (lower == "common" || lower == "organizations")
         }
         guard let tenant else { throw .tenantNotFound(segment) }

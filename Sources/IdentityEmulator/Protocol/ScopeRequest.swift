@@ -71,12 +71,12 @@ struct ScopeRequest: Sendable, Equatable {
                 name = String(scope.dropFirst(prefix.count))
             }
             if name == ".default" { return (.graph, ["User.Read"]) }
-            if let known = graphPermissions.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+            if let known = graphPermissions.first(where: { $0.equalsIgnoringCase(name) }) {
                 return (.graph, [known])
             }
             if name == scope, !scope.contains("://"), !scope.contains("/") { throw .invalidScope(scope) }
             let resource =
-                scope.contains("://") ? String(scope[..<(scope.range(of: "/", options: .backwards)?.lowerBound ?? scope.endIndex)]) : scope
+                scope.contains("://") ? String(scope[..<(scope.lastIndex(of: "/") ?? scope.endIndex)]) : scope
             throw .invalidResource(resource, tenant: tenant.id)
         case .b2c:
             if lower == clientID.lowercased() { return lenient ? (.taskAPI, taskPermissions) : (.ownApp, []) }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An error as the identity service reports it: an OAuth `error` plus Entra's `AADSTS` code(s) or
 /// B2C's `AADB2C` code and its text. One value renders as a redirect, a token-endpoint JSON body
@@ -28,7 +28,7 @@ struct ServiceError: Error, Sendable {
     func description(traceID: String, correlationID: String, at time: Date) -> String {
         let head =
             codes.count > 1
-            ? codes.dropLast().map { "AADSTS\($0): " }.joined() + message.replacingOccurrences(of: "{inner}", with: codeText)
+            ? codes.dropLast().map { "AADSTS\($0): " }.joined() + message.replacing("{inner}", with: codeText)
             : "\(codeText): \(message)"
         switch service {
         case .entra:

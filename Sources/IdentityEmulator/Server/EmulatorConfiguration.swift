@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How an emulator starts: the command line's options, as a value.
 public struct EmulatorConfiguration: Sendable {
@@ -100,7 +100,7 @@ public struct EmulatorConfiguration: Sendable {
         let environment = ProcessInfo.processInfo.environment
         let stateHome =
             environment["XDG_STATE_HOME"].map { URL(filePath: $0) }
-            ?? URL(filePath: environment["HOME"] ?? NSTemporaryDirectory()).appending(path: ".local/state")
+            ?? URL(filePath: environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path).appending(path: ".local/state")
         return stateHome.appending(path: "identity-emulator")
     }
 }

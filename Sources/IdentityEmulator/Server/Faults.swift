@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 import Hummingbird
 
@@ -52,9 +52,9 @@ public struct FaultPlan: Sendable, Equatable {
     /// Reads a SPEC (see the type's documentation).
     public static func parse(_ text: String) throws(ParseError) -> FaultPlan {
         var plan = FaultPlan()
-        for item in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
+        for item in text.split(separator: ",").map({ $0.trimmingWhitespace() }) where !item.isEmpty {
             if item.hasPrefix("skew=") {
-                guard let seconds = Double(item.dropFirst(5).replacingOccurrences(of: "s", with: "")), abs(seconds) <= 86_400 else {
+                guard let seconds = Double(item.dropFirst(5).replacing("s", with: "")), abs(seconds) <= 86_400 else {
                     throw ParseError(description: "'\(item)': skew needs seconds between -86400 and 86400, as skew=600")
                 }
                 plan.skew = seconds
@@ -129,7 +129,7 @@ extension Array where Element == String {
 
 /// The faults in force and the seeded draw that picks which requests they hit.
 final class FaultInjector: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var plan: FaultPlan
     private var random: SeededGenerator
     private let clock: EmulatorClock

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
@@ -48,7 +48,7 @@ public final class IdentityEmulator: Sendable {
             throw EmulatorConfigurationError("--access-token-lifetime must be a positive number of seconds, not \(lifetime).")
         }
         let emulatorHost = base?.host ?? Self.displayHost(configuration)
-        if configuration.federationHost(forEmulatorHost: emulatorHost).caseInsensitiveCompare(emulatorHost) == .orderedSame {
+        if configuration.federationHost(forEmulatorHost: emulatorHost).equalsIgnoringCase(emulatorHost) {
             throw EmulatorConfigurationError(
                 "--federation-hostname must differ from the emulator's own host name (\(emulatorHost)): the identity provider is "
                     + "told apart by its host name.")

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One device authorization (RFC 8628): what `/oauth2/v2.0/devicecode` handed a device, and how
 /// far the user got at the verification page. The device polls with `device_code`; the person

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Everything the identity service remembers between requests: sign-in transactions,
 /// authorization codes, refresh tokens, sessions, consents and revocations. Codes, tokens and

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One trip through the sign-in pages, from `/authorize` to the redirect. The pages carry only its
 /// id (`ctx`); every step's outcome is kept here, so a form cannot claim a step it did not pass.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Files in `--state-dir`: written whole to a temporary file and renamed over the old one, so a
 /// crash never leaves half a file; readable by the owner only.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// base64url without padding (RFC 7515 §2), the encoding of JWT parts, `client_info` and opaque ids.
 enum Base64URL {

@@ -1,9 +1,9 @@
-import Foundation
+import FoundationEssentials
 
 /// Where the emulator reads the time. Tests move it forward to expire codes, tokens and
 /// refresh tokens without waiting.
 public final class EmulatorClock: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var offset: TimeInterval = 0
     private var skew: TimeInterval = 0
 
@@ -23,14 +23,14 @@ extension Date {
     /// Entra's timestamp form in error texts: `2026-11-22 10:00:48Z`.
     var entraTimestamp: String {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
+        calendar.timeZone = .gmt
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: self)
         func two(_ value: Int?) -> String { String(value ?? 0).leftPadded(to: 2) }
         return "\(c.year ?? 1970)-\(two(c.month))-\(two(c.day)) \(two(c.hour)):\(two(c.minute)):\(two(c.second))Z"
     }
 
     /// Graph's `innerError.date` form: `2026-11-22T10:00:48`.
-    var graphTimestamp: String { entraTimestamp.replacingOccurrences(of: " ", with: "T").replacingOccurrences(of: "Z", with: "") }
+    var graphTimestamp: String { entraTimestamp.replacing(" ", with: "T").replacing("Z", with: "") }
 
     var epochSeconds: Int { Int(timeIntervalSince1970) }
 }

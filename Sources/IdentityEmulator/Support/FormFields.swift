@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The fields of an `application/x-www-form-urlencoded` body or a query string, in order.
 ///
@@ -23,7 +23,7 @@ struct FormFields: Sendable, Equatable {
 
     /// The value, or nil when it is missing or only whitespace.
     func nonEmpty(_ name: String) -> String? {
-        guard let value = self[name]?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else { return nil }
+        guard let value = self[name]?.trimmingWhitespace(), !value.isEmpty else { return nil }
         return value
     }
 
@@ -41,9 +41,30 @@ struct FormFields: Sendable, Equatable {
         lhs.pairs.map(\.name) == rhs.pairs.map(\.name) && lhs.pairs.map(\.value) == rhs.pairs.map(\.value)
     }
 
+    /// A form value: `+` is a space, `%XX` a byte of UTF-8; text whose escapes are malformed (or
+    /// not UTF-8) is kept as it came, as Foundation's `removingPercentEncoding` leaves it to us.
     static func decode(_ text: some StringProtocol) -> String {
-        let spaced = text.replacingOccurrences(of: "+", with: " ")
-        return spaced.removingPercentEncoding ?? spaced
+        let spaced = String(text.map { $0 == "+" ? " " : $0 })
+        var bytes: [UInt8] = []
+        var iterator = spaced.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return spaced }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self) ?? spaced
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     private static let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// Random identifiers: GUIDs for trace and correlation ids, opaque handles for codes, tokens,
 /// sessions and sign-in transactions.

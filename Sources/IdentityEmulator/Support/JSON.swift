@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A JSON value that keeps object members in the order written, so responses read like the
 /// service's own (`token_type` first, `error` first…).
@@ -72,9 +72,41 @@ indirect enum JSON: Sendable {
         out.append(UInt8(ascii: "\""))
     }
 
-    /// Reads a JSON object's string and boolean members from a request body.
+    /// Reads a JSON object's members from a request body or a token: strings as `String`,
+    /// numbers as `Double`, booleans as `Bool` (anything else is left out).
     static func parseObject(_ data: Data) -> [String: Any]? {
-        (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        guard let members = try? JSONDecoder().decode([String: Member].self, from: data) else { return nil }
+        return members.compactMapValues(\.value)
+    }
+
+    /// One member of an object, as far as the emulator reads them.
+    private enum Member: Decodable {
+        case string(String)
+        case number(Double)
+        case bool(Bool)
+        case other
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let value = try? container.decode(Bool.self) {
+                self = .bool(value)
+            } else if let value = try? container.decode(Double.self) {
+                self = .number(value)
+            } else if let value = try? container.decode(String.self) {
+                self = .string(value)
+            } else {
+                self = .other
+            }
+        }
+
+        var value: Any? {
+            switch self {
+            case .string(let value): value
+            case .number(let value): value
+            case .bool(let value): value
+            case .other: nil
+            }
+        }
     }
 }
 

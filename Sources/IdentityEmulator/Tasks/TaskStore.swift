@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One task of the B2C sample's task API. JSON fields are PascalCase, as ASP.NET Web API writes them.
 struct TaskItem: Codable, Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What an authorization code or a refresh token stands for: who signed in, to which app, with
 /// which consented scopes, how, and (B2C) through which user flow.

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import _CryptoExtras
 
 /// RS256 JSON Web Tokens: signing what the emulator issues, and checking bearer tokens that come

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A SAML 1.1 assertion as AD FS issues it to Microsoft Entra ID over WS-Federation: who signed
 /// in (the `UPN` claim and the `ImmutableID` source anchor), for whom (the audience
@@ -79,7 +79,7 @@ extension Date {
     /// SAML's `xs:dateTime` in UTC with milliseconds, as AD FS writes it: `2026-11-22T10:00:48.123Z`.
     var samlTimestamp: String {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
+        calendar.timeZone = .gmt
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: self)
         func two(_ value: Int?) -> String { String(value ?? 0).leftPadded(to: 2) }
         let milliseconds = String(min(999, (c.nanosecond ?? 0) / 1_000_000)).leftPadded(to: 3)
@@ -105,12 +105,12 @@ extension Date {
         var fraction = 0.0
         if bytes.count > 20 {
             guard bytes[19] == UInt8(ascii: "."), bytes.count > 21, let digits = number(20..<(bytes.count - 1)) else { return nil }
-            fraction = Double(digits) / pow(10, Double(bytes.count - 21))
+            fraction = Double(digits) / (0..<(bytes.count - 21)).reduce(1.0) { power, _ in power * 10 }
         } else {
             guard bytes[19] == UInt8(ascii: "Z") else { return nil }
         }
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
+        calendar.timeZone = .gmt
         let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
         guard calendar.date(from: components).map({ calendar.component(.day, from: $0) == day }) == true,
             let date = calendar.date(from: components)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The keys that sign tokens, as Entra and B2C keep them: one current key signs, and the keys it

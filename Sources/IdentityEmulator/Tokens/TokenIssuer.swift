@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// Mints tokens and token responses the way each service shapes them: Entra v2 (integer lifetimes,
 /// `ext_expires_in`, v1-shaped Graph access tokens) and B2C (string numbers, `not_before`,

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import _CryptoExtras
 
 /// WS-Federation's sign-in answer (`wresult`): a WS-Trust `RequestSecurityTokenResponse` carrying

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A signed-in account of one account type: NXOAuth2Account / MSALAccount in Swift form.
 public struct Account: Sendable, Hashable, Identifiable, CustomStringConvertible {

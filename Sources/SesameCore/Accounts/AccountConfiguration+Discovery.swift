@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension AccountConfiguration {
     /// Whether the store needs the provider's discovery document before it sends anything: for

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How one *account type* signs in: NXOAuth2's per-type configuration dictionary
 /// (`kNXOAuth2AccountStoreConfiguration…` keys) as a value type.

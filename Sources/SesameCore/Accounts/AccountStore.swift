@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Signs users in and keeps their tokens fresh: NXOAuth2's `NXOAuth2AccountStore` and MSAL's

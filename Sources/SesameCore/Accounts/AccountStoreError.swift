@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Why signing in or getting a token failed. Each error says what a user can do about it and
 /// never carries a code, a token, a `state` or a secret.
@@ -96,7 +96,7 @@ public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
     static func serviceCode(in description: String?) -> String? {
         guard let description else { return nil }
         for prefix in ["AADB2C", "AADSTS"] {
-            guard let range = description.range(of: prefix) else { continue }
+            guard let range = description.firstRange(of: prefix) else { continue }
             let digits = description[range.upperBound...].prefix { $0.isNumber }
             if !digits.isEmpty { return prefix + digits }
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// A sign-in with the device code flow (RFC 8628), on the account store's actor, for a machine

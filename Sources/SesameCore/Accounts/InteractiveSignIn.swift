@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One interactive sign-in, on the account store's actor: the authorization request prepared
 /// (fresh `state`, `nonce`, PKCE; `prompt=login` after a sign-out; a pending claims challenge;

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a user should read for the identity service's codes that a person can act on: the
 /// service's own text says what went wrong to a developer; this says what to do.

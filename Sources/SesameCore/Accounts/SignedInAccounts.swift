@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The accounts a store keeps, on its actor: a sign-in's tokens saved under the account they
 /// name, the accounts of a type, signing one out — and where in MSAL's cache schema they live.

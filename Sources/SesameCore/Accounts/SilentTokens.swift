@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Silent tokens, all of it: MSAL's `acquireTokenSilent` on the account store's actor. The state
 /// makes a silent token cheap and a refresh happen once: the last answer to each question

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Posts ``TokenRequest``s to an account type's token endpoint and reads the answer: a

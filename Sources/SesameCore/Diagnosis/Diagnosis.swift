@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What ``HealthCheck`` found for one account type: one ``Finding`` per thing checked (the
 /// settings file, the proxy of each endpoint, discovery and the keys, each server's certificate,

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// HTTP's `Date` header (RFC 9110 §5.6.7), the form every server sends: IMF-fixdate,
 /// `Sun, 06 Nov 1994 08:49:37 GMT`. The obsolete forms a server must not send are not read.
@@ -18,7 +18,7 @@ enum HTTPDate {
             (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
         else { return nil }
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "GMT")!
+        calendar.timeZone = .gmt
         let components = DateComponents(year: year, month: month + 1, day: day, hour: hour, minute: minute, second: second)
         guard let date = calendar.date(from: components),
             calendar.component(.day, from: date) == day || second == 60

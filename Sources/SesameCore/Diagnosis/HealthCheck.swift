@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What an administrator asks when sign-in fails at work, answered for one account type at a
 /// time (`sesame doctor`): which proxy each endpoint takes, whether discovery and the keys can be

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NIOCore
 import NIOExtras
 import NIOHTTP1

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A Microsoft Graph `user` (the fields the seed selects, plus the ones a people picker shows).
 public struct GraphUser: Sendable, Hashable, Identifiable, Decodable {

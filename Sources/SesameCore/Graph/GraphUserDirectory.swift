@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Searches an organisation's users through Microsoft Graph as an account.
 public struct GraphUserDirectory: Sendable {
@@ -35,9 +35,9 @@ public struct GraphUserDirectory: Sendable {
     /// The OData filter for a search text, single quotes doubled (`O'Brien` → `'O''Brien'`);
     /// `nil` for an empty text (list everyone).
     public static func filter(for text: String, mode: SearchMode) -> String? {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmingWhitespace()
         guard !trimmed.isEmpty else { return nil }
-        let literal = "'" + trimmed.replacingOccurrences(of: "'", with: "''") + "'"
+        let literal = "'" + trimmed.replacing("'", with: "''") + "'"
         switch mode {
         case .givenName:
             return "startswith(givenName,\(literal))"

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Calls protected resources with an account's token: attaches `Authorization: Bearer …`,
@@ -78,13 +78,9 @@ public struct AuthorizedHTTPClient: Sendable {
 
     /// Reads `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP-date.
     public static func retryAfter(_ value: String?, now: Date) -> Duration? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        guard let value = value?.trimmingWhitespace(), !value.isEmpty else { return nil }
         if let seconds = Int(value) { return .seconds(max(0, seconds)) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: value) else { return nil }
+        guard let date = HTTPDate.parse(value) else { return nil }
         return .seconds(max(0, Int(date.timeIntervalSince(now).rounded(.up))))
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Sends one HTTP request. The account store, Graph and the task API all go through this
 /// protocol, so unit tests use a fake and end-to-end tests the real ``AsyncHTTPClientTransport``.
@@ -39,9 +39,9 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     /// The first value of a field, or `nil`; setting replaces every field of that name.
     public subscript(name: String) -> String? {
-        get { fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value }
+        get { fields.first { $0.name.equalsIgnoringCase(name) }?.value }
         set {
-            fields.removeAll { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            fields.removeAll { $0.name.equalsIgnoringCase(name) }
             if let newValue { fields.append(Field(name: name, value: newValue)) }
         }
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How a request reaches its server: straight, or through a proxy. The desktop decides (GIO's
 /// proxy resolver: GNOME's settings, a PAC file, `https_proxy`/`no_proxy`), the transport follows.
@@ -32,7 +32,7 @@ public enum ProxyRoute: Sendable, Hashable, CustomStringConvertible {
     /// proxy reached by `CONNECT`), `socks5://…`, `socks://…`. `nil` for a scheme Sesame cannot use
     /// (`socks4://`, `ftp://`) or a URI without a host.
     public init?(proxyURI: String) {
-        let trimmed = proxyURI.trimmingCharacters(in: .whitespaces)
+        let trimmed = proxyURI.trimmingWhitespace()
         if trimmed == "direct://" || trimmed == "direct" {
             self = .direct
             return
@@ -48,8 +48,8 @@ public enum ProxyRoute: Sendable, Hashable, CustomStringConvertible {
         }
         let port = components.port ?? defaultPort
         guard (1...65_535).contains(port) else { return nil }
-        let user = components.percentEncodedUser.flatMap { $0.removingPercentEncoding }
-        let password = components.percentEncodedPassword.flatMap { $0.removingPercentEncoding }
+        let user = components.percentEncodedUser.flatMap { FormEncoding.unescape($0) }
+        let password = components.percentEncodedPassword.flatMap { FormEncoding.unescape($0) }
         let server = ProxyServer(
             host: host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host, port: port,
             username: user.flatMap { $0.isEmpty ? nil : $0 }, password: password.map(Secret.init))

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A request to a protected resource: the seeds' `NXOAuth2Request performMethod:onResource:
 /// usingParameters:withAccount:…` arguments as a value.

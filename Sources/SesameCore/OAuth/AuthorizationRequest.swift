@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One `/authorize` request (OAuth 2.0 §4.1.1, OIDC Core §3.1.2.1, RFC 7636 §4.3), with the
 /// secrets the client keeps to check and redeem its answer.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What came back on the redirect URI: a code, or an error (OAuth 2.0 §4.1.2 and §4.1.2.1).
 public enum AuthorizationResponse: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How a client with a secret authenticates at the token endpoint (RFC 6749 §2.3.1, OIDC Core
 /// §9): the methods discovery's `token_endpoint_auth_methods_supported` names. A public client

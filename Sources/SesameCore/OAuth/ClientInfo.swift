@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Microsoft's `client_info`: base64url JSON `{"uid": …, "utid": …}`, from which MSAL builds
 /// the home account id `uid.utid`.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A device authorization request's answer (RFC 8628 §3.2): the codes a device shows its user.
 ///
@@ -38,7 +38,7 @@ public struct DeviceAuthorizationResponse: Sendable, Decodable, CustomStringConv
             guard value.utf8.count <= limit else {
                 throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(name) is longer than \(limit) bytes"))
             }
-            return String(value.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }.map(Character.init))
+            return String(value.unicodeScalars.filter { $0.properties.generalCategory != .control }.map(Character.init))
         }
         func page(_ name: String) throws -> URL? {
             guard let value = try text(name, limit: 2048) else { return nil }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The id_token claims Sesame reads (OIDC Core §2; Entra's and B2C's claim references).
 public struct IDTokenClaims: Sendable, Hashable {

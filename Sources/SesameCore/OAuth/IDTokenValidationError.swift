@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Why an id_token was refused. Never carries the token.
 public enum IDTokenValidationError: Error, Sendable, Hashable, CustomStringConvertible {

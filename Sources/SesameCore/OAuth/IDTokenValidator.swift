@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import _CryptoExtras
 
 /// Checks an id_token as OIDC Core §3.1.3.7 asks, with Microsoft's rules for multi-tenant
@@ -86,7 +86,7 @@ public struct IDTokenValidator: Sendable {
     private static func resolve(_ issuer: String, tenantID: String?) throws(IDTokenValidationError) -> String {
         guard issuer.contains("{tenantid}") else { return issuer }
         guard let tenantID, !tenantID.isEmpty else { throw .missingClaim("tid") }
-        return issuer.replacingOccurrences(of: "{tenantid}", with: tenantID)
+        return issuer.replacing("{tenantid}", with: tenantID)
     }
 
     private static func publicKey(_ key: JSONWebKey) -> _RSA.Signing.PublicKey? {

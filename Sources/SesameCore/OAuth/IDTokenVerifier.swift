@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Checks id_tokens against their provider's published keys: fetches (and keeps) the discovery

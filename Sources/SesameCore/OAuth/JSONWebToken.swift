@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A compact JWS (RFC 7515 §7.1) split into its parts. Parsing does not trust anything:
 /// ``IDTokenValidator`` checks the signature and the claims.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The seeds' navigation policy, on parsed URLs: what kind of page the web view is about to
 /// load, and so whether to show the view, keep it, or intercept the load.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A token endpoint error (OAuth 2.0 §5.2) with Entra's extensions.
 public struct OAuthErrorResponse: Sendable, Hashable, Decodable {

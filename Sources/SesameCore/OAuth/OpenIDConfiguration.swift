@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An OpenID Provider's discovery document (OIDC Discovery §3), the fields Sesame uses.
 public struct OpenIDConfiguration: Sendable, Hashable, Decodable {

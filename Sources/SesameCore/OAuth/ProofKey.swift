@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// A PKCE proof key (RFC 7636): the verifier kept by the client, the challenge sent on
 /// `/authorize`, and the method, always `S256`.

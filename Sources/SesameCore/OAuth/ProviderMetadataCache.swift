@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Fetches and keeps each provider's discovery document and signing keys, refetching the keys

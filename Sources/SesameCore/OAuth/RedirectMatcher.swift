@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Decides whether a URL the web view is about to load is the redirect URI, by comparing
 /// parsed parts — scheme, host, port and path — never by substring search.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A request to the token endpoint (OAuth 2.0 §4.1.3, §6): one value type per grant. Secrets
 /// stay ``Secret`` until ``formFields`` puts them on the wire; printing a request shows

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A successful token endpoint answer (OAuth 2.0 §5.1), in Entra's and B2C's shapes.
 ///

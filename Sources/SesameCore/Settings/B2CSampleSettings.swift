@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The Azure AD B2C sample's `settings.plist`: sign up or in through a policy, then the task list.
 public struct B2CSampleSettings: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The v2.0 NXOAuth2 sample's `settings.plist`: sign in, then search the directory's users.
 public struct GraphSampleSettings: Sendable, Hashable {

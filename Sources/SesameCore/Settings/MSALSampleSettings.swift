@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The MSAL sample's settings (the seed keeps them as constants: `kClientID`, `kAuthority`,
 /// `kScopes`, `kGraphURI`), read from a `settings.plist` with the same names minus the `k`.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Any OpenID Connect provider, in the seeds' generic keys (the B2C sample's `accountIdentifier`,
 /// `clientID`, `clientSecret`, `authURL`, `tokenURL`, `scopes`, `keychain`) plus `discoveryURL`:

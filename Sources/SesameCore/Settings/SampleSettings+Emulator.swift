@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension SampleSettings {
     /// The same settings against a local identity emulator at `base`: every service URL (the

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One of the seeds' three `settings.plist` shapes, recognised by its keys.
 public enum SampleSettings: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A settings file as read: its settings, and the keys in it that its shape does not read.
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Reads typed values out of a property-list dictionary, turning every problem into a
 /// ``SettingsError`` that names the file and the key, and noting every key a shape asks for
@@ -6,7 +7,7 @@ import Foundation
 /// ``SettingsWarning``s and a missing key can name the file's near miss.
 final class SettingsReader {
     let file: String
-    let values: [String: Any]
+    let values: [String: PropertyListValue]
     /// The keys asked for so far, in the order first asked: the shape's vocabulary.
     private(set) var consulted: [String] = []
     private var consultedSet: Set<String> = []
@@ -15,33 +16,24 @@ final class SettingsReader {
     static let maximumSize = 1024 * 1024
 
     convenience init(contentsOf url: URL) throws(SettingsError) {
-        let data: Data
+        // A plain file, read up to the limit: never a device (/dev/zero) or a pipe that never ends.
+        let bytes: [UInt8]
         do {
-            // A plain file, read up to the limit: never a device (/dev/zero) or a pipe that never ends.
-            let type = try FileManager.default.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType
-            guard type == .typeRegular else {
-                throw SettingsError(file: url.path, key: nil, problem: .unreadable(reason: "it is not a regular file"))
-            }
-            let handle = try FileHandle(forReadingFrom: url)
-            defer { try? handle.close() }
-            data = try handle.read(upToCount: Self.maximumSize + 1) ?? Data()
-        } catch let error as SettingsError {
-            throw error
+            bytes = try Posix.readRegularFile(url.path, limit: Self.maximumSize)
         } catch {
-            throw SettingsError(file: url.path, key: nil, problem: .unreadable(reason: Self.reason(error)))
+            throw SettingsError(
+                file: url.path, key: nil, problem: .unreadable(reason: error.code == ENOENT ? "no such file" : error.message))
         }
-        guard data.count <= Self.maximumSize else {
+        guard bytes.count <= Self.maximumSize else {
             throw SettingsError(
                 file: url.path, key: nil, problem: .unreadable(reason: "it is larger than 1 MiB; a settings file is a few kilobytes"))
         }
-        try self.init(data: data, file: url.path)
+        try self.init(data: Data(bytes), file: url.path)
     }
 
     init(data: Data, file: String) throws(SettingsError) {
         self.file = file
-        guard let plist = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil),
-            let dictionary = plist as? [String: Any]
-        else {
+        guard let dictionary = try? PropertyListDecoder().decode([String: PropertyListValue].self, from: data) else {
             throw SettingsError(file: file, key: nil, problem: .notAPropertyList)
         }
         self.values = dictionary
@@ -54,7 +46,7 @@ final class SettingsReader {
 
     /// The first present spelling's raw value and the key it was found under. Every spelling
     /// counts as read: a file that uses one of them uses the key.
-    private func raw(_ keys: [String]) -> (key: String, value: Any)? {
+    private func raw(_ keys: [String]) -> (key: String, value: PropertyListValue)? {
         for key in keys where consultedSet.insert(key).inserted {
             consulted.append(key)
         }
@@ -115,17 +107,17 @@ final class SettingsReader {
     /// A list of strings, written either as an array or as one space-separated string.
     func optionalStringList(_ keys: String...) throws(SettingsError) -> [String]? {
         guard let (key, value) = raw(keys) else { return nil }
-        if let array = value as? [Any] {
+        if case .array(let array) = value {
             var result: [String] = []
             for element in array {
-                guard let string = element as? String else {
+                guard case .string(let string) = element else {
                     throw SettingsError(file: file, key: key, problem: .malformedValue(expected: "an array of strings"))
                 }
                 result.append(string)
             }
             return result
         }
-        if let string = value as? String {
+        if case .string(let string) = value {
             return string.split(whereSeparator: \.isWhitespace).map(String.init)
         }
         throw SettingsError(file: file, key: key, problem: .malformedValue(expected: "an array of strings or a space-separated string"))
@@ -145,10 +137,10 @@ final class SettingsReader {
 
     private func optionalString(_ keys: [String]) throws(SettingsError) -> String? {
         guard let (key, value) = raw(keys) else { return nil }
-        guard let string = value as? String else {
+        guard case .string(let string) = value else {
             throw SettingsError(file: file, key: key, problem: .malformedValue(expected: "a string"))
         }
-        return string.trimmingCharacters(in: .whitespacesAndNewlines)
+        return string.trimmingWhitespace()
     }
 
     private func url(_ text: String, key: String) throws(SettingsError) -> URL {
@@ -172,18 +164,25 @@ final class SettingsReader {
     }
 
     static let refusedSchemes: Set<String> = ["file", "javascript", "data", "about", "blob", "ftp", "ws", "wss", "jar", "view-source"]
+}
 
-    private static func reason(_ error: any Error) -> String {
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError,
-            let posix = POSIXErrorCode(rawValue: Int32(underlying.code)), underlying.domain == NSPOSIXErrorDomain
-        {
-            return Posix.message(for: posix.rawValue)
+/// A property list's value, as far as settings read them: strings, and arrays (of strings);
+/// every other kind of value (a number, a date, a dictionary) is one a key can have by mistake.
+enum PropertyListValue: Decodable {
+    case string(String)
+    case array([PropertyListValue])
+    /// Anything else (its kind does not matter: no key takes it).
+    case other
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let string = try? container.decode(String.self) {
+            self = .string(string)
+        } else if let array = try? container.decode([PropertyListValue].self) {
+            self = .array(array)
+        } else {
+            self = .other
         }
-        if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoSuchFileError {
-            return "no such file"
-        }
-        return nsError.localizedDescription
     }
 }
 

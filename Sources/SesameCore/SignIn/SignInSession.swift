@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// One interactive sign-in, from the prepared authorization request to its ending: AppAuth's

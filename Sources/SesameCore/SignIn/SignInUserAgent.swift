@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What shows an interactive sign-in to the user: AppAuth's external user agent, the seeds' web
 /// view. The embedded WebKit view is one; the system browser with a loopback listener is another.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The user's own browser as the sign-in's user agent (RFC 8252, "native apps"): the sign-in

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The fields of one cache entry while it is read: typed getters that remove what they read,
 /// so whatever is left over is kept verbatim (a newer MSAL's fields survive a round trip).

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Notices that something in a directory changed without a system call per question: one
@@ -83,9 +85,9 @@ package final class DirectoryChanges: Sendable {
     }
 
     private func start() {
-        let thread = Thread { [self] in readEvents() }
-        thread.name = "sesame-directory-changes"
-        thread.start()
+        // Its own serial queue: a thread of libdispatch's overcommitting pool, blocked in `read`
+        // for the life of the process, never one of the cooperative pool's.
+        DispatchQueue(label: "sesame.directory-changes").async { [self] in readEvents() }
     }
 
     /// Reads events for ever (the instance lives as long as the process). Each event is

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// An exclusive advisory lock on a lock file (`flock(2)`), shared by every process that
 /// opens the same file. The primitive and the files' names are a contract with the other
@@ -30,7 +31,7 @@ public enum FileLock {
                     reason: "another program has held the sign-in cache for more than \(wait.components.seconds) s; close it and try again")
             }
             // A transaction holds the lock for microseconds: a short blocking wait, on purpose.
-            Thread.sleep(forTimeInterval: retryInterval / .seconds(1))
+            Posix.sleep(retryInterval)
         }
         defer { Posix.unlock(descriptor) }
         return try body()

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// Token caches as files, for machines without a Secret Service: one `<group>.json` per
 /// storage group under `$XDG_DATA_HOME/sesame/` (`~/.local/share/sesame/`), mode 0600 in a
@@ -36,7 +38,7 @@ public struct FileTokenStorage: TokenStorage {
         if let dataHome = environment["XDG_DATA_HOME"], dataHome.hasPrefix("/") {
             return URL(fileURLWithPath: dataHome, isDirectory: true).appending(path: "sesame", directoryHint: .isDirectory)
         }
-        let home = environment["HOME"] ?? NSHomeDirectory()
+        let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
         return URL(fileURLWithPath: home, isDirectory: true).appending(path: ".local/share/sesame", directoryHint: .isDirectory)
     }
 
@@ -90,7 +92,7 @@ public struct FileTokenStorage: TokenStorage {
         } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
             current = nil
         } catch {
-            throw TokenStorageError(location: file.path, reason: "cannot read: \(error.localizedDescription)")
+            throw TokenStorageError(location: file.path, reason: "cannot read: \(error)")
         }
 
         let action = try body(current)
@@ -104,7 +106,7 @@ public struct FileTokenStorage: TokenStorage {
             try replace(file, with: data)
             return nil
         case .setAsideAndWrite(let data):
-            let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
+            let stamp = Date().formatted(.iso8601).replacingEvery(":", with: "")
             let aside = file.deletingLastPathComponent().appending(path: "\(file.lastPathComponent).corrupt-\(stamp)")
             do {
                 try Posix.rename(file.path, to: aside.path)
@@ -144,7 +146,7 @@ public struct FileTokenStorage: TokenStorage {
             try FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw TokenStorageError(location: location, reason: "cannot create the directory: \(error.localizedDescription)")
+            throw TokenStorageError(location: location, reason: "cannot create the directory: \(error)")
         }
         if let status = try? Posix.linkStatus(directory.path), status.st_uid == Posix.userID, status.st_mode & 0o077 != 0 {
             try? Posix.changeMode(directory.path, 0o700)
@@ -174,14 +176,13 @@ public struct FileTokenStorage: TokenStorage {
         } catch {
             throw TokenStorageError(location: file.path, reason: "cannot create a temporary file: \(error.message)")
         }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {
-            try handle.write(contentsOf: data)
+            defer { Posix.close(descriptor) }
+            try Posix.writeAll(descriptor, data)
             try Posix.setModificationTime(descriptor, to: Date().addingTimeInterval(Self.modificationTimeLead))
-            try handle.close()
         } catch {
             Posix.removeFile(temporary.path)
-            throw TokenStorageError(location: file.path, reason: "cannot write: \(error.localizedDescription)")
+            throw TokenStorageError(location: file.path, reason: "cannot write: \(error)")
         }
         do {
             try Posix.rename(temporary.path, to: file.path)

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The lock Microsoft's MSAL extensions take on a cache before they read-modify-write it: the
 /// file `<cache>.lockfile`, *created exclusively* (`O_CREAT | O_EXCL`: whoever creates it holds
@@ -68,7 +69,7 @@ package enum MSALExtensionsLock {
                         + "\(wait.components.seconds) s; if no MSAL-based tool is running, remove that file and try again")
             }
             // A holder keeps the file for milliseconds: a short blocking wait, as FileLock's.
-            Thread.sleep(forTimeInterval: retryInterval / .seconds(1))
+            Posix.sleep(retryInterval)
         }
     }
 
@@ -98,8 +99,7 @@ package enum MSALExtensionsLock {
             return nil
         }
         // Who holds it, as msal-extensions writes it (`<pid> <argv[0]>`), for a person looking.
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
-        try? handle.write(contentsOf: Data("\(Posix.processID) sesame".utf8))
+        try? Posix.writeAll(descriptor, "\(Posix.processID) sesame".utf8)
         return descriptor
     }
 

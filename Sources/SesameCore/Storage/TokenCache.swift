@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The token cache of one storage group, in MSAL's unified cache schema: top-level sections
 /// `AccessToken`, `RefreshToken`, `IdToken`, `Account` and `AppMetadata`, each mapping MSAL's

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An `AccessToken` entry of MSAL's unified cache.
 public struct AccessTokenEntry: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// One read or read-modify-write of a storage group's ``TokenCache`` under the storage's

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where a storage group's token cache bytes live. Two backends ship: the Secret Service
 /// (`SesameKeyring`) and ``FileTokenStorage``.

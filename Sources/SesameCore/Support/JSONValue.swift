@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Any JSON value. Wire models keep the fields they do not know in one of these, so that a
 /// response read and written back loses nothing (and a newer MSAL's cache fields survive us).
@@ -58,7 +58,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
         let integer: Int? =
             switch self {
             case .number(let value): Int(exactly: value)
-            case .string(let value): Int(value.trimmingCharacters(in: .whitespaces))
+            case .string(let value): Int(value.trimmingWhitespace())
             default: nil
             }
         guard let integer, abs(integer) <= Self.maximumSafeInteger else { return nil }

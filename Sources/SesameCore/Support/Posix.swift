@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -162,6 +162,62 @@ package enum Posix {
         var status = stat()
         guard fstatat(AT_FDCWD, path, &status, 0) == 0 else { return nil }
         return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
+    /// The bytes of the regular file at `path` (not a link, device or FIFO), at most `limit` + 1
+    /// of them — more than `limit` says the file is too large — or why it cannot be read.
+    package static func readRegularFile(_ path: String, limit: Int) throws(SystemCallError) -> [UInt8] {
+        let descriptor = try call("open") { open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw SystemCallError(call: "open", code: EINVAL, detail: "it is not a regular file")
+        }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        while bytes.count <= limit {
+            let count = try read(descriptor, into: &buffer)
+            if count == 0 { break }
+            bytes += buffer.prefix(count)
+        }
+        return Array(bytes.prefix(limit + 1))
+    }
+
+    /// Writes all of `bytes` to an open file (a short write is written on).
+    package static func writeAll(_ descriptor: Int32, _ bytes: some Sequence<UInt8>) throws(SystemCallError) {
+        var remaining = Array(bytes)
+        while !remaining.isEmpty {
+            let count = try call("write") { Glibc.write(descriptor, remaining, remaining.count) }
+            remaining.removeFirst(count)
+        }
+    }
+
+    /// Writes `text` to standard error (a command's messages); a failure has nowhere to go.
+    package static func writeStandardError(_ text: String) {
+        try? writeAll(STDERR_FILENO, text.utf8)
+    }
+
+    /// Writes `text` to standard output.
+    package static func writeStandardOutput(_ text: String) {
+        try? writeAll(STDOUT_FILENO, text.utf8)
+    }
+
+    /// Standard input up to its end or `limit` bytes, whichever comes first (git's request).
+    package static func readStandardInput(limit: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < limit, let count = try? read(STDIN_FILENO, into: &buffer), count > 0 {
+            bytes += buffer.prefix(Swift.min(count, limit - bytes.count))
+        }
+        return bytes
+    }
+
+    /// Sleeps the calling thread (a lock's retry, on a thread of its own: never the main loop).
+    package static func sleep(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 
     /// The bytes of a regular file of this user's at `path` (not a link: `O_NOFOLLOW`), when it

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension URL {
     /// The URL with every query and fragment value replaced by `<redacted>`, names kept:

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A task of the B2C sample's task API: `{"Id", "Owner", "Text", "Completed", "DateModified"}`.
 public struct TaskItem: Sendable, Hashable, Identifiable, Decodable {
@@ -82,7 +82,7 @@ public struct TaskService: Sendable {
     /// - Parameter idempotencyKey: one per task the user means to add; a new one by default.
     /// - Throws: ``TaskServiceError`` for an empty text (before sending) or a refusal.
     public func add(_ text: String, idempotencyKey: String = UUID().uuidString) async throws {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmingWhitespace()
         guard !trimmed.isEmpty else { throw TaskServiceError(status: 0, reason: "Type a task description first.") }
         let request = ResourceRequest(
             method: "POST", url: tasksURL, parameters: [ResourceRequest.Parameter("Text", trimmed)], parameterEncoding: .json,
@@ -92,7 +92,7 @@ public struct TaskService: Sendable {
     }
 
     private static func error(_ response: HTTPResponse) -> TaskServiceError {
-        let text = String(data: response.body, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let text = String(data: response.body, encoding: .utf8)?.trimmingWhitespace() ?? ""
         var reason = text
         if let data = text.data(using: .utf8), let object = try? JSONDecoder().decode([String: JSONValue].self, from: data) {
             reason = object["Message"]?.stringValue ?? object["message"]?.stringValue ?? object["error"]?.stringValue ?? text

@@ -1,5 +1,6 @@
 import CGio
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// A D-Bus value as Sesame's service and its clients use them: no C type crosses this file.
 public indirect enum DBusValue: Sendable, Equatable {
@@ -258,6 +259,9 @@ public final class DBusService {
     private var registrationID: guint = 0
     private var connection: OpaquePointer?
     private var knownCredentials: [String: DBusCredentials] = [:]
+    /// Where the bus daemon is asked, blocking: libdispatch's overcommitting pool, never the
+    /// cooperative one or the main loop.
+    private static let blockingCalls = DispatchQueue(label: "sesame.dbus.credentials", attributes: .concurrent)
     private var box: Unmanaged<ServiceBox>?
 
     /// The method-call table GDBus keeps a pointer to (one for every object: the user data tells them apart).
@@ -387,7 +391,7 @@ public final class DBusService {
         // The connection is thread-safe and kept alive by the name's ownership meanwhile; the
         // blocking call runs on a thread of its own, never on the main loop.
         let found = await withCheckedContinuation { (continuation: CheckedContinuation<DBusCredentials?, Never>) in
-            Thread.detachNewThread {
+            Self.blockingCalls.async {
                 let connection = OpaquePointer(bitPattern: address)
                 var error: UnsafeMutablePointer<GError>?
                 let reply = g_dbus_connection_call_sync(

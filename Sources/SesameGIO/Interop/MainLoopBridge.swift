@@ -1,5 +1,6 @@
 import CGio
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The one bridge between GLib's main loop and Swift's main actor.
 ///
@@ -13,7 +14,7 @@ public enum MainLoopBridge {
 
     /// Installs the bridge once; call on the main thread before the GLib loop runs.
     public static func install() {
-        precondition(Thread.isMainThread, "the main-loop bridge must be installed on the main thread")
+        precondition(sesame_is_main_thread() != 0, "the main-loop bridge must be installed on the main thread")
         guard !installed else { return }
         installed = true
         let fd = _dispatch_get_main_queue_handle_4CF()
@@ -31,9 +32,9 @@ public enum MainLoopBridge {
     /// synchronous waits on the main thread; never called from inside a handler).
     @discardableResult
     public static func spin(timeout: TimeInterval, until condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(timeout * 1000)))
         while !condition() {
-            if Date() > deadline { return false }
+            if ContinuousClock.now > deadline { return false }
             if g_main_context_iteration(nil, gboolean(0)) == 0 { usleep(2_000) }
         }
         return true

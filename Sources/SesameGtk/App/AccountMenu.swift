@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 import SesameSamples
 import SesameService
@@ -51,13 +51,14 @@ final class AccountMenu {
         }
         let forget = Button(L("Forget sign-in data"))
         button.content.pack(forget)
-        programsHeading.setMarkup("<b>\(Self.markupEscaped(L("Programs with access")))</b>")
+        programsHeading.setMarkup("<b>\(Markup.escaped(L("Programs with access")))</b>")
         programs.accessibleName = L("Programs with access")
         button.content.pack(programsHeading)
         button.content.pack(programs)
         if let filesStorage {
             let storage = Label(
-                String(format: L("No keyring is in use: sign-ins are kept in files under %@, readable by you only."), filesStorage.path),
+                String(
+                    formatting: L("No keyring is in use: sign-ins are kept in files under %@, readable by you only."), filesStorage.path),
                 wrap: true, xalign: 0)
             storage.accessibleName = L("Where sign-ins are kept")
             storage.addStyleClass("dim-label")
@@ -76,9 +77,9 @@ final class AccountMenu {
     func show(_ account: Account?) {
         button.label.text = account?.displayName ?? L("Not signed in")
         button.tooltip = account.map { "\($0.displayName) <\($0.username)>" }
-        name.setMarkup("<b>\(Self.markupEscaped(account?.displayName ?? L("Not signed in")))</b>")
+        name.setMarkup("<b>\(Markup.escaped(account?.displayName ?? L("Not signed in")))</b>")
         user.text = account?.username ?? ""
-        tenant.text = account.map { String(format: L("Tenant: %@"), $0.realm) } ?? ""
+        tenant.text = account.map { String(formatting: L("Tenant: %@"), $0.realm) } ?? ""
         user.isVisible = account != nil
         tenant.isVisible = account != nil
         switchAccount.isVisible = account != nil
@@ -101,7 +102,7 @@ final class AccountMenu {
             label.tooltip = DisplayText.escaped(decision.program.id)
             row.pack(label, expand: true)
             row.pack(
-                Button(L("Take back"), accessibleName: String(format: L("Take back the decision about %@"), decision.program.id)) {
+                Button(L("Take back"), accessibleName: String(formatting: L("Take back the decision about %@"), decision.program.id)) {
                     [weak self] in self?.access?.revoke(decision)
                 })
             programs.append(row)
@@ -116,8 +117,4 @@ final class AccountMenu {
         action?()
     }
 
-    private static func markupEscaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(
-            of: ">", with: "&gt;")
-    }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameService
 
 /// The flow inspector's place beside the samples: an empty slot until the window is on screen,

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameSamples
 
 /// What makes the window behave as a GNOME app's: its keyboard shortcuts (its size and inspector

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension MainWindow {
     /// Writes the flow diagram as SVG or PNG (what the inspector's Export menu saves): the whole

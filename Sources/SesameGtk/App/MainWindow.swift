@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 import SesameGIO
 import SesameSamples
@@ -61,7 +61,7 @@ public final class MainWindow: SignInFailurePresenter {
         self.model = model
         if options.reportStalls {
             stallWatch = MainLoopWatch(reportingStallsOver: .milliseconds(16)) { [trace = model.trace] stall in
-                trace.record("main-loop-stall", [("ms", String(format: "%.1f", stall / .milliseconds(1)))])
+                trace.record("main-loop-stall", [("ms", String(formatting: "%.1f", stall / .milliseconds(1)))])
             }
         }
         window = Window(application: application, title: "Sesame", width: 1240, height: 720)

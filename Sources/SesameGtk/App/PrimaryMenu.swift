@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameSamples
 
 /// The header's primary menu (F10): Keyboard Shortcuts and About Sesame, as every GNOME app has.

@@ -14,7 +14,7 @@ final class SettingsNotice {
     init(_ warnings: [SettingsWarning]) {
         var lines = warnings.prefix(Self.longest).map(UserMessage.text(for:))
         if warnings.count > Self.longest {
-            lines.append(String(format: L("And %d more keys Sesame does not use."), warnings.count - Self.longest))
+            lines.append(String(formatting: L("And %d more keys Sesame does not use."), warnings.count - Self.longest))
         }
         let label = Label(lines.joined(separator: "\n"), wrap: true, xalign: 0)
         label.accessibleName = L("Settings warnings")

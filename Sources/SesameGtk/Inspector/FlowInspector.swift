@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameGIO
 import SesameSamples
 import SesameService
@@ -83,8 +83,8 @@ final class FlowInspector {
         guard !isClosed else { return }
         diagram.append(event)
         // Query values are already redacted; the log shows only the names, to stay readable.
-        let fields = event.fields.map { "\($0.0)=\($0.1.replacingOccurrences(of: "=<redacted>", with: ""))" }.joined(separator: "  ")
-        log.append(String(format: "%7.3f  %@  %@\n", event.time, event.name, fields), follow: true)
+        let fields = event.fields.map { "\($0.0)=\($0.1.replacing("=<redacted>", with: ""))" }.joined(separator: "  ")
+        log.append(String(formatting: "%7.3f  %@  %@\n", event.time, event.name, fields), follow: true)
     }
 
     private func askWhereToSave(_ format: Canvas.Format, parent: Window) {
@@ -98,7 +98,7 @@ final class FlowInspector {
                 try self.diagram.export(format, to: file)
             } catch {
                 self.diagram.say(
-                    String(format: L("Could not save the diagram: %@"), (error as? Canvas.ExportError)?.description ?? file.path))
+                    String(formatting: L("Could not save the diagram: %@"), (error as? Canvas.ExportError)?.description ?? file.path))
             }
         }
     }
@@ -286,7 +286,7 @@ final class FlowDiagramView {
             }
             let color = step.isFailure ? palette.failure : step.isHighlighted ? palette.accent : palette.text
             canvas.text(
-                String(format: "%.3f", step.time), x: 4, y: top + 9, width: Geometry.timeColumn - 6, font: "Monospace 7", palette.dim)
+                String(formatting: "%.3f", step.time), x: 4, y: top + 9, width: Geometry.timeColumn - 6, font: "Monospace 7", palette.dim)
             let from = Geometry.x(of: step.from, among: lanes, width: width)
             let to = Geometry.x(of: step.to, among: lanes, width: width)
             if step.style == .note {

@@ -1,5 +1,5 @@
 import CGtkWebKit
-import Foundation
+import FoundationEssentials
 import SesameGIO
 
 /// A colour, components from 0 to 1.

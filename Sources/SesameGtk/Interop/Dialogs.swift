@@ -1,5 +1,5 @@
 import CGtkWebKit
-import Foundation
+import FoundationEssentials
 import SesameGIO
 
 /// GNOME's About window (`GtkAboutDialog`): the program, its version, what it is, its website,
@@ -112,8 +112,8 @@ public final class ShortcutsWindow: Widget {
     /// The window as GtkBuilder's XML: every text escaped.
     private static func interface(_ groups: [(title: String, shortcuts: [Shortcut])]) -> String {
         func escaped(_ text: String) -> String {
-            text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+            text.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
+                .replacing(">", with: "&gt;").replacing("\"", with: "&quot;")
         }
         var xml = """
             <interface><object class="GtkShortcutsWindow" id="shortcuts"><property name="modal">1</property>

@@ -1,5 +1,5 @@
 import CGtkWebKit
-import Foundation
+import FoundationEssentials
 import SesameGIO
 
 /// Saves what a window shows as a PNG (tests, `make demo`), read back from the X server.

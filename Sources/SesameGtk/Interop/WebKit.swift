@@ -1,5 +1,5 @@
 import CGtkWebKit
-import Foundation
+import FoundationEssentials
 import SesameGIO
 
 /// A WebKit web context: the cookie jar and web data one sign-in view uses.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 import SesameSamples
 import SesameService
@@ -105,7 +105,7 @@ public final class AccessDialog: AccessQuestioner {
         let next = waiting.removeFirst()
         current = next
         let text = AccessQuestionText(next.0, knownPrograms: knownPrograms?() ?? [])
-        heading.setMarkup("<span size=\"large\" weight=\"bold\">\(Self.markupEscaped(text.heading))</span>")
+        heading.setMarkup("<span size=\"large\" weight=\"bold\">\(Markup.escaped(text.heading))</span>")
         heading.tooltip = text.heading
         permissions.text = text.permissions.map { "• \($0)" }.joined(separator: "\n")
         origin.text = text.origin
@@ -204,8 +204,4 @@ public final class AccessDialog: AccessQuestioner {
         if parentWasActive { parent?()?.present() }
     }
 
-    private static func markupEscaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(
-            of: ">", with: "&gt;")
-    }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SesameCore
 import SesameGIO
 import SesameSamples
@@ -155,7 +155,7 @@ final class SignInView {
                 showPage(
                     title: L("This page is not encrypted"),
                     message: String(
-                        format: L("Sesame did not open %@: sign-in pages are only loaded over HTTPS."),
+                        formatting: L("Sesame did not open %@: sign-in pages are only loaded over HTTPS."),
                         url?.host ?? navigation.address ?? ""),
                     for: navigation.address ?? "")
             }
@@ -235,7 +235,7 @@ final class SignInView {
         unreachablePage = URL(string: uri)
         trace.record("sign-in-failed", [("error", "load failed: \(error.message)")])
         onTrouble?()
-        showPage(title: String(format: L("Can’t reach %@"), host), message: error.message, for: uri)
+        showPage(title: String(formatting: L("Can’t reach %@"), host), message: error.message, for: uri)
         return true
     }
 
@@ -271,7 +271,7 @@ final class SignInView {
             details.removeFirst()
         } else {
             message = String(
-                format: reasons.isEmpty
+                formatting: reasons.isEmpty
                     ? L("Sesame did not open %@ because its certificate could not be verified.")
                     : L("Sesame did not open %@ because its certificate cannot be trusted:"),
                 host)
@@ -300,7 +300,7 @@ final class SignInView {
     }
 
     static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        text.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
+            .replacing(">", with: "&gt;").replacing("\"", with: "&quot;")
     }
 }
