@@ -29,9 +29,13 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
     ],
     targets: [
+        // The one boundary to the C library's file calls (Posix), and the text and URL helpers
+        // FoundationEssentials lacks: below everything of Sesame's, so small programs stay small.
+        .target(name: "SesameSystem"),
         .target(
             name: "SesameCore",
             dependencies: [
+                "SesameSystem",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -53,12 +57,13 @@ let package = Package(
         ),
         .target(
             name: "SesameKeyring",
-            dependencies: ["SesameCore", "CLibSecret"]
+            dependencies: ["SesameCore", "SesameSystem", "CLibSecret"]
         ),
         .executableTarget(
             name: "sesame",
             dependencies: [
                 "SesameCore",
+                "SesameSystem",
                 "SesameKeyring",
                 "SesameGIO",
                 "SesameService",
@@ -73,10 +78,15 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release))]
         ),
         // git's credential helper: a program of its own, so that Sesame asks the user about it.
-        // It links neither GTK nor WebKit: the git logic and the D-Bus client only.
+        // It links neither GTK nor WebKit nor the Core: git's protocol and the D-Bus client only.
+        .target(
+            name: "SesameGit",
+            dependencies: ["SesameSystem"]
+        ),
         .executableTarget(
             name: "git-credential-sesame",
-            dependencies: ["SesameCore", "SesameService", "SesameGIO"]
+            dependencies: ["SesameGit", "SesameGIO", "SesameSystem"],
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release))]
         ),
         // GLib and GIO: what a program without a window needs (D-Bus, the proxy settings, the
         // network monitor, the default browser, the main-loop bridge, GLib's errors).
@@ -89,16 +99,16 @@ let package = Package(
             name: "SesameGIO",
             dependencies: ["CGio"]
         ),
-        // The account service, program access, the git helper's logic and the broker: D-Bus
-        // semantics without GTK, so helpers and an idle service stay small.
+        // The account service, program access and the broker: D-Bus semantics without GTK, so
+        // an idle service stays small.
         .target(
             name: "SesameService",
-            dependencies: ["SesameCore", "SesameGIO"]
+            dependencies: ["SesameCore", "SesameGIO", "SesameSystem"]
         ),
         .systemLibrary(name: "CLibIntl"),
         .target(
             name: "SesameSamples",
-            dependencies: ["SesameCore", "SesameService", "CLibIntl"]
+            dependencies: ["SesameCore", "SesameSystem", "SesameService", "CLibIntl"]
         ),
         .systemLibrary(
             name: "CGtkWebKit",
@@ -107,7 +117,7 @@ let package = Package(
         ),
         .target(
             name: "SesameGtk",
-            dependencies: ["SesameCore", "SesameGIO", "SesameService", "SesameSamples", "CGtkWebKit"]
+            dependencies: ["SesameCore", "SesameSystem", "SesameGIO", "SesameService", "SesameSamples", "CGtkWebKit"]
         ),
         .target(
             name: "IdentityEmulator",
@@ -132,7 +142,9 @@ let package = Package(
                 "IdentityEmulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-            ]
+            ],
+            // As `sesame`'s: nothing of the program's needs its symbols exported.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release))]
         ),
         .executableTarget(
             name: "sesame-tour",
@@ -183,6 +195,7 @@ let package = Package(
             name: "SesameCoreTests",
             dependencies: [
                 "SesameCore",
+                "SesameSystem",
                 "SesameCoreTestSupport",
                 "SesameTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -192,7 +205,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SesameSamplesTests",
-            dependencies: ["SesameSamples", "SesameService", "SesameCore", "SesameCoreTestSupport", "SesameTestSupport"]
+            dependencies: ["SesameSamples", "SesameService", "SesameGit", "SesameCore", "SesameCoreTestSupport", "SesameTestSupport"]
         ),
         .testTarget(
             name: "SesameKeyringTests",

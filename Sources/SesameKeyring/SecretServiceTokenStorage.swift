@@ -2,6 +2,7 @@ import CLibSecret
 import FoundationEssentials
 import Glibc
 import SesameCore
+import SesameSystem
 
 /// Token caches in the desktop's Secret Service (GNOME Keyring, KWallet's bridge, KeePassXC)
 /// through libsecret: one item per storage group, schema `org.sesame.TokenCache`, attributes

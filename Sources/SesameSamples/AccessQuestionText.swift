@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameService
+import SesameSystem
 
 /// What the access question says, in the user's language, made from a request the way a security
 /// question must be made: the program's name escaped and isolated (``DisplayText``), its full path

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameCore
+import SesameSystem
 
 /// The v2.0 sample without its widgets: search the organisation's people as the user types,
 /// page on as they scroll, and read one person's details.

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameService
+import SesameSystem
 
 /// The flow as a sequence diagram: the trace's events as arrows between four lanes (the app, the
 /// sign-in view, the identity service, the APIs) — five when the sign-in goes to the user's

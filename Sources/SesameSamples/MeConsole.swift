@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameCore
+import SesameSystem
 
 /// The MSAL sample without its widgets: "Call Microsoft Graph" gets a token silently when an
 /// account is cached and interactively otherwise (and again when the service requires

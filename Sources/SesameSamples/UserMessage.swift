@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameCore
+import SesameSystem
 
 /// An error of the app's own whose sentence for the user is already made (and translated).
 public protocol UserFacingError: Error {

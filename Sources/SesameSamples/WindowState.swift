@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameCore
+import SesameSystem
 
 /// What the window looked like when it was last closed — its size, whether it was maximised,
 /// where the flow inspector's handle was and whether the inspector was shown — kept in a small

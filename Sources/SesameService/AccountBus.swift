@@ -1,6 +1,7 @@
 import FoundationEssentials
 import SesameCore
 import SesameGIO
+import SesameSystem
 
 /// `org.sesame.Accounts1` on the session bus, under the name `org.sesame.Sesame`: the bus side of
 /// ``AccountService``. Each connection's caller is identified at its first call from the bus (its

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameCore
+import SesameSystem
 
 /// Asks the user whether a program may use an account: the window's access question.
 @MainActor

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameCore
+import SesameSystem
 
 /// The tutorial flow as events: every navigation with its classification and the action taken,
 /// page loads, the token exchange, API calls and what the user sees. Written as JSON lines to

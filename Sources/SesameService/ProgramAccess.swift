@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import SesameCore
+import SesameSystem
 
 /// The resource a set of scopes is for, as the identity service reads it: the part of a scope
 /// before its last `/` (`https://outlook.office.com/IMAP.AccessAsUser.All` →

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameCore
+import SesameSystem
 
 /// A program that asks Sesame's account service for a token, as the system identifies it — never
 /// as the program describes itself: the executable the kernel says the caller's process runs

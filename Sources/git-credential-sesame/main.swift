@@ -1,8 +1,8 @@
 import FoundationEssentials
 import Glibc
-import SesameCore
 import SesameGIO
-import SesameService
+import SesameGit
+import SesameSystem
 
 // git-credential-sesame: git's credential helper (`credential.helper=sesame`). For a remote that
 // `$XDG_CONFIG_HOME/sesame/git.conf` lists, `get` answers with a fresh access token as the

@@ -4,6 +4,7 @@ import SesameCore
 import SesameGIO
 import SesameGtk
 import SesameSamples
+import SesameSystem
 
 extension SesameCommand {
     /// `sesame login`: signs an account in from the command line, in the system browser or, on

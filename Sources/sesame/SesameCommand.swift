@@ -8,6 +8,7 @@ import SesameGtk
 import SesameKeyring
 import SesameSamples
 import SesameService
+import SesameSystem
 
 /// `sesame`: the window by default, and headless commands over the same store. `main` is
 /// synchronous: the window runs GLib's main loop on the main thread; the headless commands run

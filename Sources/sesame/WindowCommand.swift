@@ -5,6 +5,7 @@ import SesameGtk
 import SesameKeyring
 import SesameSamples
 import SesameService
+import SesameSystem
 
 extension SesameCommand {
     /// `sesame [--emulator URL] [--settings FILE]… [--sample directory|tasks|me] [--trace-events FILE]`:

@@ -1,5 +1,6 @@
 import Foundation
 import SesameCoreTestSupport
+import SesameSystem
 import Testing
 
 @testable import SesameCore

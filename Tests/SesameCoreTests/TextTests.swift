@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import SesameCore
+@testable import SesameSystem
 
 /// Sesame's own text formatting (without Foundation's ICU) against Foundation's, which the tests
 /// may still link: every specifier the sentences and catalogs use prints the same.

@@ -1,6 +1,6 @@
 import Foundation
+import SesameGit
 import SesameSamples
-import SesameService
 import Testing
 
 @Suite("git's credential protocol and git.conf (hostile input)")

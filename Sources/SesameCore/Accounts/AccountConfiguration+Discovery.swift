@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SesameSystem
 
 extension AccountConfiguration {
     /// Whether the store needs the provider's discovery document before it sends anything: for

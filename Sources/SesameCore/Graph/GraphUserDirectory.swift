@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SesameSystem
 
 /// Searches an organisation's users through Microsoft Graph as an account.
 public struct GraphUserDirectory: Sendable {

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Logging
+import SesameSystem
 
 /// Calls protected resources with an account's token: attaches `Authorization: Bearer …`,
 /// refreshes once and retries on a 401, and waits as told by `Retry-After` on 429 and 503.

@@ -5,6 +5,7 @@ import NIOExtras
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import SesameSystem
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SesameSystem
 
 /// Sends one HTTP request. The account store, Graph and the task API all go through this
 /// protocol, so unit tests use a fake and end-to-end tests the real ``AsyncHTTPClientTransport``.

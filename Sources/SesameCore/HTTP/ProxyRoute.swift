@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SesameSystem
 
 /// How a request reaches its server: straight, or through a proxy. The desktop decides (GIO's
 /// proxy resolver: GNOME's settings, a PAC file, `https_proxy`/`no_proxy`), the transport follows.

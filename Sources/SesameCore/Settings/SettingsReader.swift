@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import SesameSystem
 
 /// Reads typed values out of a property-list dictionary, turning every problem into a
 /// ``SettingsError`` that names the file and the key, and noting every key a shape asks for

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SesameSystem
 
 /// What a user agent is about to do, as its engine asks (WebKit's `decide-policy`): go
 /// somewhere, open a new window, or take a response. The agent asks its ``SignInSession`` what

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
+import SesameSystem
 import Synchronization
 
 /// Notices that something in a directory changed without a system call per question: one

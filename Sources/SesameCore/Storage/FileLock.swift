@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import SesameSystem
 
 /// An exclusive advisory lock on a lock file (`flock(2)`), shared by every process that
 /// opens the same file. The primitive and the files' names are a contract with the other

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
+import SesameSystem
 
 /// Token caches as files, for machines without a Secret Service: one `<group>.json` per
 /// storage group under `$XDG_DATA_HOME/sesame/` (`~/.local/share/sesame/`), mode 0600 in a

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import SesameSystem
 
 /// The lock Microsoft's MSAL extensions take on a cache before they read-modify-write it: the
 /// file `<cache>.lockfile`, *created exclusively* (`O_CREAT | O_EXCL`: whoever creates it holds

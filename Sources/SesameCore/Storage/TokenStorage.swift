@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import SesameSystem
 
 /// Where a storage group's token cache bytes live. Two backends ship: the Secret Service
 /// (`SesameKeyring`) and ``FileTokenStorage``.

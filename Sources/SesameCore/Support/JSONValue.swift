@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SesameSystem
 
 /// Any JSON value. Wire models keep the fields they do not know in one of these, so that a
 /// response read and written back loses nothing (and a newer MSAL's cache fields survive us).

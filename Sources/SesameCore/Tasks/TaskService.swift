@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SesameSystem
 
 /// A task of the B2C sample's task API: `{"Id", "Owner", "Text", "Completed", "DateModified"}`.
 public struct TaskItem: Sendable, Hashable, Identifiable, Decodable {

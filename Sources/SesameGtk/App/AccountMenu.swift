@@ -2,6 +2,7 @@ import FoundationEssentials
 import SesameCore
 import SesameSamples
 import SesameService
+import SesameSystem
 
 /// The header's account button: who is signed in for the sample showing (or "Not signed in"),
 /// and in its menu the user name, the tenant, what can be done about it — sign in, switch

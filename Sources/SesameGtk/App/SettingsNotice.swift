@@ -1,5 +1,6 @@
 import SesameCore
 import SesameSamples
+import SesameSystem
 
 /// What the settings files have that Sesame does not read — a misspelt `clientid`, a key of
 /// another sample's shape — above the window's content until the user closes it: the file still

@@ -2,6 +2,7 @@ import FoundationEssentials
 import SesameGIO
 import SesameSamples
 import SesameService
+import SesameSystem
 
 /// The flow inspector: the flow as a live sequence diagram (the default) with the text log one
 /// click away, and the diagram's export as SVG or PNG.

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import SesameCore
+import SesameSystem
 
 /// git's credential helper protocol (`git help credential`): `key=value` lines on standard input
 /// up to a blank line or the end; what the helper knows, as lines back. Read as hostile input:
