@@ -33,16 +33,17 @@ TEST_VENV := .build/test-venv
 TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-extensions-$(MSAL_EXTENSIONS_VERSION)-portalocker-$(PORTALOCKER_VERSION)-selenium-$(SELENIUM_VERSION)-oidc-$(OIDC_PROVIDER_MOCK_VERSION)
 
 # The release build of what `make install` installs, `make deb` packages and `make bench` measures:
-# no debug information (perf's profiles need only the symbols), and Swift's runtime and Foundation
-# (with ICU's data) linked in, so the programs need no Swift toolchain (no libswift*.so) and start
+# no debug information (perf's profiles need only the symbols), and Swift's runtime and
+# FoundationEssentials linked in, so the programs need no Swift toolchain (no libswift*.so) and start
 # faster (the dynamic loader's symbol lookups were 70 % of `sesame`'s start before its window: perf).
+# Why FoundationEssentials and three programs: docs/INSTALL.md.
 RELEASE_BUILD_FLAGS := -c release -debug-info-format none --static-swift-stdlib
 # Sesame's version is written in one place, Sources/SesameSamples/SesameVersion.swift.
 VERSION := $(shell sed -n 's/^ *public static let current = "\(.*\)"$$/\1/p' Sources/SesameSamples/SesameVersion.swift)
 PACKAGE_DIR := .build/package
 DEB := $(PACKAGE_DIR)/sesame_$(VERSION)_$(shell dpkg --print-architecture).deb
 
-.PHONY: deps build run test test-e2e test-package fuzz lint format bench demo emulator release install deb translations clean
+.PHONY: deps build run test test-e2e test-package fuzz lint format bench demo emulator release install deb hooks help translations clean
 
 ## deps: install the Debian packages that are missing (apt-get update once, then non-interactive installs)
 deps:
@@ -57,8 +58,16 @@ deps:
 	fi
 
 ## build: build every product (and compile the translations into .build/locale)
-build: deps translations
+build: deps hooks translations
 	swift build $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS)
+
+## help: every target, with what it does (these comments)
+help:
+	@sed -n 's/^## \([a-z-]*\): /\1\t/p' $(MAKEFILE_LIST) | awk -F'\t' '{ printf "  make %-13s %s\n", $$1, $$2 }'
+
+## hooks: git's commit-msg hook (.githooks/), so a commit message breaks no rule of `make lint`
+hooks:
+	@if [ -d .git ] && [ -z "$$(git config core.hooksPath)" ]; then git config core.hooksPath .githooks; fi
 
 ## translations: Resources/po/*.po → .build/locale/<lang>/LC_MESSAGES/sesame.mo
 translations: deps
@@ -73,7 +82,7 @@ run: build
 
 ## test: lint, then build and pass every test, inside a private D-Bus session with an unlocked
 ## gnome-keyring; then the Debian package on a clean Debian 12 root (test-package)
-test: deps translations lint $(TEST_VENV_STAMP)
+test: deps hooks translations lint $(TEST_VENV_STAMP)
 	swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS)
 	@# The output is kept in .build/test-output.log; on a failure, what failed is printed last.
 	set -o pipefail; SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/test-session.sh \
@@ -112,10 +121,12 @@ fuzz: deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_SEED=$(FUZZ_SEED) swift test --skip-build $(SWIFT_BUILD_FLAGS) --filter StructuredFuzzTests
 
 ## lint: the toolchain's swift-format with .swift-format (4 spaces, 140 columns), strict; then
-## HACKING.md's layering rules (scripts/check-layering.sh prints each line that breaks one)
+## HACKING.md's layering rules (scripts/check-layering.sh prints each line that breaks one) and
+## its commit messages for the commits on this branch (scripts/check-commits.sh)
 lint:
 	swift format lint --strict --recursive $(SWIFT_SOURCES)
 	scripts/check-layering.sh
+	scripts/check-commits.sh
 
 ## format: rewrite the sources as `make lint` wants them
 format:
