@@ -43,7 +43,7 @@ VERSION := $(shell sed -n 's/^ *public static let current = "\(.*\)"$$/\1/p' Sou
 PACKAGE_DIR := .build/package
 DEB := $(PACKAGE_DIR)/sesame_$(VERSION)_$(shell dpkg --print-architecture).deb
 
-.PHONY: deps build run test test-e2e test-package fuzz lint format bench demo emulator release install deb hooks help translations clean
+.PHONY: deps build run test test-e2e test-package fuzz lint format bench demo emulator release install deb po hooks help translations clean
 
 ## deps: install the Debian packages that are missing (apt-get update once, then non-interactive installs)
 deps:
@@ -60,6 +60,15 @@ deps:
 ## build: build every product (and compile the translations into .build/locale)
 build: deps hooks translations
 	swift build $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS)
+
+## po: Resources/po/sesame.pot from the sources' L("…") (xgettext: scripts/extract-strings.sh), then
+## merged into each language's .po (msgmerge): translate what it leaves empty or fuzzy
+po: deps
+	scripts/extract-strings.sh > Resources/po/sesame.pot
+	@for po in Resources/po/*.po; do \
+	  msgmerge --quiet --update --backup=none --no-wrap "$$po" Resources/po/sesame.pot; \
+	  printf '%s: ' "$$po"; msgfmt --check --statistics -o /dev/null "$$po"; \
+	done
 
 ## help: every target, with what it does (these comments)
 help:
