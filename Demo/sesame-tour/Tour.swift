@@ -1,4 +1,5 @@
 import Foundation
+import IdentityEmulator
 import SesameGtk
 import SesameSamples
 import SesameService
@@ -10,6 +11,19 @@ import SesameService
 /// the widgets' accessible names, and the identity pages by Microsoft's element ids.
 @MainActor
 final class Tour {
+    private typealias IDs = SignInPageIDs
+
+    /// JavaScript that types `value` into the page's element `id` (values without quotes: names,
+    /// codes, the demo password).
+    private static func type(_ value: String, into id: String) -> String {
+        "document.getElementById('\(id)').value='\(value)';"
+    }
+
+    /// JavaScript that presses the page's element `id`.
+    private static func press(_ id: String) -> String {
+        "document.getElementById('\(id)').click();"
+    }
+
     private let window: MainWindow
     private let trace: FlowTrace
     private let directory: URL
@@ -36,19 +50,19 @@ final class Tour {
         try await settle()
         try capture("directory-sign-in")
         try await act(
-            "document.getElementById('i0116').value='megan@contoso.onmicrosoft.com'; document.getElementById('idSIButton9').click();",
+            Self.type("megan@contoso.onmicrosoft.com", into: IDs.userName) + Self.press(IDs.primaryButton),
             "password page")
         try capture("directory-password")
-        try await act("document.getElementById('i0118').value='Passw0rd!'; document.getElementById('idSIButton9').click();", "SMS page")
+        try await act(Self.type(IDs.demoPassword, into: IDs.password) + Self.press(IDs.primaryButton), "SMS page")
         try capture("directory-sms-code")
         guard let code = smsCode("megan@contoso.onmicrosoft.com") else { throw Failure(description: "no SMS code was sent") }
         try await act(
-            "document.getElementById('idTxtBx_SAOTCC_OTC').value='\(code)'; document.getElementById('idSubmit_SAOTCC_Continue').click();",
+            Self.type(code, into: IDs.smsCode) + Self.press(IDs.smsContinue),
             "stay signed in")
         try capture("directory-stay-signed-in")
-        try await act("document.getElementById('idSIButton9').click();", "consent")
+        try await act(Self.press(IDs.primaryButton), "consent")
         try capture("directory-consent")
-        try signInPage().evaluateJavaScript("document.getElementById('idSIButton9').click();")
+        try signInPage().evaluateJavaScript(Self.press(IDs.primaryButton))
         try await waitFor("the directory") { (self.people?.rowCount ?? 0) > 0 }
         try await settle()
         try capture("directory-list")
@@ -67,10 +81,10 @@ final class Tour {
         try await waitFor("the B2C sign-in page") { self.signInShown && self.pages > before }
         try await settle()
         try signInPage().evaluateJavaScript(
-            "document.getElementById('signInName').value='sam@example.com'; document.getElementById('password').value='Passw0rd!';")
+            Self.type("sam@example.com", into: IDs.b2cSignInName) + Self.type(IDs.demoPassword, into: IDs.b2cPassword))
         try await settle()
         try capture("tasks-b2c-sign-in")
-        try signInPage().evaluateJavaScript("document.getElementById('next').click();")
+        try signInPage().evaluateJavaScript(Self.press(IDs.b2cNext))
         try await waitFor("sam's tasks") {
             self.events("token-acquired") >= 2 && !self.signInShown && self.events("list-rendered") > rendered + 1
         }
@@ -89,14 +103,14 @@ final class Tour {
         try await waitFor("the Me sign-in page") { self.signInShown && self.pages > mePages }
         try await settle()
         try await act(
-            "document.getElementById('i0116').value='alex@contoso.onmicrosoft.com'; document.getElementById('idSIButton9').click();",
+            Self.type("alex@contoso.onmicrosoft.com", into: IDs.userName) + Self.press(IDs.primaryButton),
             "password page")
         try await act(
-            "document.getElementById('i0118').value='Passw0rd!'; document.getElementById('idSIButton9').click();", "stay signed in")
-        try await act("document.getElementById('idSIButton9').click();", "consent")
+            Self.type(IDs.demoPassword, into: IDs.password) + Self.press(IDs.primaryButton), "stay signed in")
+        try await act(Self.press(IDs.primaryButton), "consent")
         try capture("me-consent")
         let calls = events("api-call")
-        try signInPage().evaluateJavaScript("document.getElementById('idSIButton9').click();")
+        try signInPage().evaluateJavaScript(Self.press(IDs.primaryButton))
         try await waitFor("Graph /me") { self.events("api-call") > calls }
         try await settle()
         try capture("me-interactive")

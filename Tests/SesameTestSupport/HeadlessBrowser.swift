@@ -227,10 +227,10 @@ public final class HeadlessBrowser: @unchecked Sendable {
         cancel: Bool = false, consent: Bool = true
     ) async throws -> Page {
         let entry = try await get(verificationURI)
-        guard entry.contains(#"name="otc""#) else {
+        guard entry.contains(#"name="\#(SignInPageIDs.Fields.deviceCode)""#) else {
             throw TestSupportError("the verification page has no code field: \(entry.text.prefix(300))")
         }
-        let confirm = try await post(verificationURI, form: [("step", "code"), ("otc", userCode)])
+        let confirm = try await post(verificationURI, form: [("step", "code"), (SignInPageIDs.Fields.deviceCode, userCode)])
         guard let ctx = confirm.hidden("ctx"), let login = confirm.formAction else { return confirm }
         let next = try await post(login, form: [("ctx", ctx), ("step", "device-confirm"), ("action", cancel ? "cancel" : "continue")])
         guard next.hidden("ctx") != nil else { return next }

@@ -73,7 +73,7 @@ struct DeviceCodeController: EmulatorController {
     func enterCode(_ request: Request) async throws -> Response {
         let now = clock.now
         let form = try await request.formFields()
-        guard let typed = form.nonEmpty("otc") else {
+        guard let typed = form.nonEmpty(SignInPageIDs.Fields.deviceCode) else {
             return .html(DeviceCodePages.enterCode(error: "Enter the code displayed on your app or device."))
         }
         guard let (key, device) = await state.deviceAuthorization(userCode: typed, now: now),

@@ -4,7 +4,9 @@ import FoundationEssentials
 /// goes in `otc`; then "Are you trying to sign in to …?"; then the usual sign-in pages; then a
 /// page saying the device is signed in.
 enum DeviceCodePages {
-    /// "Enter code": `otc`, primary `idSIButton9`.
+    private typealias IDs = SignInPageIDs
+
+    /// "Enter code": the code field, then the primary button.
     static func enterCode(error: String?, typed: String? = nil) -> HTML {
         PageLayout.microsoft(
             title: "Enter code",
@@ -13,10 +15,10 @@ enum DeviceCodePages {
                   \(PageLayout.hidden("step", "code"))
                   <h1 id="pageTitle">Enter code</h1>
                   <p id="otcDescription">Enter the code displayed on your app or device.</p>
-                  \(PageLayout.error(error, id: "otcError"))
-                  <input type="text" name="otc" id="otc" value="\(typed ?? "")" placeholder="Code" maxlength="20"
+                  \(PageLayout.error(error, id: IDs.deviceCodeError))
+                  <input type="text" name="\(IDs.Fields.deviceCode)" id="\(IDs.deviceCode)" value="\(typed ?? "")" placeholder="Code" maxlength="20"
                          aria-label="Code" aria-required="true" autocapitalize="characters" autofocus required>
-                  <div class="buttons"><input type="submit" id="idSIButton9" class="btn btn-primary" value="Next"></div>
+                  <div class="buttons"><input type="submit" id="\(IDs.primaryButton)" class="btn btn-primary" value="Next"></div>
                 </form>
                 """)
     }
@@ -32,8 +34,8 @@ enum DeviceCodePages {
                   <div class="app"><div class="app-icon">\(String(appName.prefix(1)))</div><div id="appName">\(appName)</div></div>
                   <p id="deviceWarning">Only continue if you downloaded the app from a store or website that you trust.</p>
                   <div class="buttons">
-                    \(PageLayout.actionButton("Cancel", id: "idBtn_Back", name: "action", value: "cancel"))
-                    <button type="submit" name="action" value="continue" id="idSIButton9" class="btn btn-primary" autofocus>Continue</button>
+                    \(PageLayout.actionButton("Cancel", id: IDs.secondaryButton, name: "action", value: "cancel"))
+                    <button type="submit" name="action" value="continue" id="\(IDs.primaryButton)" class="btn btn-primary" autofocus>Continue</button>
                   </div>
                 </form>
                 """)

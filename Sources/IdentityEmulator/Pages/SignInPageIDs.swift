@@ -24,6 +24,10 @@ public enum SignInPageIDs {
     public static let passwordError = "passwordError"
     /// Demo mode's line that shows the code a user was sent.
     public static let demoCode = "demoCode"
+    /// The device code flow's "Enter code" field (`otc`, as on microsoft.com/devicelogin).
+    public static let deviceCode = "otc"
+    /// The device code flow's inline error under the code.
+    public static let deviceCodeError = "otcError"
 
     /// B2C: the e-mail field of the combined sign-in page.
     public static let b2cSignInName = "signInName"
@@ -57,6 +61,8 @@ public enum SignInPageIDs {
         public static let password = "passwd"
         /// The SMS code (`#idTxtBx_SAOTCC_OTC`).
         public static let smsCode = "otc"
+        /// The device code flow's user code (`#otc`).
+        public static let deviceCode = "otc"
         /// B2C: the e-mail address.
         public static let b2cSignInName = "signInName"
         /// B2C: the password.
