@@ -93,13 +93,10 @@ run: build
 ## gnome-keyring; then the Debian package on a clean Debian 12 root (test-package)
 test: deps hooks translations lint $(TEST_VENV_STAMP)
 	swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS)
-	@# The output is kept in .build/test-output.log; on a failure, what failed is printed last.
-	set -o pipefail; SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/test-session.sh \
-	  swift test --skip-build $(SWIFT_BUILD_FLAGS) 2>&1 | tee .build/test-output.log || \
-	  { scripts/test-failures.sh .build/test-output.log; exit 1; }
-	@# GDK_SCALE is read when the display opens: the window's fit at scale 2, in a process of its own.
-	GDK_SCALE=2 SESAME_SCREENSHOTS=$(CURDIR)/.build/screenshots/scale-2 scripts/test-session.sh \
-	  swift test --skip-build $(SWIFT_BUILD_FLAGS) --filter DesktopConventionsTests/testTheLongestNamesFitTheWindow
+	@# The tests, with the release build for test-package meanwhile (scripts/run-tests.sh); the
+	@# output is kept in .build/test-output.log, and on a failure what failed is printed last.
+	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/run-tests.sh \
+	  "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)" .build/test-output.log swift build $(RELEASE_BUILD_FLAGS)
 	$(MAKE) --no-print-directory test-package
 
 ## test-package: `make deb`, then the package in a clean Debian 12 root (mmdebstrap, cached in
