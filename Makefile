@@ -11,6 +11,11 @@ DEBIAN_PACKAGES := libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev xvfb xauth
                    fonts-wqy-microhei dpkg-dev binutils lintian appstream mmdebstrap bubblewrap
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
+# CI (CI=true, .ci/run) builds the tests without debug information: 23 s less of a fresh clone's
+# 4-minute build on two cores. A crash's backtrace there names functions, without lines.
+ifneq ($(CI),)
+SWIFT_BUILD_FLAGS += -debug-info-format none
+endif
 # Every target imports only what Package.swift says it depends on.
 IMPORT_CHECK := --explicit-target-dependency-import-check error
 # The sources the formatter and the linter look at.
@@ -96,7 +101,7 @@ test: deps hooks translations lint $(TEST_VENV_STAMP)
 	@# The tests, with the release build for test-package meanwhile (scripts/run-tests.sh); the
 	@# output is kept in .build/test-output.log, and on a failure what failed is printed last.
 	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/run-tests.sh \
-	  "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)" .build/test-output.log swift build $(RELEASE_BUILD_FLAGS)
+	  "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)" .build/test-output.log $(MAKE) --no-print-directory release
 	$(MAKE) --no-print-directory test-package
 
 ## test-package: `make deb`, then the package in a clean Debian 12 root (mmdebstrap, cached in

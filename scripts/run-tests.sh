@@ -4,13 +4,14 @@
 # line kept in LOG. Not `swift test`: it would wait for SwiftPM's lock on .build while the
 # release build below holds it.
 #
-#     scripts/run-tests.sh BIN_DIR LOG [RELEASE_BUILD_COMMAND...]
+#     scripts/run-tests.sh BIN_DIR LOG [RELEASE_COMMAND...]
 #
-# With a RELEASE_BUILD_COMMAND and root (test-package, which follows, needs both), the package's
-# release build runs meanwhile at the lowest priority (its output in .build/release-build.log):
-# it takes the cores the tests leave idle while they wait for WebKit, the emulator and D-Bus,
-# instead of running for minutes after them. On a failure, what failed is printed last
-# (scripts/test-failures.sh), since CI keeps only the end.
+# With a RELEASE_COMMAND and root (test-package, which follows, needs both), what test-package
+# needs is made meanwhile at the lowest priority: the release programs and their man pages
+# (RELEASE_COMMAND: `make release`; .build/release-build.log) and the clean Debian root
+# (packaging/test/clean-root.sh; .build/clean-root.log). They take the cores the tests leave idle
+# while they wait for WebKit, the emulator and D-Bus, instead of running for minutes after them.
+# On a failure, what failed is printed last (scripts/test-failures.sh), since CI keeps only the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=$1
@@ -19,17 +20,20 @@ shift 2
 tests="$bin/SesamePackageTests.xctest"
 : > "$log"
 
-release=""
+background=()
 if [ "$#" -gt 0 ] && [ "$(id -u)" = 0 ]; then
-    echo "The release build for test-package runs meanwhile, at the lowest priority (.build/release-build.log)."
-    # A process group of its own, so that a failure here ends the whole build.
+    echo "Meanwhile, at the lowest priority: the release build (.build/release-build.log) and the clean root (.build/clean-root.log)."
+    # Each in a process group of its own, so that a failure here ends all of it.
     setsid nice -n 19 "$@" > .build/release-build.log 2>&1 &
-    release=$!
+    background+=("$!")
+    setsid nice -n 19 packaging/test/clean-root.sh .build/package > .build/clean-root.log 2>&1 &
+    background+=("$!")
 fi
-stop_release() {
-    if [ -n "$release" ]; then kill -- "-$release" 2> /dev/null; wait "$release" 2> /dev/null; fi
+stop_background() {
+    for job in "${background[@]}"; do kill -- "-$job" 2> /dev/null; done
+    wait 2> /dev/null
 }
-trap 'stop_release; exit 130' INT TERM
+trap 'stop_background; exit 130' INT TERM
 
 failed=0
 scripts/test-session.sh "$tests" 2>&1 | tee -a "$log"
@@ -42,15 +46,19 @@ GDK_SCALE=2 SESAME_SCREENSHOTS="$PWD/.build/screenshots/scale-2" scripts/test-se
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
 
 if [ "$failed" -ne 0 ]; then
-    stop_release
+    stop_background
     scripts/test-failures.sh "$log"
     exit 1
 fi
-if [ -n "$release" ]; then
-    echo "Waiting for the release build…"
-    if ! wait "$release"; then
-        tail -n 40 .build/release-build.log
-        echo "The release build failed (.build/release-build.log)."
-        exit 1
-    fi
+if [ "${#background[@]}" -gt 0 ]; then
+    echo "Waiting for the release build and the clean root…"
+    for log_of in "${background[0]}:.build/release-build.log:release build" "${background[1]}:.build/clean-root.log:clean root"; do
+        IFS=: read -r job output what <<< "$log_of"
+        if ! wait "$job"; then
+            stop_background
+            tail -n 40 "$output"
+            echo "The $what failed ($output)."
+            exit 1
+        fi
+    done
 fi

@@ -140,7 +140,7 @@ echo "test-package: completions, desktop entry, metainfo, icons, translations, s
 
 accounts=$(in_root env XDG_DATA_HOME=/tmp/sesame-test/accounts-data sesame accounts 2>&1) || fail "sesame accounts: $accounts"
 grep -q "no account signed in" <<<"$accounts" || fail "sesame accounts printed: $accounts"
-echo "test-package: sesame accounts reads the bundled settings (Foundation, ICU) and says: no account signed in"
+echo "test-package: sesame accounts reads the bundled settings (property lists, FoundationEssentials) and says: no account signed in"
 
 emulator_help=$(in_root identity-emulator --help) || fail "identity-emulator --help"
 grep -q "USAGE: identity-emulator" <<<"$emulator_help" || fail "identity-emulator --help printed: $emulator_help"
