@@ -10,7 +10,8 @@
 # `swift package plugin generate-manual` runs. The plugin runs here (offline too), but it first
 # builds every product of the package (tests excepted) in its own build parameters — release
 # without --static-swift-stdlib and -debug-info-format none, so a second full release build of
-# about ten minutes. Built here from the resolved checkout (under a minute, once), the tool reads
+# about ten minutes. Built here as a product of the package's dependency, in the debug build
+# (`make test` has compiled the argument parser there already: a few seconds), the tool reads
 # each program's `--experimental-dump-help`, as under the plugin.
 # The completions are the programs' own `--generate-completion-script`. git-credential-sesame has
 # no parser (git calls it with one word): its page is written by hand, packaging/man/, dated here.
@@ -19,15 +20,12 @@ cd "$(dirname "$0")/.."
 
 bin=$1
 out=$2
-parser=.build/checkouts/swift-argument-parser
-tools=.build/package/tools
 maintainer=$(sed -n 's/^Maintainer: *//p' packaging/debian/control)
 # The pages' date: the last commit's, so that the same sources give the same pages.
 date=$(git log -1 --format=%cs 2>/dev/null || date -u +%F)
 
-[ -f "$parser/Package.swift" ] || { echo "generate-docs: $parser is missing: run swift package resolve" >&2; exit 1; }
-swift build --package-path "$parser" --scratch-path "$tools" --product generate-manual >/dev/null
-generate_manual="$(swift build --package-path "$parser" --scratch-path "$tools" --show-bin-path)/generate-manual"
+swift build --product generate-manual >/dev/null
+generate_manual="$(swift build --show-bin-path)/generate-manual"
 
 rm -rf "$out"
 mkdir -p "$out/man" "$out/bash" "$out/zsh" "$out/fish"
