@@ -9,8 +9,11 @@
 set -uo pipefail
 log=$1
 echo "---- what failed (from $log) ----"
-grep -a -E "Test Case '.*' failed|: error: |✘ |Fatal error|Program crashed|Exited with (unexpected )?signal|Test Suite '.*' failed" "$log" |
+# swift-testing colours its symbols (ANSI escapes between "✘" and the text) when run directly.
+plain() { sed 's/\x1b\[[0-9;]*m//g' "$log"; }
+plain | grep -a -E "Test Case '.*' failed|: error: |✘ |Fatal error|Program crashed|Exited with (unexpected )?signal|Test Suite '.*' failed" |
   grep -a -v "^✘ Test run with" | cut -c1-300 | awk '!seen[$0]++' | tail -n 14
-grep -a -E "Executed [0-9]+ tests?, with [0-9]+ failures?" "$log" | tail -n 1
-grep -a -E "^✘ Test run with" "$log" | tail -n 1
+# Each XCTest run's total (the whole suite's, and a run of selected tests'), then swift-testing's.
+plain | awk "/^Test Suite '(All tests|Selected tests)' (passed|failed)/ { getline; print }"
+plain | grep -a -E "^✘ Test run with" | tail -n 1
 echo "---- end of what failed ----"

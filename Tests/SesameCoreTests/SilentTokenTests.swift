@@ -160,6 +160,9 @@ struct SilentTokenTests {
         let clock = fixture.clock
         let window = AccountStore(storage: counting, transport: fixture.provider.transport, now: { clock.now })
         await window.setConfiguration(fixture.provider.configuration, forAccountType: fixture.accountType)
+        // The kernel's events for the sign-in's write are read on the watcher's thread a moment
+        // later — on a busy machine after the next call, which then reads again, rightly.
+        try await Self.waitForTheDirectoryWatcher()
         let first = try await window.accessToken(for: account)
         let readsBefore = counting.transactions
         for _ in 0..<200 { #expect(try await window.accessToken(for: account).secret.revealed == first.secret.revealed) }
@@ -171,6 +174,19 @@ struct SilentTokenTests {
         // …and signs in again: seen at once too.
         let again = try await fixture.signIn()
         #expect(try await window.accessToken(for: again).secret.revealed != first.secret.revealed)
+    }
+
+    /// Returns once the process's directory watcher has read every inotify event so far: the
+    /// events of all its watches come in one queue, in order, so once a write made now in a
+    /// folder of its own has been seen, every earlier event has been too.
+    static func waitForTheDirectoryWatcher() async throws {
+        guard let changes = DirectoryChanges.shared else { return }
+        let folder = FileManager.default.temporaryDirectory.appending(path: "watcher-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        guard let before = changes.generation(ofDirectory: folder.path) else { return }
+        try Data("seen?".utf8).write(to: folder.appending(path: "marker"))
+        _ = try await Eventually.value { changes.generation(ofDirectory: folder.path) != before ? true : nil }
     }
 
     @Test("invalid_grant on refresh is 'interaction required'; the account is kept and marked")
