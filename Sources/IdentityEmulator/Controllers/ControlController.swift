@@ -18,13 +18,15 @@ struct ControlController: EmulatorController {
     }
 
     /// `POST /.emulator/clients/{client}/adminConsent`: an administrator grants a client consent
-    /// for the whole tenant (every Graph permission it can ask for), as "Grant admin consent for
-    /// Contoso" in the portal does.
+    /// for the whole tenant (every Graph and Exchange permission it can ask for), as "Grant admin
+    /// consent for Contoso" in the portal does.
     func adminConsent(clientID: String) async -> Response {
         guard let client = clients.first(where: { $0.clientID == clientID.lowercased() }) else {
             return .json(.object([("error", .string("no client \(clientID) is registered"))]), status: .notFound)
         }
-        let keys = Set(ScopeRequest.graphPermissions.map { "graph:\($0)" } + ["offline_access", "profile", "email"])
+        let keys = Set(
+            ScopeRequest.graphPermissions.map { "graph:\($0)" } + ScopeRequest.exchangePermissions.map { "exchange:\($0)" }
+                + ["offline_access", "profile", "email"])
         await state.grantAdminConsent(keys, clientID: client.clientID)
         return .json(.object([("clientId", .string(client.clientID)), ("granted", .array(keys.sorted().map(JSON.string)))]))
     }

@@ -490,7 +490,8 @@ struct SignInController: EmulatorController {
     /// device's sign-in, the device is refused and the page says so.
     func refuse(_ failure: ServiceError, transaction: SignInTransaction, now: Date) async -> Response {
         guard let device = transaction.deviceKey else { return errorRedirect(failure, reply: transaction.request.reply, now: now) }
-        await state.declineDevice(key: device)
+        // A user's Cancel is `authorization_declined`; the tenant's refusal reaches the device as is.
+        await state.declineDevice(key: device, refusal: failure.error == "access_denied" && failure.codes.first == 90094 ? failure : nil)
         return .html(DeviceCodePages.declined(appName: transaction.request.client.name))
     }
 

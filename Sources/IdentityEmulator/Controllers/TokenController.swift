@@ -170,6 +170,7 @@ struct TokenController: EmulatorController {
         case .alreadyRedeemed: throw .grantForAnotherClient
         case .pending: throw .authorizationPending
         case .declined: throw .authorizationDeclined
+        case .refused(let error): throw error
         case .expired: throw .deviceCodeExpired
         case .approved(let approved, let device):
             guard device.clientID == token.client.clientID, approved.tenantID == token.endpoint.tenant.id else {

@@ -1,11 +1,15 @@
 /// What a `scope` parameter asks for: OpenID Connect scopes and the permissions of one resource
-/// (Microsoft Graph, or the B2C app's task API).
+/// (Microsoft Graph, Exchange Online, or the B2C app's task API) — and, on Entra's `/authorize`,
+/// the permissions of further resources the user consents to at once (the token is for the first).
 struct ScopeRequest: Sendable, Equatable {
     enum Resource: String, Sendable, Equatable {
         /// Microsoft Graph: v1-shaped access tokens for `00000003-0000-0000-c000-000000000000`.
         case graph
         /// The B2C task API: access tokens whose `aud` is the task API's app id, with `scp`.
         case taskAPI
+        /// Exchange Online (IMAP, POP, SMTP): v1-shaped access tokens whose `aud` is the resource as
+        /// asked for (`https://outlook.office.com`), with fully qualified scopes in `scope`.
+        case exchange
         /// B2C: the requesting app's own client id as a scope: an access token for the app itself
         /// (`aud` its client id, no `scp`), answered with `"scope": "/"`.
         case ownApp
@@ -17,12 +21,20 @@ struct ScopeRequest: Sendable, Equatable {
     var resource: Resource?
     /// The resource's permissions, canonically spelled (`User.Read`, `read`).
     var permissions: [String] = []
+    /// The access token's `aud` for Exchange: the resource URI the first scope named.
+    var audience: String?
+    /// Permissions of further resources (Entra): consented with these, not in this token.
+    var alsoConsented: Set<String> = []
 
     static let graphAppID = "00000003-0000-0000-c000-000000000000"
     static let graphPermissions = [
         "User.Read", "User.ReadBasic.All", "User.Read.All", "Directory.Read.All", "Mail.Read", "Calendars.Read",
         "People.Read",
     ]
+    /// Exchange Online's app id, and the resource URIs its scopes are named under.
+    static let exchangeAppID = "00000002-0000-0ff1-ce00-000000000000"
+    static let exchangeResources = ["https://outlook.office.com", "https://outlook.office365.com"]
+    static let exchangePermissions = ["IMAP.AccessAsUser.All", "POP.AccessAsUser.All", "SMTP.Send"]
     static let taskAPIBase = "https://fabrikamb2c.onmicrosoft.com/tasks/"
     static let taskPermissions = ["read", "write"]
 
@@ -41,8 +53,12 @@ struct ScopeRequest: Sendable, Equatable {
                 continue
             }
             let (resource, permission) = try classify(scope, tenant: tenant, clientID: clientID, lenient: lenient)
-            if request.resource == nil { request.resource = resource }
-            // Entra issues a token for the first resource only; B2C refuses a second one.
+            if request.resource == nil {
+                request.resource = resource
+                if resource == .exchange { request.audience = exchangeAudience(of: scope) }
+            }
+            // Entra issues a token for the first resource only (the user consents to the others
+            // at once); B2C refuses a second one.
             guard request.resource == resource else {
                 if tenant.kind == .b2c {
                     throw ServiceError.b2c(
@@ -51,6 +67,7 @@ struct ScopeRequest: Sendable, Equatable {
                             + "not supported."
                     )
                 }
+                for other in permission { request.alsoConsented.insert("\(resource.rawValue):\(other)") }
                 continue
             }
             for granted in permission where !request.permissions.contains(granted) { request.permissions.append(granted) }
@@ -66,6 +83,12 @@ struct ScopeRequest: Sendable, Equatable {
         let lower = scope.lowercased()
         switch tenant.kind {
         case .workforce:
+            if let exchange = exchangeAudience(of: scope) {
+                let name = String(scope.dropFirst(exchange.count + 1))
+                if name == ".default" { return (.exchange, exchangePermissions) }
+                guard let known = exchangePermissions.first(where: { $0.equalsIgnoringCase(name) }) else { throw .invalidScope(scope) }
+                return (.exchange, [known])
+            }
             var name = scope
             for prefix in ["https://graph.microsoft.com/", "\(graphAppID)/"] where lower.hasPrefix(prefix) {
                 name = String(scope.dropFirst(prefix.count))
@@ -87,12 +110,26 @@ struct ScopeRequest: Sendable, Equatable {
         }
     }
 
+    /// The Exchange resource a scope is named under, as it names it (`https://outlook.office.com`,
+    /// or Exchange's app id); nil for another resource's scope.
+    static func exchangeAudience(of scope: String) -> String? {
+        let lower = scope.lowercased()
+        return (exchangeResources + [exchangeAppID]).first { lower.hasPrefix($0 + "/") }
+    }
+
+    /// The scopes as the token response's `scope` names them: Graph's by their short names,
+    /// other resources' qualified by the resource (`https://outlook.office.com/SMTP.Send`).
+    var grantedNames: [String] {
+        guard resource == .exchange, let audience else { return permissions }
+        return permissions.map { "\(audience)/\($0)" }
+    }
+
     /// Permissions only an administrator can grant (users cannot consent to them), by consent key.
     static let adminOnly: Set<String> = ["graph:User.Read.All", "graph:Directory.Read.All", "graph:Mail.Read.Shared"]
 
     /// The permissions that need the user's consent, keyed by resource (`graph:User.Read`).
     var consentKeys: Set<String> {
-        var keys = Set(permissions.map { "\(resource?.rawValue ?? ""):\($0)" })
+        var keys = Set(permissions.map { "\(resource?.rawValue ?? ""):\($0)" }).union(alsoConsented)
         if wantsRefreshToken { keys.insert("offline_access") }
         if oidc.contains("email") { keys.insert("email") }
         if oidc.contains("profile") { keys.insert("profile") }

@@ -28,6 +28,9 @@ struct DeviceAuthorization: Sendable {
     /// `interval`: the seconds a device should wait between polls.
     var interval: TimeInterval
     var status: Status = .pending
+    /// Why the tenant refused the sign-in (admin approval needed), for a declined one: the
+    /// device's poll gets this error instead of `authorization_declined`.
+    var refusal: ServiceError?
     /// When the device last polled.
     var lastPoll: Date?
 
@@ -49,6 +52,8 @@ enum DevicePoll: Sendable {
     case unknown
     case pending
     case declined
+    /// The tenant refused it: the poll gets the error.
+    case refused(ServiceError)
     case expired
     /// The tokens, once: the code is spent.
     case approved(Grant, DeviceAuthorization)
@@ -80,9 +85,10 @@ extension IdentityState {
         deviceAuthorizations[key]?.status = .approved(grant)
     }
 
-    /// The user said no.
-    func declineDevice(key: String) {
+    /// The user said no, or (`refusal`) the tenant did.
+    func declineDevice(key: String, refusal: ServiceError? = nil) {
         deviceAuthorizations[key]?.status = .declined
+        deviceAuthorizations[key]?.refusal = refusal
     }
 
     /// A device polls with its `device_code`.
@@ -93,7 +99,7 @@ extension IdentityState {
         if found.status == .redeemed { return .alreadyRedeemed }
         guard found.expiresAt > now else { return .expired }
         switch found.status {
-        case .declined: return .declined
+        case .declined: return found.refusal.map(DevicePoll.refused) ?? .declined
         case .approved(let grant):
             found.status = .redeemed
             return .approved(grant, found)

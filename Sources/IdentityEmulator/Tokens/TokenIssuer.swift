@@ -47,16 +47,24 @@ struct TokenIssuer: Sendable {
     ) throws -> JSON {
         // Access tokens live 60–90 minutes (randomized, as Entra does); clients must read expires_in.
         let lifetime = accessTokenLifetime ?? Int.random(in: 3600...5400)
-        var echoed = scopes.permissions
+        var echoed = scopes.grantedNames
         if scopes.wantsIDToken { echoed += ["profile", "openid", "email"] }
-        let scp = echoed.joined(separator: " ")
-        let accessToken = try graphAccessToken(
-            grant: grant, user: user, tenant: tenant, scp: scp, appName: appName, now: now, lifetime: lifetime)
+        let accessToken: String
+        if scopes.resource == .exchange, let audience = scopes.audience {
+            accessToken = try exchangeAccessToken(
+                grant: grant, user: user, tenant: tenant, audience: audience, scp: scopes.permissions.joined(separator: " "),
+                appName: appName, now: now, lifetime: lifetime)
+        } else {
+            var scp = scopes.permissions
+            if scopes.wantsIDToken { scp += ["profile", "openid", "email"] }
+            accessToken = try graphAccessToken(
+                grant: grant, user: user, tenant: tenant, scp: scp.joined(separator: " "), appName: appName, now: now, lifetime: lifetime)
+        }
         let idToken =
             scopes.wantsIDToken ? try entraIDToken(grant: grant, user: user, tenant: tenant, scopes: scopes, nonce: nonce, now: now) : nil
         return .members([
             ("token_type", .string("Bearer")),
-            ("scope", .string(scp)),
+            ("scope", .string(echoed.joined(separator: " "))),
             ("expires_in", .int(lifetime)),
             ("ext_expires_in", .int(lifetime)),
             ("access_token", .string(accessToken)),
@@ -131,6 +139,45 @@ struct TokenIssuer: Sendable {
         return try JSONWebToken.sign(header: header, claims: claims, with: key)
     }
 
+    /// An Exchange Online access token (IMAP, POP, SMTP): v1-shaped as Graph's, `aud` the resource
+    /// as asked for, `scp` its permissions only, and a plain header (`typ` `JWT`, `kid`), so that a
+    /// mail server validating it locally (Dovecot's `oauth2` passdb) checks the signature as is.
+    func exchangeAccessToken(
+        grant: Grant, user: DirectoryUser, tenant: Tenant, audience: String, scp: String, appName: String, now: Date, lifetime: Int
+    ) throws -> String {
+        let claims = JSON.members([
+            ("aud", .string(audience)),
+            ("iss", .string("https://sts.windows.net/\(tenant.id)/")),
+            ("iat", .int(now.epochSeconds)),
+            ("nbf", .int(now.epochSeconds)),
+            ("exp", .int(now.epochSeconds + lifetime)),
+            ("acct", .int(0)),
+            ("acr", .string("1")),
+            ("amr", .array(grant.methods.map(JSON.string))),
+            ("app_displayname", .string(appName)),
+            ("appid", .string(grant.clientID)),
+            ("appidacr", .string("0")),
+            ("family_name", .string(user.surname)),
+            ("given_name", .string(user.givenName)),
+            ("idtyp", .string("user")),
+            ("ipaddr", .string("127.0.0.1")),
+            ("name", .string(user.displayName)),
+            ("oid", .string(user.id)),
+            ("scp", .string(scp)),
+            ("sid", .string(grant.sessionID)),
+            ("sub", .string(Self.pairwiseSubject(userID: user.id, clientID: ScopeRequest.exchangeAppID))),
+            ("tid", .string(tenant.id)),
+            ("unique_name", .string(user.userPrincipalName)),
+            ("upn", .string(user.userPrincipalName)),
+            ("uti", .string(Self.opaqueClaim(bytes: 16))),
+            ("ver", .string("1.0")),
+        ])
+        let header = JSON.object([
+            ("typ", .string("JWT")), ("alg", .string("RS256")), ("x5t", .string(key.keyID)), ("kid", .string(key.keyID)),
+        ])
+        return try JSONWebToken.sign(header: header, claims: claims, with: key)
+    }
+
     // MARK: B2C
 
     private func b2cResponse(
@@ -142,7 +189,7 @@ struct TokenIssuer: Sendable {
             switch scopes.resource {
             case .taskAPI: ClientRegistration.taskAPIAppID
             case .ownApp: grant.clientID
-            case .graph, nil: nil
+            case .graph, .exchange, nil: nil
             }
         let accessToken = try audience.map { audience in
             try b2cToken(
