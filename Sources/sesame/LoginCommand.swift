@@ -6,57 +6,81 @@ import SesameGtk
 import SesameSamples
 import SesameSystem
 
-extension SesameCommand {
-    /// `sesame login`: signs an account in from the command line, in the system browser or, on
-    /// a machine without one, with a device code typed on any other device.
-    struct Login: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Sign an account in: in your browser, or with a code on another device (--device-code).",
-            discussion: """
-                Without --device-code the sign-in opens in your default browser and comes back to Sesame on a loopback \
-                address. With --device-code Sesame prints a web address and a code: open the address on any device, type \
-                the code and sign in there; Sesame waits (Ctrl-C stops it). Either way the account is stored as in the \
-                window, so `sesame token` works afterwards.
-                """)
-        @OptionGroup var options: CommonOptions
-        @Option(help: "The account type (e.g. myGraphService).") var accountType: String
-        @Flag(help: "Sign in on another device with a code (for machines without a browser, or over SSH).") var deviceCode = false
+/// `sesame login`: signs an account in from the command line, in the system browser or, on
+/// a machine without one, with a device code typed on any other device.
+struct LoginCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "login",
+        abstract: "Sign an account in: in your browser, or with a code on another device (--device-code).",
+        discussion: """
+            Without --device-code the sign-in opens in your default browser and comes back to Sesame on a loopback \
+            address. With --device-code Sesame prints a web address and a code: open the address on any device, type \
+            the code and sign in there; Sesame waits (Ctrl-C stops it). Either way the account is stored as in the \
+            window, so `sesame token` works afterwards.
+            """)
+    @OptionGroup var options: CommonOptions
+    @Option(help: "The account type (e.g. myGraphService).") var accountType: String
+    @Flag(help: "Sign in on another device with a code (for machines without a browser, or over SSH).") var deviceCode = false
+    @Option(
+        help:
+            "More permissions to give Sesame in this sign-in (repeatable): imap, smtp, pop or mail for Exchange Online's, or a full scope."
+    )
+    var scope: [String] = []
 
-        func run() throws {
-            let (options, accountType, deviceCode) = (options, accountType, deviceCode)
-            do {
-                let account = try runBlockingUntilInterrupted {
-                    let (store, profiles) = try await options.store()
-                    guard profiles.contains(where: { $0.accountType == accountType }) else {
-                        throw ValidationError(
-                            "There is no account type '\(accountType)'; the settings name \(profiles.map(\.accountType).joined(separator: ", "))."
-                        )
-                    }
-                    if deviceCode {
-                        return try await store.signInWithDeviceCode(accountType: accountType) { authorization in
-                            Posix.writeStandardError("\(authorization.instructions)\n")
-                        }
-                    }
-                    return try await store.signIn(accountType: accountType, using: SystemBrowserUserAgent.desktop())
+    func run() throws {
+        let (options, accountType, deviceCode) = (options, accountType, deviceCode)
+        let scopes = scope.flatMap(MailScope.expand)
+        do {
+            let account = try runBlockingUntilInterrupted {
+                let (store, profiles) = try await options.store()
+                guard profiles.contains(where: { $0.accountType == accountType }) else {
+                    throw ValidationError(
+                        "There is no account type '\(accountType)'; the settings name \(profiles.map(\.accountType).joined(separator: ", "))."
+                    )
                 }
-                print("Signed in as \(account.displayName) <\(account.username)> (\(accountType)).")
-            } catch let error as AccountStoreError {
-                Posix.writeStandardError("sesame: \(Self.sentence(for: error, deviceCode: deviceCode))\n")
-                throw ExitCode(error.code == .cancelled ? 130 : 1)
+                if deviceCode {
+                    return try await store.signInWithDeviceCode(accountType: accountType, additionalScopes: scopes) { authorization in
+                        Posix.writeStandardError("\(authorization.instructions)\n")
+                    }
+                }
+                return try await store.signIn(
+                    accountType: accountType, additionalScopes: scopes, using: SystemBrowserUserAgent.desktop())
             }
+            print("Signed in as \(account.displayName) <\(account.username)> (\(accountType)).")
+        } catch let error as AccountStoreError {
+            var said = Self.sentence(for: error, deviceCode: deviceCode)
+            if Self.needsAdministrator(error), let link = adminConsentLink(scopes) {
+                said += " Send your IT administrator this link to approve Sesame for your organization: \(link)"
+            }
+            Posix.writeStandardError("sesame: \(said)\n")
+            throw ExitCode(error.code == .cancelled ? 130 : 1)
         }
+    }
 
-        /// What to tell the user, with what to do next.
-        static func sentence(for error: AccountStoreError, deviceCode: Bool) -> String {
-            let again = deviceCode ? "Run `sesame login --device-code` again for a new code." : "Run `sesame login` again."
-            switch error.code {
-            case .cancelled: return "Sign-in cancelled; nothing was stored."
-            case .deviceCodeDeclined: return "The sign-in was declined on the other device; nothing was stored. \(again)"
-            case .deviceCodeExpired: return "The code expired before anyone signed in with it; nothing was stored. \(again)"
-            // No answer from a server: the window's sentence, naming the host (and the proxy).
-            case _ where error.transportFailure != nil: return "\(UserMessage.text(for: error)) Nothing was stored."
-            default: return "\(error.description) Nothing was stored."
-            }
+    /// Whether only the tenant's administrator can let the sign-in through (admin consent).
+    static func needsAdministrator(_ error: AccountStoreError) -> Bool {
+        ["AADSTS90094", "AADSTS90095", "AADSTS65001"].contains(error.serviceCode ?? "")
+    }
+
+    /// The admin consent address of the account type's app registration, for its own and `scopes`.
+    private func adminConsentLink(_ scopes: [String]) -> String? {
+        guard let profile = try? options.profiles().first(where: { $0.accountType == accountType }) else { return nil }
+        let configuration = profile.accountConfiguration
+        return configuration.adminConsentURL(scopes: configuration.scopes + scopes)?.absoluteString
+    }
+
+    /// What to tell the user, with what to do next.
+    static func sentence(for error: AccountStoreError, deviceCode: Bool) -> String {
+        let again = deviceCode ? "Run `sesame login --device-code` again for a new code." : "Run `sesame login` again."
+        switch error.code {
+        case .cancelled: return "Sign-in cancelled; nothing was stored."
+        case .deviceCodeDeclined: return "The sign-in was declined on the other device; nothing was stored. \(again)"
+        case .deviceCodeExpired: return "The code expired before anyone signed in with it; nothing was stored. \(again)"
+        // No answer from a server: the window's sentence, naming the host (and the proxy).
+        case _ where error.transportFailure != nil: return "\(UserMessage.text(for: error)) Nothing was stored."
+        case _ where needsAdministrator(error):
+            return "\(UserMessage.text(for: error)) Nothing was stored."
+        default: return "\(error.description) Nothing was stored."
         }
     }
 }

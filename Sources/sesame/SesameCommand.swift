@@ -19,7 +19,7 @@ struct SesameCommand: ParsableCommand {
         commandName: "sesame",
         abstract: "Sign in to the Microsoft identity platform from the Linux desktop.",
         version: SesameVersion.current,
-        subcommands: [Window.self, Login.self, Accounts.self, Token.self, SignOut.self, Doctor.self],
+        subcommands: [Window.self, LoginCommand.self, Accounts.self, TokenCommand.self, SignOut.self, Doctor.self],
         defaultSubcommand: Window.self)
 }
 
@@ -151,9 +151,10 @@ struct CommonOptions: ParsableArguments {
         }
     }
 
-    /// A store over the preferred storage, configured with every profile.
-    func store() async throws -> (AccountStore, [SampleSettings]) {
-        bootstrapLogging()
+    /// A store over the preferred storage, configured with every profile; `bootstrapLogging`:
+    /// false when the command has set logging up already (it can be set up once).
+    func store(bootstrapLogging bootstrap: Bool = true) async throws -> (AccountStore, [SampleSettings]) {
+        if bootstrap { bootstrapLogging() }
         let profiles = try profiles()
         let (storage, notice) = try SecretServiceTokenStorage.chosen()
         if let notice { Posix.writeStandardError("sesame: note: \(notice)\n") }
@@ -208,43 +209,6 @@ extension SesameCommand {
                         let mark = account.interactionRequired ? "  [sign in again]" : ""
                         print("  \(account.displayName) <\(account.username)>  \(account.homeAccountID)\(mark)")
                     }
-                }
-            }
-        }
-    }
-
-    /// `sesame token`: a token without interaction, for scripts.
-    struct Token: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Print an access token for an account, without interaction.",
-            discussion: "Exits with status 2 when only an interactive sign-in can give a token.")
-        @OptionGroup var options: CommonOptions
-        @Option(help: "The account type (e.g. myGraphService).") var accountType: String
-        @Option(help: "A scope the token must carry (repeatable).") var scope: [String] = []
-        @Option(help: "The account's username, when the type has several.") var account: String?
-
-        func run() throws {
-            let (options, account, accountType, scope) = (options, account, accountType, scope)
-            switch ServiceClient.call("GetAccessToken", [.string(accountType), .string(account ?? ""), .strings(scope)]) {
-            case .answered(let values):
-                print(values.first?.string ?? "")
-                return
-            case .failed(let error):
-                Posix.writeStandardError("sesame: \(error.message)\n")
-                let needsUser = ["InteractionRequired", "NoSuchAccount"].contains(ServiceClient.kind(error))
-                throw ExitCode(needsUser ? 2 : 1)
-            case .notRunning:
-                break
-            }
-            try runBlocking {
-                let (store, _) = try await options.store()
-                let signedIn = try await pick(account, from: store.accounts(ofType: accountType), type: accountType)
-                do {
-                    let token = try await store.accessToken(for: signedIn, scopes: scope.isEmpty ? nil : scope)
-                    print(token.secret.revealed)
-                } catch let error as AccountStoreError where error.code == .interactionRequired {
-                    Posix.writeStandardError("sesame: \(error.message) Run `sesame` and sign in as \(signedIn.displayName).\n")
-                    throw ExitCode(2)
                 }
             }
         }

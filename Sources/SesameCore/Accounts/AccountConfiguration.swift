@@ -154,3 +154,31 @@ public struct AccountConfiguration: Sendable, Hashable {
         return components.url!
     }
 }
+
+extension AccountConfiguration {
+    /// Where a tenant's administrator approves this app registration for everyone, for `scopes`
+    /// (Microsoft's v2.0 admin consent endpoint, `…/{tenant}/v2.0/adminconsent?client_id=…&
+    /// scope=…&redirect_uri=…`); `organizations` stands for `common`. Nil for an authority that has
+    /// none (B2C, other OpenID providers): its authorization endpoint is not Entra's
+    /// `/{tenant}/oauth2/v2.0/authorize`.
+    public func adminConsentURL(scopes: [String]) -> URL? {
+        let parts = authorizationURL.path.split(separator: "/").map(String.init)
+        guard parts.count == 4, parts[1...] == ["oauth2", "v2.0", "authorize"], !(authorizationURL.host ?? "").contains("b2clogin"),
+            policy == nil
+        else { return nil }
+        let tenant = ["common", "consumers"].contains(parts[0].lowercased()) ? "organizations" : parts[0]
+        let reserved: Set<String> = ["openid", "profile", "email", "offline_access"]
+        let asked = scopes.filter { !reserved.contains($0.lowercased()) }
+        var components = URLComponents()
+        components.scheme = authorizationURL.scheme
+        components.host = authorizationURL.host
+        components.port = authorizationURL.port
+        components.path = "/\(tenant)/v2.0/adminconsent"
+        components.queryItems = [
+            URLQueryItem(name: "client_id", value: clientID),
+            URLQueryItem(name: "scope", value: (asked.isEmpty ? scopes : asked).joined(separator: " ")),
+            URLQueryItem(name: "redirect_uri", value: redirectURL.absoluteString),
+        ]
+        return components.url
+    }
+}

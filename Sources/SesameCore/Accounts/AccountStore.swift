@@ -84,6 +84,14 @@ public actor AccountStore {
         configurations[accountType]
     }
 
+    /// The configuration of `accountType` asking, besides its own scopes, for `additionalScopes`.
+    func requireConfiguration(_ accountType: String, additionalScopes: [String]) throws(AccountStoreError) -> AccountConfiguration {
+        var configuration = try requireConfiguration(accountType)
+        let known = Set(configuration.scopes.map { $0.lowercased() })
+        configuration.scopes += additionalScopes.filter { !known.contains($0.lowercased()) }
+        return configuration
+    }
+
     func requireConfiguration(_ accountType: String) throws(AccountStoreError) -> AccountConfiguration {
         guard let configuration = configurations[accountType] else {
             var error = AccountStoreError(.unknownAccountType, "No sign-in is configured for the account type \"\(accountType)\".")
@@ -151,15 +159,19 @@ public actor AccountStore {
     /// agent, and its answer signs the user in. Cancelling the calling task cancels the sign-in.
     /// - Parameter parameters: `prompt`, `login_hint`, `domain_hint`, … for this sign-in, over
     ///   the configuration's own.
+    /// - Parameter additionalScopes: permissions of other resources to consent to in the same
+    ///   sign-in (Entra asks for them all on one page; the token is for the configuration's
+    ///   resource), e.g. the mail scopes of ``MailScope``.
     /// - Returns: the signed-in account.
     /// - Throws: ``AccountStoreError``: `cancelled` (the user closed the agent), `malformedRedirect`,
     ///   `authorizationFailed`, `passwordResetRequested` (no reset flow configured),
     ///   `invalidIDToken`, `tokenRequestFailed`, `network`, …; each also announced as
     ///   ``AccountStoreEvent/didFailToRequestAccess(accountType:error:)``.
     public func signIn(
-        accountType: String, parameters: [String: String] = [:], using userAgent: any SignInUserAgent
+        accountType: String, parameters: [String: String] = [:], additionalScopes: [String] = [], using userAgent: any SignInUserAgent
     ) async throws(AccountStoreError) -> Account {
-        try await InteractiveSignIn.signIn(accountType: accountType, parameters: parameters, using: userAgent, in: self)
+        try await InteractiveSignIn.signIn(
+            accountType: accountType, parameters: parameters, additionalScopes: additionalScopes, using: userAgent, in: self)
     }
 
     /// Signs a user in with the device code flow (RFC 8628; ``DeviceCodeSignIn``), for a machine
@@ -169,9 +181,9 @@ public actor AccountStore {
     ///   `tokenRequestFailed` (B2C and providers without the flow refuse it), `invalidIDToken`,
     ///   `network`, ….
     public func signInWithDeviceCode(
-        accountType: String, show: @Sendable (DeviceAuthorizationResponse) async -> Void
+        accountType: String, additionalScopes: [String] = [], show: @Sendable (DeviceAuthorizationResponse) async -> Void
     ) async throws(AccountStoreError) -> Account {
-        try await DeviceCodeSignIn.signIn(accountType: accountType, show: show, in: self)
+        try await DeviceCodeSignIn.signIn(accountType: accountType, additionalScopes: additionalScopes, show: show, in: self)
     }
 
     // MARK: Tokens and accounts

@@ -11,12 +11,13 @@ import Logging
 /// `authorization_pending` keeps polling; `slow_down` adds five seconds to the interval (RFC 8628
 /// §3.5). Cancelling the calling task stops polling at once.
 enum DeviceCodeSignIn {
-    /// ``AccountStore/signInWithDeviceCode(accountType:show:)``.
+    /// ``AccountStore/signInWithDeviceCode(accountType:additionalScopes:show:)``.
     static func signIn(
-        accountType: String, show: @Sendable (DeviceAuthorizationResponse) async -> Void, in store: isolated AccountStore
+        accountType: String, additionalScopes: [String], show: @Sendable (DeviceAuthorizationResponse) async -> Void,
+        in store: isolated AccountStore
     ) async throws(AccountStoreError) -> Account {
         do throws(AccountStoreError) {
-            let configuration = try await store.forTheWire(store.requireConfiguration(accountType))
+            let configuration = try await store.forTheWire(store.requireConfiguration(accountType, additionalScopes: additionalScopes))
             let authorization = try await requestDeviceCode(configuration: configuration, accountType: accountType, in: store)
             store.logger.info("device code issued", metadata: ["accountType": "\(accountType)", "authorization": "\(authorization)"])
             await show(authorization)
@@ -108,6 +109,11 @@ enum DeviceCodeSignIn {
                     break
                 case "slow_down":
                     interval += 5
+                case "access_denied" where ["AADSTS90094", "AADSTS90095"].contains(error.serviceCode ?? ""):
+                    // Not the user's Cancel: the tenant lets only an administrator approve the app.
+                    throw described(
+                        AccountStoreError(.authorizationFailed, "Your organization lets only an administrator approve this app."),
+                        as: error)
                 case "authorization_declined", "access_denied":
                     throw described(
                         AccountStoreError(.deviceCodeDeclined, "The sign-in with the code was declined on the other device."), as: error)

@@ -9,12 +9,13 @@ enum InteractiveSignIn {
     /// How long after the sign-in page was asked for the provider's keys are fetched.
     static let prefetchDelay: Duration = .milliseconds(300)
 
-    /// ``AccountStore/signIn(accountType:parameters:using:)``.
+    /// ``AccountStore/signIn(accountType:parameters:additionalScopes:using:)``.
     static func signIn(
-        accountType: String, parameters: [String: String], using userAgent: any SignInUserAgent, in store: isolated AccountStore
+        accountType: String, parameters: [String: String], additionalScopes: [String], using userAgent: any SignInUserAgent,
+        in store: isolated AccountStore
     ) async throws(AccountStoreError) -> Account {
         do throws(AccountStoreError) {
-            let base = try await store.forTheWire(store.requireConfiguration(accountType))
+            let base = try await store.forTheWire(store.requireConfiguration(accountType, additionalScopes: additionalScopes))
             var configuration = base
             while true {
                 let session = try await begin(

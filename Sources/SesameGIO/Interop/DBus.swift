@@ -39,6 +39,12 @@ public indirect enum DBusValue: Sendable, Equatable {
         return nil
     }
 
+    /// The integer, if this is a 64-bit one.
+    public var int64: Int64? {
+        if case .int64(let value) = self { return value }
+        return nil
+    }
+
     /// The strings, if this is a string array.
     public var strings: [String]? {
         if case .strings(let value) = self { return value }
