@@ -103,9 +103,16 @@ public final class AccountBus {
         // A connection's first calls may come together: they share one identification.
         let identifying =
             firstCalls[call.sender]
-            ?? Task { [identification] in
-                guard let credentials = await call.callerCredentials(), credentials.userID == Posix.userID else { return nil }
-                return identification.caller(credentials.processID)
+            ?? Task { [identification, service] in
+                guard let credentials = await call.callerCredentials(), credentials.userID == Posix.userID,
+                    let caller = identification.caller(credentials.processID)
+                else { return nil }
+                // `sesame token` run by a mail program (its `PassCmd`): the user decides about that
+                // program; typed at a shell, the command is the person's own.
+                guard service.isTrusted(caller.program), let requester = identification.tokenCommandRequester(caller.processID) else {
+                    return caller
+                }
+                return Caller(program: requester.program, processID: caller.processID, fingerprint: caller.fingerprint)
             }
         firstCalls[call.sender] = identifying
         let caller = await identifying.value

@@ -245,6 +245,9 @@ public final class AccountService {
 
     // MARK: Deciding
 
+    /// Whether `program` is one of Sesame's own, which need no question.
+    public func isTrusted(_ program: ProgramIdentity) -> Bool { trusted.contains(program) }
+
     private func maySee(_ program: ProgramIdentity, _ account: Account) -> Bool {
         trusted.contains(program) || access.maySee(program, accountType: account.accountType, homeAccountID: account.homeAccountID)
     }

@@ -134,6 +134,59 @@ public struct ProcessIdentification: Sendable {
         return Caller(program: program, processID: pid, fingerprint: fingerprint)
     }
 
+    /// The program a `sesame token` in process `pid` runs for: its first ancestor that is not a
+    /// shell running a command (`sh -c …`, as mail programs run a `PassCmd`) or a script. Nil when
+    /// `pid` is not a `sesame token`, when an interactive shell started it (a person typed it: the
+    /// command is theirs), or when an ancestor cannot be read (another user's, or gone).
+    public func tokenCommandRequester(_ pid: Int32) -> Caller? {
+        guard let arguments = commandLine(pid), arguments.count > 1, arguments[1] == "token" else { return nil }
+        var current = pid
+        // A few levels: `sh -c`, a wrapper script, a shell function.
+        for _ in 0..<8 {
+            guard let parent = parentProcessID(current), parent > 1,
+                let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(proc)/\(parent)/exe")
+            else { return nil }
+            guard Self.shells.contains(URL(filePath: executable).lastPathComponent) else { return caller(parent) }
+            guard let shellArguments = commandLine(parent), Self.runsACommand(shellArguments) else { return nil }
+            current = parent
+        }
+        return nil
+    }
+
+    /// Shells, by their executable's name.
+    static let shells: Set<String> = ["sh", "dash", "bash", "rbash", "zsh", "fish", "ksh", "mksh", "busybox"]
+
+    /// Whether a shell's arguments make it run a command (`-c`) or a script rather than read
+    /// what a person types.
+    static func runsACommand(_ arguments: [String]) -> Bool {
+        for argument in arguments.dropFirst() {
+            if argument == "--" { continue }
+            if argument.hasPrefix("--") { continue }
+            if argument.hasPrefix("-") || argument.hasPrefix("+") {
+                if argument.dropFirst().contains("c") { return true }
+                continue
+            }
+            return true
+        }
+        return false
+    }
+
+    /// `/proc/PID/cmdline`, split at its NULs (bounded).
+    private func commandLine(_ pid: Int32) -> [String]? {
+        guard let bytes = Posix.readFile("\(proc)/\(pid)/cmdline", limit: 65_536), !bytes.isEmpty else { return nil }
+        return bytes.split(separator: 0, omittingEmptySubsequences: false).dropLast(bytes.last == 0 ? 1 : 0)
+            .map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Field 4 of `/proc/PID/stat`.
+    private func parentProcessID(_ pid: Int32) -> Int32? {
+        guard let stat = Posix.readFile("\(proc)/\(pid)/stat", limit: 4096) else { return nil }
+        let text = String(decoding: stat, as: UTF8.self)
+        guard let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        return fields.count > 1 ? Int32(fields[1]) : nil
+    }
+
     /// What process `pid` is now, to compare with a caller's first call.
     public func fingerprint(_ pid: Int32) -> ProcessFingerprint? {
         guard let stat = Posix.readFile("\(proc)/\(pid)/stat", limit: 4096), let startTime = Self.startTime(ofStat: stat) else {

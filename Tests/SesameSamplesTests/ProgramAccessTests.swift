@@ -186,13 +186,17 @@ struct ProcessIdentificationTests {
         var proc: URL { root.appending(path: "proc") }
         var runtime: URL { root.appending(path: "run") }
 
-        func process(_ pid: Int, exe: String, namespace: Int, startTime: Int = 4242, flatpakInfo: String? = nil) throws {
+        func process(
+            _ pid: Int, exe: String, namespace: Int, startTime: Int = 4242, flatpakInfo: String? = nil, parent: Int = 4,
+            arguments: [String]? = nil
+        ) throws {
             let folder = proc.appending(path: "\(pid)")
             try FileManager.default.createDirectory(at: folder.appending(path: "ns"), withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: folder.appending(path: "exe").path, withDestinationPath: exe)
             try FileManager.default.createSymbolicLink(
                 atPath: folder.appending(path: "ns/mnt").path, withDestinationPath: "mnt:[\(namespace)]")
-            let fields = (["S"] + (4...21).map(String.init) + [String(startTime)] + ["23", "24"]).joined(separator: " ")
+            let fields = (["S", String(parent)] + (5...21).map(String.init) + [String(startTime)] + ["23", "24"]).joined(separator: " ")
+            if let arguments { try Data(arguments.map { $0 + "\u{0}" }.joined().utf8).write(to: folder.appending(path: "cmdline")) }
             try Data("\(pid) (to ol) (x)) \(fields)\n".utf8).write(to: folder.appending(path: "stat"))
             let sandbox = folder.appending(path: "root")
             try FileManager.default.createDirectory(at: sandbox, withIntermediateDirectories: true)
@@ -237,6 +241,39 @@ struct ProcessIdentificationTests {
         #expect(identification.caller(500)?.program == .unverified(claiming: "/app/bin/mail"), "an instance Flatpak never started")
         #expect(identification.caller(600) == nil, "a process that is gone")
         #expect(ProcessIdentification(proc: fake.proc.path, runtimeDirectory: nil).caller(200)?.program.isVerified == false)
+    }
+
+    @Test("`sesame token` run by a mail program's PassCmd is that program's request; typed at a shell, the person's")
+    func tokenCommandRequester() throws {
+        let fake = FakeProc()
+        defer { fake.remove() }
+        try FileManager.default.createDirectory(at: fake.proc.appending(path: "self/ns"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: fake.proc.appending(path: "self/ns/mnt").path, withDestinationPath: "mnt:[1]")
+        let token = ["/usr/bin/sesame", "token", "--account-type", "work", "--scope", "imap"]
+        // mbsync → sh -c "sesame token …" → sesame token
+        try fake.process(10, exe: "/usr/bin/mbsync", namespace: 1, parent: 2, arguments: ["mbsync", "-a"])
+        try fake.process(11, exe: "/usr/bin/dash", namespace: 1, parent: 10, arguments: ["sh", "-c", token.joined(separator: " ")])
+        try fake.process(12, exe: "/usr/bin/sesame", namespace: 1, parent: 11, arguments: token)
+        // msmtp runs it straight.
+        try fake.process(20, exe: "/usr/bin/msmtp", namespace: 1, parent: 2, arguments: ["msmtp", "-a", "work"])
+        try fake.process(21, exe: "/usr/bin/sesame", namespace: 1, parent: 20, arguments: token)
+        // A person at a terminal: bash (interactive) → sesame token.
+        try fake.process(30, exe: "/usr/bin/bash", namespace: 1, parent: 2, arguments: ["bash"])
+        try fake.process(31, exe: "/usr/bin/sesame", namespace: 1, parent: 30, arguments: token)
+        // A script the person wrote, run by neomutt: neomutt → sh -c → bash script → sesame token.
+        try fake.process(40, exe: "/usr/bin/neomutt", namespace: 1, parent: 2, arguments: ["neomutt"])
+        try fake.process(41, exe: "/usr/bin/dash", namespace: 1, parent: 40, arguments: ["sh", "-ec", "~/bin/mail-token"])
+        try fake.process(42, exe: "/usr/bin/bash", namespace: 1, parent: 41, arguments: ["/bin/bash", "/home/u/bin/mail-token"])
+        try fake.process(43, exe: "/usr/bin/sesame", namespace: 1, parent: 42, arguments: token)
+        // Not `sesame token`: the window asking for itself.
+        try fake.process(50, exe: "/usr/bin/sesame", namespace: 1, parent: 20, arguments: ["/usr/bin/sesame", "accounts"])
+        let identification = fake.identification
+        #expect(identification.tokenCommandRequester(12)?.program == .executable("/usr/bin/mbsync"))
+        #expect(identification.tokenCommandRequester(12)?.processID == 10)
+        #expect(identification.tokenCommandRequester(21)?.program == .executable("/usr/bin/msmtp"))
+        #expect(identification.tokenCommandRequester(31) == nil, "typed by the person")
+        #expect(identification.tokenCommandRequester(43)?.program == .executable("/usr/bin/neomutt"))
+        #expect(identification.tokenCommandRequester(50) == nil)
     }
 
     @Test("this very process: its executable, and a fingerprint that holds between two reads")
