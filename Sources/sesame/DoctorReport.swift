@@ -31,6 +31,20 @@ struct DoctorReport {
         text += "Keyring and token storage\n"
         for finding in findings { add(finding) }
         text += "\n"
+    }
+
+    /// `--mail`'s section.
+    mutating func addMail(_ lines: [DoctorMail.Line]) {
+        text += "Mail\n"
+        for line in lines {
+            if line.mark == .fix { problems += 1 }
+            self.line(line.mark.rawValue, line.subject, line.text)
+        }
+        text += "\n"
+    }
+
+    /// The last line: all OK, or how many lines to fix.
+    mutating func finish() {
         text += problems == 0 ? "Everything Sesame checked is OK.\n" : "\(problems) to fix: see the lines marked FIX.\n"
     }
 
