@@ -8,7 +8,8 @@ DEBIAN_PACKAGES := libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev xvfb xauth
                    python3 python3-venv python3-gi gir1.2-atspi-2.0 at-spi2-core \
                    tinyproxy-bin socat iproute2 ca-certificates gsettings-desktop-schemas dconf-service \
                    dconf-gsettings-backend glib-networking glib-networking-services libproxy1-plugin-webkit \
-                   fonts-wqy-microhei dpkg-dev binutils lintian appstream mmdebstrap bubblewrap
+                   fonts-wqy-microhei dpkg-dev binutils lintian appstream mmdebstrap bubblewrap \
+                   dovecot-imapd dovecot-submissiond isync libsasl2-modules-kdexoauth2 msmtp curl openssl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 # CI (CI=true, .ci/run) builds the tests without debug information: 23 s less of a fresh clone's
