@@ -218,6 +218,10 @@ final class MailTests: XCTestCase {
         let read = try ProcessRunner.run(URL(filePath: "/bin/sh"), ["-c", fetch], environment: environment)
         XCTAssertEqual(read.status, 0, "curl: \(read.stderr)\nDovecot: \(server.log.suffix(1500))")
         XCTAssertTrue(read.stdout.contains("Subject: Read me over IMAP"), read.stdout)
+        try waitUntilTheTokenExpired()
+        let again = try ProcessRunner.run(URL(filePath: "/bin/sh"), ["-c", fetch], environment: environment)
+        XCTAssertEqual(again.status, 0, "curl after the token expired: \(again.stderr)")
+        XCTAssertTrue(again.stdout.contains("Subject: Read me over IMAP"), again.stdout)
 
         // A Graph token is not a mailbox key: Dovecot refuses it for its audience.
         let graph =

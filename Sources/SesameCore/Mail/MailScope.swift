@@ -28,12 +28,19 @@ public enum MailScope: String, Sendable, CaseIterable {
     /// name, and `mail` for IMAP and SMTP together.
     public static let shortNames = ["imap", "pop", "smtp", "mail"]
 
-    /// `name` as full scopes: a short name expanded (`imap`, `smtp`, `pop`, `mail`), anything
-    /// else as written.
+    /// `name` as full scopes: a short name expanded (`imap`, `smtp`, `pop`, `mail`), and a mail
+    /// permission named without its resource (`IMAP.AccessAsUser.All`, as the portal lists it
+    /// under Microsoft Graph) qualified with Exchange's — Graph's token would open no mailbox;
+    /// anything else as written.
     public static func expand(_ name: String) -> [String] {
         switch name.lowercased() {
-        case "mail": [MailScope.imap.scope, MailScope.smtp.scope]
-        case let short: MailScope(rawValue: short).map { [$0.scope] } ?? [name]
+        case "mail": return [MailScope.imap.scope, MailScope.smtp.scope]
+        case let short:
+            if let scope = MailScope(rawValue: short) { return [scope.scope] }
+            if let bare = allCases.first(where: { String($0.scope.dropFirst(resource.count + 1)).lowercased() == short }) {
+                return [bare.scope]
+            }
+            return [name]
         }
     }
 
