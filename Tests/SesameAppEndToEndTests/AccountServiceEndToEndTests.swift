@@ -102,6 +102,24 @@ final class AccountServiceEndToEndTests: XCTestCase {
         XCTAssertFalse(run.traceText.contains("eyJ"), "a token reached the trace")
     }
 
+    func testAMailProgramsPasswordCommandIsAskedAboutAsThatProgramNotAsSesame() throws {
+        let run = try flow("mail-command")
+        let seen = run.seen
+        let client = try XCTUnwrap(seen["client"] as? String)
+        XCTAssertEqual(seen["mail_question"] as? String, "The program \(client)")
+        XCTAssertTrue((seen["mail_question_text"] as? String)?.contains("mail-client") == true, "\(seen["mail_question_text"] ?? "")")
+        let first = try XCTUnwrap(seen["mail_first"] as? [String: Any])
+        XCTAssertEqual(first["status"] as? Int, 0, "\(first)")
+        XCTAssertEqual(first["graph"] as? Int, 200, "the token printed is not one Graph takes")
+        let again = try XCTUnwrap(seen["mail_again"] as? [String: Any])
+        XCTAssertEqual(again["status"] as? Int, 0, "\(again)")
+        XCTAssertEqual(again["questions"] as? Int, 0, "allowed always, the program was asked again")
+        let typed = try XCTUnwrap(seen["typed"] as? [String: Any])
+        XCTAssertEqual(typed["graph"] as? Int, 200, "\(typed)")
+        XCTAssertEqual(typed["questions"] as? Int, 0, "the person's own command was asked about")
+        XCTAssertFalse(run.traceText.contains("eyJ"), "a token reached the trace")
+    }
+
     // MARK: Running a flow
 
     struct Run {

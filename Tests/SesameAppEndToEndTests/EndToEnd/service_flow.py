@@ -371,7 +371,37 @@ def git_flow(app):
     seen["helper"] = helper
 
 
-FLOWS = {"service": service, "git": git_flow}
+def mail_command_flow(app):
+    """`sesame token` as a mail program's password command: the program behind it is asked about
+    (its own copy of /usr/bin/timeout, which runs `sh -c "sesame token …"` and waits, as mbsync
+    runs its PassCmd); the same command typed at an interactive shell is the person's own."""
+    app.sign_in_entra("alex@contoso.onmicrosoft.com", seen=seen)
+    app.trace.wait_for("token-acquired")
+    client = os.path.join(scratch, "programs", "mail", "mail-client")
+    os.makedirs(os.path.dirname(client), exist_ok=True)
+    shutil.copy2("/usr/bin/timeout", client)
+    environment = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": bus, "HOME": scratch}
+    command = f"{binary} token --account-type myGraphService"
+    first = subprocess.Popen([client, "120", "sh", "-c", command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=environment)
+    seen["mail_question"] = question(app)
+    seen["mail_question_text"] = question_text(app)
+    answer(app, "Always allow this program")
+    out, err = first.communicate(timeout=180)
+    seen["mail_first"] = {"status": first.returncode, "graph": graph_me(out.strip()), "error": err[-1000:]}
+    mark = app.trace.mark()
+    again = subprocess.run([client, "120", "sh", "-c", command], capture_output=True, text=True, env=environment, timeout=120)
+    seen["mail_again"] = {"status": again.returncode, "graph": graph_me(again.stdout.strip()),
+                          "questions": len(app.trace.find("access-question", since=mark))}
+    mark = app.trace.mark()
+    typed = subprocess.run(["bash", "--norc", "-i"], input=command + "\nexit\n", capture_output=True, text=True, env=environment,
+                           timeout=120)
+    seen["typed"] = {"status": typed.returncode, "graph": graph_me(typed.stdout.strip().splitlines()[-1] if typed.stdout.strip() else ""),
+                     "questions": len(app.trace.find("access-question", since=mark)), "error": typed.stderr[-500:]}
+    seen["client"] = client
+
+
+FLOWS = {"service": service, "git": git_flow, "mail-command": mail_command_flow}
 
 app = Sesame(binary, emulator, os.path.join(scratch, "trace-1.jsonl"), "directory")
 try:
