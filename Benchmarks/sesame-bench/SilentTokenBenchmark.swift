@@ -16,6 +16,11 @@ import SesameTestSupport
 /// into the file store in SESAME_DATA_DIR (`$XDG_DATA_HOME/sesame` of a `sesame --service` to
 /// come) and records the user's "Always" for the executable PROGRAM on his account (scope
 /// `User.Read`), as the window's question would: the D-Bus figure's setup.
+///
+/// `sesame-bench mail-account EMULATOR_URL SESAME_DATA_DIR CACHE_COPY`: signs alex in with the mail
+/// permissions (`sesame login --scope mail`'s sign-in) into the file store in SESAME_DATA_DIR and
+/// gets his IMAP token once, so that `sesame token --scope imap` finds it warm: the mail figure's
+/// setup.
 @main
 struct SilentTokenBenchmark {
     static func main() async {
@@ -24,6 +29,15 @@ struct SilentTokenBenchmark {
             do {
                 try await allowProgram(
                     base: base, data: URL(filePath: arguments[2]), program: arguments[3], cacheCopy: URL(filePath: arguments[4]))
+            } catch {
+                FileHandle.standardError.write(Data("sesame-bench: \(error)\n".utf8))
+                exit(1)
+            }
+            return
+        }
+        if arguments.first == "mail-account", arguments.count == 4, let base = URL(string: arguments[1]) {
+            do {
+                try await mailAccount(base: base, data: URL(filePath: arguments[2]), cacheCopy: URL(filePath: arguments[3]))
             } catch {
                 FileHandle.standardError.write(Data("sesame-bench: \(error)\n".utf8))
                 exit(1)
@@ -99,6 +113,25 @@ extension SilentTokenBenchmark {
         await MainActor.run {
             ProgramAccess(file: data.appending(path: "program-access.json"))
                 .record(.always, for: AccessRequest(program: identity, account: alex, resource: "", scopes: token.scopes))
+        }
+        print(#"{"account": "alex@contoso.onmicrosoft.com"}"#)
+    }
+}
+
+extension SilentTokenBenchmark {
+    static func mailAccount(base: URL, data: URL, cacheCopy: URL) async throws {
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        try Data("files\n".utf8).write(to: data.appending(path: "storage"))
+        let storage = FileTokenStorage(directory: data)
+        let settings = try SampleSettings.load(contentsOf: Repository.settings("directory.plist")).pointed(at: base)
+        let store = AccountStore(storage: storage)
+        await store.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
+        let alex = try await store.signIn(
+            accountType: settings.accountType, additionalScopes: MailScope.expand("mail"), using: HeadlessSignIn(base: base))
+        _ = try await store.accessToken(for: alex, scopes: [MailScope.imap.scope])
+        _ = try storage.transact(group: settings.accountConfiguration.storageGroup) { bytes in
+            if let bytes { try? bytes.write(to: cacheCopy) }
+            return .keep
         }
         print(#"{"account": "alex@contoso.onmicrosoft.com"}"#)
     }
