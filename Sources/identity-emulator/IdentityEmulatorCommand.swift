@@ -81,6 +81,12 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
     )
     var userConsent = "allowed"
 
+    @Option(
+        name: .customLong("policy"),
+        help: ArgumentHelp(
+            "A JSON file of each tenant's refusals: Conditional Access, consent, account states (docs/EMULATOR.md).", valueName: "FILE"))
+    var policyFile: String?
+
     @Flag(
         help: "Be friendlier than the real services, for demos: every app multi-tenant, user consent always allowed, every Graph property.")
     var lenient = false
@@ -163,6 +169,20 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         for client in clients {
             do { _ = try ClientRegistration.parse(commandLine: client) } catch { throw ValidationError("\(error)") }
         }
+        _ = try policies()
+    }
+
+    /// The `--policy` file's content, or a message that says what to fix in it.
+    func policies() throws -> TenantPolicies {
+        guard let policyFile else { return TenantPolicies() }
+        guard let data = FileManager.default.contents(atPath: policyFile) else {
+            throw ValidationError("--policy: cannot read \(policyFile).")
+        }
+        do {
+            return try TenantPolicies.parse(data)
+        } catch {
+            throw ValidationError("--policy \(policyFile): \(error)")
+        }
     }
 
     func run() async throws {
@@ -179,6 +199,7 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         configuration.multiTenantClients = Set(multiTenantClients)
         configuration.lenient = lenient
         configuration.userConsent = UserConsentPolicy(rawValue: userConsent) ?? .allowed
+        configuration.policies = try policies()
         configuration.keyRolloverInterval = keyRollover.map(TimeInterval.init)
         configuration.demoMode = demo
         configuration.accessTokenLifetime = accessTokenLifetime

@@ -31,6 +31,32 @@ struct ControlController: EmulatorController {
         return .json(.object([("clientId", .string(client.clientID)), ("granted", .array(keys.sorted().map(JSON.string)))]))
     }
 
+    /// `POST /.emulator/policy`: the tenants' policies from now on (the body as a `--policy` file;
+    /// empty: none).
+    func replacePolicy(_ request: Request) async throws -> Response {
+        let data = Data(try await request.bodyText(limit: 1 << 20).utf8)
+        do {
+            let policies = data.isEmpty ? TenantPolicies() : try TenantPolicies.parse(data)
+            await state.replacePolicies(policies)
+            return .json(.object([("tenants", .array(policies.tenants.keys.sorted().map(JSON.string)))]))
+        } catch {
+            return .json(.object([("error", .string("\(error)"))]), status: .badRequest)
+        }
+    }
+
+    /// `GET /.emulator/adminConsentRequests`: what users asked administrators to approve.
+    func adminConsentRequests() async -> Response {
+        let requests = await state.adminConsentRequests
+        return .json(
+            .array(
+                requests.map {
+                    .object([
+                        ("clientId", .string($0.clientID)), ("app", .string($0.appName)), ("user", .string($0.userPrincipalName)),
+                        ("justification", .string($0.justification)), ("requestedAt", .string($0.requestedAt.entraTimestamp)),
+                    ])
+                }))
+    }
+
     /// `POST /.emulator/users/{user}/requireMFA`: Conditional Access demands MFA of a user: their
     /// next refresh answers AADSTS50076 with a claims challenge, and the next sign-in asks for the
     /// SMS code.

@@ -30,6 +30,8 @@ struct DeviceCodeController: EmulatorController {
         if endpoint.isMultiTenant, !client.multiTenant {
             return fail(.singleTenantAppAtCommon(clientID: client.clientID, appName: client.name))
         }
+        // "Allow public client flows" off in the app registration (the tenant policy says so here).
+        if await !state.policy(for: endpoint.tenant).publicClientFlows { return fail(RefusalErrors.publicClientFlowsDisabled) }
         guard let scope = form.nonEmpty("scope") else { return fail(.missingParameter("scope")) }
         let scopes: ScopeRequest
         do {

@@ -168,6 +168,8 @@ struct SignInController: EmulatorController {
         let endpoint = authorization.endpoint
         let action = loginAction(endpoint)
         let users = directory(for: endpoint.tenant)
+        let policy = await state.policy(for: endpoint.tenant)
+        transaction.platform = ClientPlatform.of(userAgent: request.headers[.userAgent])
 
         switch form["step"] ?? "" {
         case "username":
@@ -189,6 +191,14 @@ struct SignInController: EmulatorController {
                 return FederationController(services: services).homeRealmRedirect(transaction, to: domain)
             }
             transaction.federatedUserName = nil
+            transaction.foreignUserName = nil
+            if policy.isFromOtherTenant(name) {
+                // Another organization's user: their own tenant asks the password, then this one refuses.
+                transaction.userID = nil
+                transaction.foreignUserName = name
+                await state.update(transaction)
+                return .html(SignInPages.password(action: action, ctx: ctx, username: name, error: nil))
+            }
             guard let user = users.user(signInName: name) else {
                 transaction.userID = nil
                 await state.update(transaction)
@@ -200,6 +210,14 @@ struct SignInController: EmulatorController {
             transaction.userID = user.id
             await state.update(transaction)
             return .html(SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: nil))
+
+        case "password" where transaction.foreignUserName != nil:
+            let name = transaction.foreignUserName ?? ""
+            await state.finish(ctx)
+            let failure = RefusalErrors.userFromOtherTenant(
+                name, home: Identifiers.guid(), tenant: endpoint.tenant, clientID: authorization.client.clientID,
+                appName: authorization.client.name)
+            return refusalPage(failure, transaction, username: name, now: now)
 
         case "password":
             // A federated user's password is the identity provider's to check, never Entra's.
@@ -215,14 +233,77 @@ struct SignInController: EmulatorController {
                 return .html(
                     SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: "Please enter your password."))
             }
-            guard user.checks(password: password) else {
+            let accountState = policy.accountState(of: user.userPrincipalName)
+            if accountState?.state == .locked {
+                // Smart lockout answers the same whatever the password: nothing to guess from.
+                await state.finish(ctx)
+                return refusalPage(RefusalErrors.accountLocked, transaction, username: user.userPrincipalName, now: now)
+            }
+            let changed = await state.changedPassword(userID: user.id)
+            guard changed.map({ $0 == password }) ?? user.checks(password: password) else {
                 return .html(
                     SignInPages.password(
                         action: action, ctx: ctx, username: user.userPrincipalName,
                         error: "Your account or password is incorrect. If you don't remember your password, reset it now."))
             }
+            if accountState?.state == .disabled {
+                await state.finish(ctx)
+                return refusalPage(RefusalErrors.accountDisabled, transaction, username: user.userPrincipalName, now: now)
+            }
+            if accountState?.state == .passwordExpired, changed == nil {
+                transaction.passwordVerified = false
+                await state.update(transaction)
+                return .html(RefusalPages.updatePassword(action: action, ctx: ctx, username: user.userPrincipalName, error: nil))
+            }
             transaction.passwordVerified = true
             return await afterFirstFactor(transaction, user: user)
+
+        case "password-update":
+            guard let user = transaction.userID.flatMap(users.user(id:)) else { return restart(transaction, action: action) }
+            let (current, new) = (form[SignInPageIDs.Fields.currentPassword] ?? "", form[SignInPageIDs.Fields.newPassword] ?? "")
+            func again(_ error: String) -> Response {
+                .html(RefusalPages.updatePassword(action: action, ctx: ctx, username: user.userPrincipalName, error: error))
+            }
+            guard user.checks(password: current) else { return again("Your current password is incorrect.") }
+            guard new == form[SignInPageIDs.Fields.confirmPassword] else { return again("The passwords don't match.") }
+            guard new.count >= 8, new != current, new.contains(where: \.isNumber), new.contains(where: \.isLetter) else {
+                return again("Your new password must be at least 8 characters, with letters and numbers, and not your current one.")
+            }
+            await state.changePassword(userID: user.id, to: new)
+            transaction.passwordVerified = true
+            return await afterFirstFactor(transaction, user: user)
+
+        case "proofup":
+            guard let user = transaction.userID.flatMap(users.user(id:)), transaction.firstFactorVerified else {
+                return restart(transaction, action: action)
+            }
+            return .html(RefusalPages.registerPhone(action: action, ctx: ctx, username: user.userPrincipalName, error: nil))
+
+        case "proofup-phone":
+            guard let user = transaction.userID.flatMap(users.user(id:)), transaction.firstFactorVerified else {
+                return restart(transaction, action: action)
+            }
+            let digits = (form[SignInPageIDs.Fields.phoneNumber] ?? "").filter(\.isNumber)
+            guard (6...15).contains(digits.count) else {
+                return .html(
+                    RefusalPages.registerPhone(
+                        action: action, ctx: ctx, username: user.userPrincipalName, error: "Enter a valid phone number."))
+            }
+            await state.registerForMFA(userID: user.id)
+            return await afterFirstFactor(transaction, user: user)
+
+        case "admin-request":
+            guard let userID = transaction.userID, let user = users.user(id: userID) else { return restart(transaction, action: action) }
+            await state.finish(ctx)
+            if form["approval"] == "request" {
+                await state.requestAdminConsent(
+                    AdminConsentRequest(
+                        clientID: authorization.client.clientID, appName: authorization.client.name,
+                        userPrincipalName: user.userPrincipalName,
+                        justification: String((form[SignInPageIDs.Fields.justification] ?? "").prefix(500)),
+                        requestedAt: now))
+            }
+            return await refuse(RefusalErrors.adminConsentRequestable, transaction: transaction, now: now)
 
         case "otc":
             guard let user = transaction.userID.flatMap(users.user(id:)), transaction.firstFactorVerified,
@@ -311,6 +392,34 @@ struct SignInController: EmulatorController {
     func afterFirstFactor(_ input: SignInTransaction, user: DirectoryUser) async -> Response {
         var transaction = input
         let action = loginAction(transaction.request.endpoint)
+        // Conditional Access, after the first factor: the tenant's first rule for this app, user
+        // and platform decides.
+        let policy = await state.policy(for: transaction.request.endpoint.tenant)
+        if let rule = policy.conditionalAccessRule(
+            clientID: transaction.request.client.clientID, user: user.userPrincipalName, platform: transaction.platform)
+        {
+            let now = clock.now
+            switch rule.require {
+            case .block:
+                await state.finish(transaction.id)
+                return refusalPage(RefusalErrors.conditionalAccessBlocked, transaction, username: user.userPrincipalName, now: now)
+            case .compliantDevice:
+                await state.finish(transaction.id)
+                return refusalPage(RefusalErrors.deviceNotCompliant, transaction, username: user.userPrincipalName, now: now)
+            case .managedDevice:
+                await state.finish(transaction.id)
+                return refusalPage(RefusalErrors.deviceNotManaged, transaction, username: user.userPrincipalName, now: now)
+            case .mfaRegistration where !user.requiresMFA:
+                if await !state.isRegisteredForMFA(userID: user.id) {
+                    await state.update(transaction)
+                    return .html(
+                        RefusalPages.moreInformationRequired(action: action, ctx: transaction.id, username: user.userPrincipalName))
+                }
+                transaction.conditionalAccessMFA = true
+            case .mfa, .mfaRegistration:
+                transaction.conditionalAccessMFA = true
+            }
+        }
         if await needsMFA(user, transaction) {
             let code = Identifiers.oneTimeCode()
             transaction.smsCode = code
@@ -337,7 +446,7 @@ struct SignInController: EmulatorController {
     /// Whether this sign-in needs the SMS step: the user always has MFA, the request's claims ask
     /// for it, or an administrator demanded it for the user's next sign-in.
     func needsMFA(_ user: DirectoryUser, _ transaction: SignInTransaction) async -> Bool {
-        if user.requiresMFA || transaction.request.demandsMFA { return true }
+        if user.requiresMFA || transaction.request.demandsMFA || transaction.conditionalAccessMFA { return true }
         return await state.isMFADemanded(userID: user.id)
     }
 
@@ -402,11 +511,18 @@ struct SignInController: EmulatorController {
         let wanted = authorization.scopes.consentKeys
         let missing = authorization.prompt == "consent" ? wanted : wanted.subtracting(consented)
         // What only an administrator may grant, or anything when the tenant allows no user consent.
+        let consent = await state.policy(for: endpoint.tenant).userConsent
+        let usersMayConsent = consent.map { $0 == .allowed } ?? (configuration.userConsent != .adminOnly)
         let needsAdmin: Set<String> =
-            configuration.lenient
-            ? [] : missing.filter { ScopeRequest.adminOnly.contains($0) || configuration.userConsent == .adminOnly }
+            configuration.lenient ? [] : missing.filter { ScopeRequest.adminOnly.contains($0) || !usersMayConsent }
         if !needsAdmin.isEmpty, !needsAdmin.isSubset(of: adminConsented) {
             await state.update(transaction)
+            if consent == .adminOnlyWithRequests {
+                return .html(
+                    RefusalPages.approvalRequired(
+                        action: loginAction(endpoint), ctx: transaction.id, username: user.userPrincipalName,
+                        appName: authorization.client.name))
+            }
             return .html(
                 SignInPages.needAdminApproval(
                     action: loginAction(endpoint), ctx: transaction.id, username: user.userPrincipalName,
@@ -488,10 +604,21 @@ struct SignInController: EmulatorController {
 
     /// The pages end without a sign-in: the error goes back to the redirect URI, or, for a
     /// device's sign-in, the device is refused and the page says so.
+    /// A tenant's refusal shown as Entra shows it, with the help desk's details; the sign-in is
+    /// over (the app hears nothing: Entra does not redirect from these pages).
+    func refusalPage(_ failure: ServiceError, _ transaction: SignInTransaction, username: String?, now: Date) -> Response {
+        let details = RefusalPages.Details(
+            failure: failure, requestID: Identifiers.guid(), correlationID: transaction.request.correlationID, time: now,
+            appName: transaction.request.client.name, appID: transaction.request.client.clientID, platform: transaction.platform)
+        configuration.announce("refused \(failure.codeText) request-id \(details.requestID) correlation-id \(details.correlationID)")
+        return .html(RefusalPages.interrupt(details, username: username))
+    }
+
     func refuse(_ failure: ServiceError, transaction: SignInTransaction, now: Date) async -> Response {
         guard let device = transaction.deviceKey else { return errorRedirect(failure, reply: transaction.request.reply, now: now) }
         // A user's Cancel is `authorization_declined`; the tenant's refusal reaches the device as is.
-        await state.declineDevice(key: device, refusal: failure.error == "access_denied" && failure.codes.first == 90094 ? failure : nil)
+        await state.declineDevice(
+            key: device, refusal: failure.error == "access_denied" && [90094, 90095].contains(failure.codes.first) ? failure : nil)
         return .html(DeviceCodePages.declined(appName: transaction.request.client.name))
     }
 

@@ -31,6 +31,17 @@ struct TokenController: EmulatorController {
             case Self.deviceCodeGrantType: redeemed = try await redeemDeviceCode(token)
             default: throw ServiceError.unsupportedGrantType(token.grantType)
             }
+            if !token.b2c {
+                let platform = ClientPlatform.of(userAgent: request.headers[.userAgent], clientOS: request.headers[.clientOS])
+                do {
+                    try await enforcePolicy(on: redeemed.grant, tenant: token.endpoint.tenant, platform: platform)
+                } catch {
+                    // A tenant's refusal is logged with the ids its answer carries, as the sign-in logs keep them.
+                    let traceID = Identifiers.guid()
+                    configuration.announce("refused \(error.codeText) request-id \(traceID) correlation-id \(answer.correlationID)")
+                    return answer.failure(error, traceID: traceID)
+                }
+            }
         } catch {
             return answer.failure(error)
         }
@@ -66,9 +77,9 @@ struct TokenController: EmulatorController {
         let now: Date
 
         /// `error` as the body of a failed token request.
-        func failure(_ error: ServiceError) -> Response {
+        func failure(_ error: ServiceError, traceID: String = Identifiers.guid()) -> Response {
             .json(
-                error.json(traceID: Identifiers.guid(), correlationID: correlationID, at: now), status: .init(code: error.status),
+                error.json(traceID: traceID, correlationID: correlationID, at: now), status: .init(code: error.status),
                 headers: [.cacheControl: "no-store, no-cache", .pragma: "no-cache"])
         }
 
@@ -177,6 +188,42 @@ struct TokenController: EmulatorController {
                 throw .grantForAnotherClient
             }
             return RedeemedGrant(grant: approved)
+        }
+    }
+
+    /// The tenant's policy at token issuance, as Entra evaluates it again on every grant: the
+    /// account's state, then the first Conditional Access rule for this app, user and platform.
+    private func enforcePolicy(on grant: Grant, tenant: Tenant, platform: String) async throws(ServiceError) {
+        let policy = await state.policy(for: tenant)
+        guard let user = directory(for: tenant).user(id: grant.userID) else { return }
+        switch policy.accountState(of: user.userPrincipalName)?.state {
+        case .locked?: throw RefusalErrors.accountLocked
+        case .disabled?: throw RefusalErrors.accountDisabled
+        case .passwordExpired? where await state.changedPassword(userID: user.id) == nil:
+            var expired = RefusalErrors.passwordExpired
+            expired.suberror = "user_password_expired"
+            throw expired
+        case .passwordExpired?, nil: break
+        }
+        guard let rule = policy.conditionalAccessRule(clientID: grant.clientID, user: user.userPrincipalName, platform: platform) else {
+            return
+        }
+        func atTokenEndpoint(_ refusal: ServiceError, suberror: String) -> ServiceError {
+            var error = ServiceError(
+                error: "invalid_grant", codes: refusal.codes, message: refusal.message, service: .entra, suberror: suberror)
+            error.status = 400
+            return error
+        }
+        switch rule.require {
+        case .block: throw atTokenEndpoint(RefusalErrors.conditionalAccessBlocked, suberror: "message_only")
+        case .compliantDevice: throw atTokenEndpoint(RefusalErrors.deviceNotCompliant, suberror: "additional_action")
+        case .managedDevice: throw atTokenEndpoint(RefusalErrors.deviceNotManaged, suberror: "additional_action")
+        case .mfa where !grant.methods.contains("mfa"): throw .mfaRequired(resource: ScopeRequest.graphAppID)
+        case .mfaRegistration where !user.requiresMFA:
+            if await !state.isRegisteredForMFA(userID: user.id) {
+                throw RefusalErrors.mfaRegistrationRequired(resource: ScopeRequest.graphAppID)
+            }
+        case .mfa, .mfaRegistration: break
         }
     }
 

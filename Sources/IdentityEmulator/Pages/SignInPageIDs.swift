@@ -28,6 +28,17 @@ public enum SignInPageIDs {
     public static let deviceCode = "otc"
     /// The device code flow's inline error under the code.
     public static let deviceCodeError = "otcError"
+    /// A refusal page's "Troubleshooting details" (error code, request and correlation ids, time).
+    public static let troubleshootingDetails = "troubleshootingDetails"
+    /// "Update your password": the current, new and confirmed passwords.
+    public static let currentPassword = "currentPassword"
+    public static let newPassword = "newPassword"
+    public static let confirmPassword = "confirmNewPassword"
+    /// "Keep your account secure": the phone number, and its inline error.
+    public static let phoneNumber = "phoneNumber"
+    public static let phoneError = "phoneError"
+    /// "Approval required": the user's justification.
+    public static let justification = "justification"
 
     /// B2C: the e-mail field of the combined sign-in page.
     public static let b2cSignInName = "signInName"
@@ -73,6 +84,14 @@ public enum SignInPageIDs {
         public static let adfsPassword = "Password"
         /// AD FS: the authentication method (`FormsAuthentication`).
         public static let adfsAuthMethod = "AuthMethod"
+        /// "Update your password".
+        public static let currentPassword = "oldpasswd"
+        public static let newPassword = "newpasswd"
+        public static let confirmPassword = "confirmnewpasswd"
+        /// "Keep your account secure".
+        public static let phoneNumber = "phone"
+        /// "Approval required".
+        public static let justification = "justification"
     }
 
     /// The password of every emulated user, which the demo notes on the pages show.

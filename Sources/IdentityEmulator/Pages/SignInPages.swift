@@ -180,8 +180,9 @@ enum SignInPages {
             <h1 id="pageTitle">Sign in</h1>
             <p>Sorry, but we’re having trouble signing you in.</p>
             <p id="errorMessage" role="alert"><b>\(failure.codeText)</b>: \(message)</p>
-            <div class="details" id="troubleshootingDetails">
+            <div class="details" id="\(IDs.troubleshootingDetails)">
               <div><b>Troubleshooting details</b></div>
+              <div>Error Code: \(String(failure.codes.last ?? 0))</div>
               <div>Request Id: \(traceID)</div>
               <div>Correlation Id: \(correlationID)</div>
               <div>Timestamp: \(time.entraTimestamp)</div>

@@ -32,6 +32,9 @@ public struct EmulatorConfiguration: Sendable {
     public var multiTenantClients: Set<String> = []
     /// `--user-consent`: whether users may consent to apps themselves (Entra's tenant setting).
     public var userConsent: UserConsentPolicy = .allowed
+    /// `--policy`: each tenant's refusals (Conditional Access, consent, account states); changed
+    /// while running with `POST /.emulator/policy`.
+    public var policies = TenantPolicies()
     /// `--key-rollover`: seconds after which the signing key rolls over by itself (nil: only on
     /// command). The key it replaced stays published.
     public var keyRolloverInterval: TimeInterval?

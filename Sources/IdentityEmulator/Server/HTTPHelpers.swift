@@ -5,6 +5,8 @@ import NIOCore
 
 extension HTTPField.Name {
     static let clientRequestID = Self("client-request-id")!
+    /// MSAL's `x-client-OS`: the client's platform, as Conditional Access reads it at the token endpoint.
+    static let clientOS = Self("x-client-OS")!
     static let requestID = Self("request-id")!
     static let consistencyLevel = Self("ConsistencyLevel")!
     static let pragma = Self("Pragma")!

@@ -58,7 +58,7 @@ public final class IdentityEmulator: Sendable {
         var logger = Logger(label: "identity-emulator")
         logger.logLevel = .warning
         let fabrikam = Directory(tenant: .fabrikamB2C, users: DirectoryGenerator.fabrikamFixedUsers)
-        let state = IdentityState(stateDirectory: configuration.stateDirectory)
+        let state = IdentityState(stateDirectory: configuration.stateDirectory, policies: configuration.policies)
         services = EmulatorServices(
             configuration: configuration,
             contoso: Directory(
@@ -167,6 +167,8 @@ public final class IdentityEmulator: Sendable {
         controlPaths.post("keys/rotate") { _, _ in try await controls.rotateKeys() }
         controlPaths.post("benchmark/signatures") { request, _ in try await controls.signatureRate(request) }
         controlPaths.post("faults") { request, _ in try await controls.replaceFaults(request) }
+        controlPaths.post("policy") { request, _ in try await controls.replacePolicy(request) }
+        controlPaths.get("adminConsentRequests") { _, _ in await controls.adminConsentRequests() }
         controlPaths.get("requests") { _, _ in controls.receivedRequests() }
         router.get("/") { _, _ in Self.homePage() }
         return router

@@ -72,7 +72,8 @@ actor IdentityState {
     /// Warnings about state files that could not be read.
     private(set) var warnings: [String] = []
 
-    init(stateDirectory: URL?) {
+    init(stateDirectory: URL?, policies: TenantPolicies = TenantPolicies()) {
+        self.policies = policies
         file = stateDirectory?.appending(path: "identity-state.json")
         if let file {
             let (value, warning) = StateFile.read(Persisted.self, from: file)
@@ -227,6 +228,29 @@ actor IdentityState {
         guard throttle.requests > 0 else { return nil }
         throttle.requests -= 1
         return throttle.retryAfter
+    }
+
+    // MARK: The tenants' policies (kept in memory)
+
+    private var policies: TenantPolicies
+    /// Passwords changed after they expired, by user id (the directory's stay as generated).
+    private var changedPasswords: [String: String] = [:]
+    /// Users who registered for MFA (a phone) when a policy demanded it.
+    private var mfaRegistered: Set<String> = []
+    /// Users who asked an administrator to approve an app (the admin consent workflow).
+    private(set) var adminConsentRequests: [AdminConsentRequest] = []
+
+    func policy(for tenant: Tenant) -> TenantPolicy { policies.policy(for: tenant) }
+    func replacePolicies(_ new: TenantPolicies) { policies = new }
+
+    func changedPassword(userID: String) -> String? { changedPasswords[userID] }
+    func changePassword(userID: String, to password: String) { changedPasswords[userID] = password }
+
+    func isRegisteredForMFA(userID: String) -> Bool { mfaRegistered.contains(userID) }
+    func registerForMFA(userID: String) { mfaRegistered.insert(userID) }
+
+    func requestAdminConsent(_ request: AdminConsentRequest) {
+        if adminConsentRequests.count < 1000 { adminConsentRequests.append(request) }
     }
 
     /// Users whose next refresh answers AADSTS50076 until they sign in with MFA (kept in memory).

@@ -33,6 +33,14 @@ struct SignInTransaction: Sendable {
     /// (the first factor, in place of Entra's password).
     var federationVerified = false
 
+    /// A user of another organization (the tenant policy's `otherTenantDomains`): their home
+    /// tenant signs them in, then this one refuses them (AADSTS50020).
+    var foreignUserName: String?
+    /// A Conditional Access rule demands MFA of this sign-in.
+    var conditionalAccessMFA = false
+    /// The client platform the browser runs on (its `User-Agent`), as Conditional Access reads it.
+    var platform = "unknown"
+
     /// The first factor is done: Entra's password, or the federated provider's answer.
     var firstFactorVerified: Bool { passwordVerified || federationVerified }
 

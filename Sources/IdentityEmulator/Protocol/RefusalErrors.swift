@@ -1,0 +1,46 @@
+import FoundationEssentials
+
+/// The errors a tenant's own settings answer with (``TenantPolicy``): Conditional Access, account
+/// states, consent workflows, other organizations' users, public client flows — as Entra words them.
+enum RefusalErrors {
+
+    static let conditionalAccessBlocked = ServiceError.entra(
+        "access_denied", 53003, "Access has been blocked by Conditional Access policies. The access policy does not allow token issuance.")
+    static let deviceNotCompliant = ServiceError.entra(
+        "access_denied", 53000,
+        "Device is not in required device state: compliant. Conditional Access policy requires a compliant device, and the device "
+            + "is not compliant. The user must enroll their device with an approved MDM provider like Intune.")
+    static let deviceNotManaged = ServiceError.entra(
+        "access_denied", 530003, "Your device is required to be managed to access this resource.")
+    static let accountLocked = ServiceError.entra(
+        "invalid_grant", 50053, "The account is locked, you've tried to sign in too many times with an incorrect user ID or password.")
+    static let accountDisabled = ServiceError.entra("invalid_grant", 50057, "The user account is disabled.")
+    static let passwordExpired = ServiceError.entra("invalid_grant", 50055, "The password is expired.")
+    static let publicClientFlowsDisabled = ServiceError.entra(
+        "invalid_client", 7_000_218, "The request body must contain the following parameter: 'client_assertion' or 'client_secret'.",
+        status: 401)
+    /// "Approval required" (the admin consent workflow), answered with "Return to the application".
+    static let adminConsentRequestable = ServiceError.entra(
+        "access_denied", 90095,
+        "Admin consent is required for the permissions requested by this application. An admin consent request may be sent to the "
+            + "admin.")
+
+    static func mfaRegistrationRequired(resource: String) -> ServiceError {
+        var error = ServiceError.entra(
+            "invalid_grant", 50079,
+            "Due to a configuration change made by your administrator, or because you moved to a new location, you must enroll in "
+                + "multi-factor authentication to access '\(resource)'.")
+        error.suberror = "basic_action"
+        return error
+    }
+
+    static func userFromOtherTenant(_ user: String, home: String, tenant: Tenant, clientID: String, appName: String) -> ServiceError {
+        ServiceError.entra(
+            "invalid_request", 50020,
+            "User account '\(user)' from identity provider 'https://sts.windows.net/\(home)/' does not exist in tenant "
+                + "'\(tenant.displayName)' and cannot access the application '\(clientID)'(\(appName)) in that tenant. The account needs "
+                + "to be added as an external user in the tenant first. Sign out and sign in again with a different Azure Active "
+                + "Directory user account.")
+    }
+
+}
