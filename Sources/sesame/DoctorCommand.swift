@@ -3,6 +3,7 @@ import FoundationEssentials
 import SesameCore
 import SesameGtk
 import SesameKeyring
+import SesameSamples
 import SesameService
 
 extension SesameCommand {
@@ -49,6 +50,7 @@ extension SesameCommand {
                     }
                 }
                 report.addStorage(SecretServiceTokenStorage.diagnosis())
+                if let last = RefusalNotice.latest(environment: ProcessInfo.processInfo.environment) { report.addLastRefusal(last) }
                 if !mail.isEmpty {
                     let (store, _) = try await options.store(bootstrapLogging: false)
                     let servers = mail.compactMap { URL(string: $0).flatMap(MailServerAddress.init(url:)) }

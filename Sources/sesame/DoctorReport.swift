@@ -33,6 +33,13 @@ struct DoctorReport {
         text += "\n"
     }
 
+    /// The latest refusal's details, as kept: what to send an IT help desk.
+    mutating func addLastRefusal(_ details: String) {
+        text += "The last refusal (send these details to your IT help desk)\n"
+        for line in details.split(separator: "\n") { text += "  \(line)\n" }
+        text += "\n"
+    }
+
     /// `--mail`'s section.
     mutating func addMail(_ lines: [DoctorMail.Line]) {
         text += "Mail\n"

@@ -48,25 +48,16 @@ struct LoginCommand: ParsableCommand {
             }
             print("Signed in as \(account.displayName) <\(account.username)> (\(accountType)).")
         } catch let error as AccountStoreError {
-            var said = Self.sentence(for: error, deviceCode: deviceCode)
-            if Self.needsAdministrator(error), let link = adminConsentLink(scopes) {
-                said += " Send your IT administrator this link to approve Sesame for your organization: \(link)"
+            let configuration = try? options.profiles().first(where: { $0.accountType == accountType })?.accountConfiguration
+            if let notice = RefusalNotice(error, configuration: configuration, scopes: scopes) {
+                // The tenant said no: what it means, the one thing to do, and what the help desk needs.
+                notice.record(environment: ProcessInfo.processInfo.environment)
+                Posix.writeStandardError("sesame: \(notice.commandLineText)\nNothing was stored.\n")
+                throw ExitCode(1)
             }
-            Posix.writeStandardError("sesame: \(said)\n")
+            Posix.writeStandardError("sesame: \(Self.sentence(for: error, deviceCode: deviceCode))\n")
             throw ExitCode(error.code == .cancelled ? 130 : 1)
         }
-    }
-
-    /// Whether only the tenant's administrator can let the sign-in through (admin consent).
-    static func needsAdministrator(_ error: AccountStoreError) -> Bool {
-        ["AADSTS90094", "AADSTS90095", "AADSTS65001"].contains(error.serviceCode ?? "")
-    }
-
-    /// The admin consent address of the account type's app registration, for its own and `scopes`.
-    private func adminConsentLink(_ scopes: [String]) -> String? {
-        guard let profile = try? options.profiles().first(where: { $0.accountType == accountType }) else { return nil }
-        let configuration = profile.accountConfiguration
-        return configuration.adminConsentURL(scopes: configuration.scopes + scopes)?.absoluteString
     }
 
     /// What to tell the user, with what to do next.
@@ -78,8 +69,6 @@ struct LoginCommand: ParsableCommand {
         case .deviceCodeExpired: return "The code expired before anyone signed in with it; nothing was stored. \(again)"
         // No answer from a server: the window's sentence, naming the host (and the proxy).
         case _ where error.transportFailure != nil: return "\(UserMessage.text(for: error)) Nothing was stored."
-        case _ where needsAdministrator(error):
-            return "\(UserMessage.text(for: error)) Nothing was stored."
         default: return "\(error.description) Nothing was stored."
         }
     }

@@ -72,6 +72,15 @@ struct TokenCommand: ParsableCommand {
             do {
                 let token = try await store.accessToken(for: signedIn, scopes: scopes.isEmpty ? nil : scopes)
                 return try render(token.secret, expiresOn: token.expiresOn, username: { signedIn.username })
+            } catch let error as AccountStoreError
+                where error.serviceCode != "AADSTS65001" && TenantRefusal(serviceCode: error.serviceCode) != nil
+            {
+                // The tenant said no: what it means, the one thing to do, what the help desk needs.
+                let configuration = try? options.profiles().first(where: { $0.accountType == accountType })?.accountConfiguration
+                let notice = RefusalNotice(error, configuration: configuration, scopes: scopes)
+                notice?.record(environment: ProcessInfo.processInfo.environment)
+                Posix.writeStandardError("sesame: \(notice?.commandLineText ?? UserMessage.text(for: error))\n")
+                throw ExitCode(error.code == .interactionRequired ? 2 : 1)
             } catch let error as AccountStoreError where error.code == .interactionRequired {
                 let consentMissing = error.serviceCode == "AADSTS65001"
                 let said =
