@@ -10,6 +10,8 @@ final class ErrorBar {
     /// The bar.
     let root = Box(vertical: false, spacing: 8)
     private let label = Label("", wrap: true, xalign: 0)
+    /// A tenant's refusal: its action and "Copy details for your IT help desk".
+    private let refusal = RefusalActions(copyName: L("Copy the sign-in error's details for your IT help desk"))
     private var choice: CheckedContinuation<Bool, Never>?
     /// The failure shown got no answer: the network's return answers Retry.
     private(set) var waitsForNetwork = false
@@ -19,6 +21,7 @@ final class ErrorBar {
         label.accessibleName = L("Sign-in error")
         root.setName("sign-in-error")
         root.pack(label, expand: true)
+        root.pack(refusal.root)
         root.pack(Button(L("Retry"), accessibleName: L("Retry sign-in")) { [weak self] in self?.answer(retry: true) })
         root.pack(
             Button(L("Cancel"), accessibleName: L("Cancel after the sign-in error")) { [weak self] in self?.answer(retry: false) })
@@ -26,13 +29,15 @@ final class ErrorBar {
 
     /// Shows `error` — "you are offline" when `offline` and it got no answer — and waits for
     /// Retry (`true`) or Cancel. A question still open is answered Cancel first.
-    func ask(about error: AccountStoreError, offline: Bool) async -> Bool {
+    /// A tenant's refusal (`notice`) gets its action and the help desk's details beside it.
+    func ask(about error: AccountStoreError, offline: Bool, notice: RefusalNotice? = nil) async -> Bool {
         answer(retry: false)
         let noAnswer = NetworkStatus.isNoAnswer(error)
         // A sentence made for the user, in their language, with the service's code (AADSTS65004).
         label.text = offline && noAnswer ? UserMessage.offline : UserMessage.text(for: error)
         waitsForNetwork = noAnswer
         root.showAll()
+        refusal.show(notice)
         return await withCheckedContinuation { choice = $0 }
     }
 

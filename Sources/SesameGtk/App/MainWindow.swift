@@ -264,7 +264,9 @@ public final class MainWindow: SignInFailurePresenter {
     public func retryAfter(_ error: AccountStoreError) async -> Bool {
         guard phase < .closed else { return false }
         showWindow()
-        return await errorBar.ask(about: error, offline: !model.network.isOnline)
+        let configuration = await model.store.configuration(forAccountType: error.accountType ?? "")
+        let notice = RefusalNotice(error, configuration: configuration)
+        return await errorBar.ask(about: error, offline: !model.network.isOnline, notice: notice)
     }
 
     /// Acts on the sample showing (the account menu's choices).

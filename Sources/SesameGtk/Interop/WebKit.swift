@@ -194,6 +194,42 @@ public final class WebView: Widget {
         webkit_web_view_evaluate_javascript(webView, script, -1, nil, nil, nil, nil, nil)
     }
 
+    /// Runs JavaScript in the page and hands its result to `done` when it is a string (nil when
+    /// the script failed or gave anything else), on the main loop.
+    public func evaluateJavaScript(_ script: String, done: @escaping @MainActor (String?) -> Void) {
+        let box = Unmanaged.passRetained(ScriptResult(done)).toOpaque()
+        webkit_web_view_evaluate_javascript(
+            webView, script, -1, nil, nil, nil,
+            { source, result, data in
+                guard let data else { return }
+                let box = Unmanaged<ScriptResult>.fromOpaque(data).takeRetainedValue()
+                var error: UnsafeMutablePointer<GError>?
+                let value = webkit_web_view_evaluate_javascript_finish(
+                    UnsafeMutableRawPointer(source)?.assumingMemoryBound(to: WebKitWebView.self), result, &error)
+                let text: String? = value.flatMap { value in
+                    GObjectReference.withNewObject(value) { value in
+                        guard jsc_value_is_string(value) != 0, let characters = jsc_value_to_string(value) else { return nil }
+                        defer { g_free(characters) }
+                        return String(cString: characters)
+                    }
+                }
+                if let error { g_error_free(error) }
+                MainActor.assumeIsolated { box.done(text) }
+            }, box)
+    }
+
+    /// Puts `text` on the desktop's clipboard (what Ctrl+V pastes).
+    public static func copyToClipboard(_ text: String) {
+        gtk_clipboard_set_text(gtk_clipboard_get(gdk_atom_intern("CLIPBOARD", 0)), text, -1)
+    }
+
+    /// The text on the desktop's clipboard now, if any.
+    public static var clipboardText: String? {
+        guard let text = gtk_clipboard_wait_for_text(gtk_clipboard_get(gdk_atom_intern("CLIPBOARD", 0))) else { return nil }
+        defer { g_free(text) }
+        return String(cString: text)
+    }
+
     /// Answers `decide-policy`: return true when `decide` answered (ignored), false to let
     /// WebKit decide as usual.
     public func onDecidePolicy(_ decide: @escaping @MainActor (PolicyDecision) -> Bool) {
@@ -217,4 +253,10 @@ public final class WebView: Widget {
     public func onTLSFailed(_ action: @escaping @MainActor (String, CertificateProblems) -> Bool) {
         Signals.tlsFailed(self) { uri, flags in action(uri, CertificateProblems(rawValue: flags)) }
     }
+}
+
+/// The completion a script's result goes to (kept alive by the callback's reference).
+private final class ScriptResult {
+    let done: @MainActor (String?) -> Void
+    init(_ done: @escaping @MainActor (String?) -> Void) { self.done = done }
 }

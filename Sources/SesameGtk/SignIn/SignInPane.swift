@@ -33,6 +33,12 @@ final class SignInPane: SignInUserAgent {
     private let browserButton: Button
     /// What the window shows while the sign-in goes on in the system browser.
     private let browserPage: Box
+    /// A tenant's refusal on the service's page: Sesame's sentence and the one action that helps.
+    private let refusalBar = Box(vertical: false, spacing: 8)
+    private let refusalText = Label("", wrap: true, xalign: 0)
+    private let refusalActions = RefusalActions()
+    /// The refusal on screen, if any.
+    private(set) var refusal: RefusalNotice?
 
     /// - Parameter webDataDirectory: where each group's web data lives (a folder per group);
     ///   nil keeps it in memory.
@@ -49,6 +55,12 @@ final class SignInPane: SignInUserAgent {
         bar.pack(title, expand: true)
         views = Stack(sizedByVisibleChild: true)
         root.pack(bar)
+        refusalText.accessibleName = L("Why the sign-in was refused")
+        refusalBar.setMargin(8)
+        refusalBar.setName("sign-in-refusal")
+        refusalBar.pack(refusalText, expand: true)
+        refusalBar.pack(refusalActions.root)
+        root.pack(refusalBar)
         root.pack(views, expand: true)
         browserButton = Button(L("Continue in your browser"), accessibleName: L("Continue the sign-in in your web browser"))
         bar.pack(browserButton)
@@ -93,6 +105,7 @@ final class SignInPane: SignInUserAgent {
         current = session
         browserButton.show()
         browserButton.removeStyleClass("suggested-action")
+        showRefusal(nil)
         let view = signInView(forGroup: session.storageGroup)
         self.view = view
         title.text = L("Sign in — the identity service’s own page")
@@ -119,6 +132,20 @@ final class SignInPane: SignInUserAgent {
     func left() {
         guard current == nil else { return }
         view?.root.hide()
+    }
+
+    /// Shows Sesame's sentence for a refusal page (nil: hides it); a device rule suggests the
+    /// system browser, where a managed browser may pass.
+    private func showRefusal(_ notice: RefusalNotice?) {
+        refusal = notice
+        guard let notice else {
+            refusalBar.hide()
+            return
+        }
+        refusalText.text = notice.sentence
+        refusalBar.showAll()
+        refusalActions.show(notice)
+        if notice.action == .continueInBrowser { browserButton.addStyleClass("suggested-action") }
     }
 
     /// "Continue in your browser": this sign-in ends as handed off, and the sample's session
@@ -212,6 +239,10 @@ final class SignInPane: SignInUserAgent {
             dataDirectory: webDataDirectory?.appending(path: group), trace: trace, automation: automation, context: context)
         view.onLoadFinished = { [weak self] in self?.onPageFinished?() }
         view.onTrouble = { [weak self] in self?.browserButton.addStyleClass("suggested-action") }
+        view.onRefusalPage = { [weak self] details in
+            guard let self, let current = self.current else { return }
+            self.showRefusal(RefusalNotice(page: details, authorizationURL: current.authorizationURL))
+        }
         viewsByGroup[group] = view
         views.add(view.root, name: group)
         return view

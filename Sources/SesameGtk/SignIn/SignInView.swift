@@ -32,6 +32,9 @@ final class SignInView {
     private var lastNavigation: (url: URL, method: String)?
     /// Called when a load has finished (a page shown, or a failure's page).
     var onLoadFinished: (() -> Void)?
+    /// The identity service's page refused the sign-in (Conditional Access, a locked account, …):
+    /// its "Troubleshooting details", read off the page.
+    var onRefusalPage: ((HelpDeskDetails) -> Void)?
     /// Called when a page could not load or could not be trusted: the system browser may do
     /// better.
     var onTrouble: (() -> Void)?
@@ -181,10 +184,32 @@ final class SignInView {
                     trace.record("page-refused-this-browser", [("url", FlowTrace.redacted(url)), ("status", "403")])
                     onTrouble?()
                 }
+                readTroubleshootingDetails()
             }
             onLoadFinished?()
         case .redirected:
             break
+        }
+    }
+
+    /// The page's "Troubleshooting details" (Entra's refusal pages carry them: error code,
+    /// request and correlation ids, time, app): when they name a refusal Sesame can explain,
+    /// ``onRefusalPage`` hears it. The page is hostile like anything read from outside: only
+    /// fields that look like ids, codes and times are kept (``HelpDeskDetails``).
+    private func readTroubleshootingDetails() {
+        let script = """
+            (function () {
+              var details = document.getElementById('troubleshootingDetails');
+              var text = details ? details.innerText : (document.body ? document.body.innerText : '');
+              return String(text).slice(0, 8192);
+            })()
+            """
+        webView.evaluateJavaScript(script) { [weak self] text in
+            guard let self, let text, text.contains("Error Code") else { return }
+            let details = HelpDeskDetails(troubleshooting: text)
+            guard TenantRefusal(serviceCode: details.errorCode) != nil else { return }
+            self.trace.record("refusal-page", [("code", details.errorCode ?? "")])
+            self.onRefusalPage?(details)
         }
     }
 
