@@ -215,12 +215,13 @@ def service(app):
     answer(app, "Deny this program")
     seen["impostor"] = outcome(process)
 
-    # `sesame token` and `sesame accounts` ask the running service (Sesame's own executable is
-    # never asked about), with the answers the store would give.
+    # `sesame token` typed at a shell and `sesame accounts` ask the running service (Sesame's own
+    # commands, typed by the person, are never asked about), with the answers the store would give.
     mark = app.trace.mark()
-    command_environment = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": bus}
-    token = subprocess.run([binary, "token", f"--emulator={emulator}", "--account-type", "myGraphService"],
+    command_environment = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": bus, "HOME": scratch}
+    token = subprocess.run(["bash", "--norc", "-i"], input=f"{binary} token --emulator={emulator} --account-type myGraphService\nexit\n",
                            capture_output=True, text=True, env=command_environment, timeout=120)
+    token.stdout = (token.stdout.strip().splitlines() or [""])[-1]
     accounts = subprocess.run([binary, "accounts", f"--emulator={emulator}"],
                               capture_output=True, text=True, env=command_environment, timeout=120)
     seen["sesame_token"] = {"status": token.returncode, "jwt": token.stdout.startswith("eyJ"), "error": token.stderr,
