@@ -388,12 +388,22 @@ public final class AccountService {
         guard let error = error as? AccountStoreError else {
             return AccountServiceError(.failed, "The sign-in storage failed: \(error)")
         }
+        // A tenant's refusal: Sesame's sentence, and the ids the program's user can hand their help desk.
+        var message = error.message
+        if TenantRefusal(serviceCode: error.serviceCode) != nil {
+            let details = HelpDeskDetails(error, configuration: nil)
+            let ids = [
+                details.errorCode, details.requestID.map { "request id \($0)" }, details.correlationID.map { "correlation id \($0)" },
+            ]
+            .compactMap { $0 }
+            if !ids.isEmpty { message += " (\(ids.joined(separator: ", ")))" }
+        }
         switch error.code {
-        case .interactionRequired: return AccountServiceError(.interactionRequired, error.message)
-        case .accountNotFound: return AccountServiceError(.noSuchAccount, error.message)
-        case .unknownAccountType: return AccountServiceError(.unknownAccountType, error.message)
-        case .cancelled: return AccountServiceError(.cancelled, error.message)
-        default: return AccountServiceError(.failed, error.message)
+        case .interactionRequired: return AccountServiceError(.interactionRequired, message)
+        case .accountNotFound: return AccountServiceError(.noSuchAccount, message)
+        case .unknownAccountType: return AccountServiceError(.unknownAccountType, message)
+        case .cancelled: return AccountServiceError(.cancelled, message)
+        default: return AccountServiceError(.failed, message)
         }
     }
 }

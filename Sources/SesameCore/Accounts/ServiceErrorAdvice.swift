@@ -9,11 +9,29 @@ enum ServiceErrorAdvice {
         case "AADSTS50194":
             "This app is registered for one organization only: use your tenant's authority "
                 + "(https://login.microsoftonline.com/<your tenant>), not /common or /organizations, in its settings."
-        case "AADSTS90094", "AADSTS90095":
+        case "AADSTS90094":
             "Your organization lets only an administrator approve this app. Ask your IT administrator to grant it consent "
                 + "for everyone, then sign in again."
-        case "AADSTS50076", "AADSTS50079":
+        case "AADSTS90095":
+            "Your organization lets only an administrator approve this app. Ask for approval on the sign-in page (Request approval), "
+                + "or send your IT administrator the approval link; sign in again once they approved it."
+        case "AADSTS50076":
             "Your organization asks for another sign-in step (multi-factor authentication): sign in again."
+        case "AADSTS50079":
+            "Your organization requires you to set up a second way to sign in first. Register at https://aka.ms/mfasetup, or when "
+                + "the sign-in page asks, then sign in again."
+        case "AADSTS53003":
+            "Your organization's access policy blocks this sign-in. Only your IT help desk can change that: send them the details."
+        case "AADSTS530003", "AADSTS53000":
+            "Your organization allows this only from a device it manages, which Sesame cannot show on Linux. Try Continue in your "
+                + "browser (a browser your organization manages may pass), or send your IT help desk the details."
+        case "AADSTS50053":
+            "Your account is locked for a while after too many wrong passwords. Wait a few minutes, then try again; if it stays "
+                + "locked, your IT help desk can unlock it."
+        case "AADSTS50057":
+            "Your account is disabled. Only your IT help desk can enable it: send them the details."
+        case "AADSTS50055":
+            "Your password has expired. Sign in again: the sign-in page asks for a new one."
         case "AADSTS50196":
             "The identity service saw too many sign-in requests in a row and asks Sesame to slow down; try again in a minute."
         case "AADB2C90088":
