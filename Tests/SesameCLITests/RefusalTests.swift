@@ -220,8 +220,18 @@ final class RefusalTests: XCTestCase {
         let requests = try await browser.get("/.emulator/adminConsentRequests")
         XCTAssertTrue(requests.text.contains(#""user":"alex@contoso.onmicrosoft.com""#), requests.text)
         XCTAssertTrue(requests.text.contains("Mail on Linux"), requests.text)
-        // The administrator approves: the next sign-in goes through.
-        _ = try await browser.post("/.emulator/clients/\(Self.directoryApp)/adminConsent", form: [])
+        // The link, opened by the administrator: alex may not grant it; Megan, an administrator, does.
+        let link = try XCTUnwrap(login.stderr.firstMatch(of: /https?:\/\/[^\/\s]+(\/\S+\/v2\.0\/adminconsent\?\S+)/)?.1)
+        let page = try await browser.get(String(link))
+        XCTAssertTrue(page.contains("Sign in as an administrator"), page.text.prefix(300).description)
+        let action = try XCTUnwrap(page.formAction)
+        let notAdmin = try await browser.post(action, form: [("step", "signin"), ("loginfmt", Self.alex), ("passwd", "Passw0rd!")])
+        XCTAssertTrue(notAdmin.contains("is not an administrator"), notAdmin.text.prefix(400).description)
+        let megan = [("loginfmt", "megan@contoso.onmicrosoft.com"), ("passwd", "Passw0rd!")]
+        let permissions = try await browser.post(action, form: [("step", "signin")] + megan)
+        XCTAssertTrue(permissions.contains("Permissions requested"), permissions.text.prefix(400).description)
+        let granted = try await browser.post(action, form: [("step", "accept")] + megan)
+        XCTAssertTrue(granted.contains("Permissions granted"), granted.text.prefix(400).description)
         let approved = try await deviceLogin()
         XCTAssertEqual(approved.status, 0, approved.stderr)
     }

@@ -132,4 +132,20 @@ final class RefusalFlowTests: GUITestCase {
             XCTAssertTrue(text.contains("AADSTS50011"), text)
         }
     }
+
+    func testAnAppNotInTheTenantSaysToRunTheDoctor() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(
+                settingsFile: "directory.plist", sample: .directory,
+                adjust: { settings in
+                    guard case .graph(var graph) = settings else { return settings }
+                    graph.clientID = "0badc0de-0000-4000-8000-000000000000"
+                    return .graph(graph)
+                })
+            defer { gui.close() }
+            let text = try Self.waitForRefusal(gui)
+            XCTAssertTrue(text.contains("not registered in your organization"), text)
+            XCTAssertTrue(text.contains("AADSTS700016"), text)
+        }
+    }
 }

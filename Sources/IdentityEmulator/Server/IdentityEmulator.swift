@@ -92,6 +92,7 @@ public final class IdentityEmulator: Sendable {
         let federation = FederationController(services: services)
         let adfs = ADFSController(services: services)
         let controls = ControlController(services: services)
+        let adminConsent = AdminConsentController(services: services)
 
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ServiceHeadersMiddleware())
@@ -111,6 +112,12 @@ public final class IdentityEmulator: Sendable {
             }
             router.get("\(prefix)/oauth2/v2.0/logout") { request, context in
                 try await signIn.logout(request, endpoint: signIn.endpoint(context, request))
+            }
+            router.get("\(prefix)/v2.0/adminconsent") { request, context in
+                try await adminConsent.adminConsent(request, endpoint: adminConsent.endpoint(context, request))
+            }
+            router.post("\(prefix)/v2.0/adminconsent") { request, context in
+                try await adminConsent.adminConsent(request, endpoint: adminConsent.endpoint(context, request))
             }
             router.get("\(prefix)/v2.0/.well-known/openid-configuration") { request, context in
                 try discovery.discovery(request, endpoint: discovery.endpointForJSON(context, request))

@@ -88,8 +88,12 @@ public struct TenantPolicy: Sendable, Equatable, Decodable {
     public var otherTenantDomains: [String] = []
     /// Whether public client flows (the device code flow) are allowed: AADSTS7000218 when not.
     public var publicClientFlows: Bool = true
+    /// Who may grant admin consent (`/adminconsent`); Contoso's Megan Bowen unless the policy says.
+    public var administrators: [String] = ["megan@contoso.onmicrosoft.com"]
 
-    enum CodingKeys: String, CodingKey { case conditionalAccess, userConsent, accounts, otherTenantDomains, publicClientFlows }
+    enum CodingKeys: String, CodingKey {
+        case conditionalAccess, userConsent, accounts, otherTenantDomains, publicClientFlows, administrators
+    }
 
     public init() {}
 
@@ -101,7 +105,11 @@ public struct TenantPolicy: Sendable, Equatable, Decodable {
         self.accounts = Dictionary(accounts.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
         otherTenantDomains = (try container.decodeIfPresent([String].self, forKey: .otherTenantDomains) ?? []).map { $0.lowercased() }
         publicClientFlows = try container.decodeIfPresent(Bool.self, forKey: .publicClientFlows) ?? true
+        administrators = try container.decodeIfPresent([String].self, forKey: .administrators) ?? administrators
     }
+
+    /// Whether `user` may grant consent for the organization.
+    func isAdministrator(_ user: String) -> Bool { administrators.contains { $0.equalsIgnoringCase(user) } }
 
     /// The first rule that applies to this sign-in.
     func conditionalAccessRule(clientID: String, user: String, platform: String) -> ConditionalAccessRule? {
