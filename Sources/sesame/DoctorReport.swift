@@ -95,6 +95,7 @@ struct DoctorReport {
         case .endpoint(let role): "\(role.rawValue) endpoint"
         case .clientAuthentication: "client authentication"
         case .clock: "clock"
+        case .appRegistration: "app registration"
         case .keyring: "keyring"
         case .tokenStorage: "sign-ins kept in"
         }
@@ -124,6 +125,8 @@ struct DoctorReport {
         case .clientAuthentication(.none): "none (a public client: PKCE protects the code)"
         case .clientAuthentication(.clientSecretPost): "client_secret_post (the client secret in the token request's form)"
         case .clientAuthentication(.clientSecretBasic): "client_secret_basic (the client secret in HTTP Basic authentication)"
+        case .signInPageOpens(let clientID, let redirectURI):
+            "the sign-in page opens for client \(clientID) with redirect URI \(redirectURI.redactingQuery)"
         case .clockAgrees(let offset) where abs(offset) <= 2: "agrees with the service's"
         case .clockAgrees(let offset): "\(abs(offset)) s \(offset > 0 ? "behind" : "ahead of") the service's (tokens allow 5 minutes)"
         case .keyring(answers: true): "a Secret Service answers on the session bus"
@@ -154,6 +157,28 @@ struct DoctorReport {
         case .configuration(let error): error.message
         case .clockSkew(let offset): clockSentence(offset)
         case .storage(let reason): reason.prefix(1).uppercased() + reason.dropFirst() + "."
+        case .appRegistration(let code, let clientID, let redirectURI):
+            registrationSentence(code, clientID: clientID, redirectURI: redirectURI)
+        }
+    }
+
+    /// What to fix when the sign-in page refuses the app registration.
+    static func registrationSentence(_ code: String, clientID: String, redirectURI: URL) -> String {
+        switch code {
+        case "AADSTS50011":
+            "The app registration (client \(clientID)) does not list the redirect URI \(redirectURI.redactingQuery) (\(code)): add it "
+                + "in the Microsoft Entra admin center (App registrations → Authentication → Mobile and desktop applications), or "
+                + "correct redirectUri in the settings file."
+        case "AADSTS700016":
+            "No app with client id \(clientID) is registered in this tenant (\(code)): check clientId and the authority's tenant in "
+                + "the settings file (an app of another organization needs that tenant's authority, or to be multi-tenant)."
+        case "AADSTS50194":
+            "This app is registered for one organization only (\(code)): use your tenant's authority "
+                + "(https://login.microsoftonline.com/<your tenant>), not /common or /organizations, in the settings file."
+        case "AADSTS90002":
+            "The authority names a tenant that does not exist (\(code)): check the authority in the settings file."
+        default:
+            "The sign-in page refuses this app registration (\(code)): see the sentence for \(code) in docs/USER-GUIDE.md."
         }
     }
 

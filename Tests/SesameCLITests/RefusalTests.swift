@@ -236,6 +236,33 @@ final class RefusalTests: XCTestCase {
         XCTAssertEqual(approved.status, 0, approved.stderr)
     }
 
+    func testDoctorSaysWhatToFixInTheAppRegistration() throws {
+        try start()
+        let doctor = try sesame(["doctor"])
+        XCTAssertTrue(
+            doctor.stdout.contains("OK   app registration: the sign-in page opens for client \(Self.directoryApp)"), doctor.stdout)
+        let folder = Repository.temporaryDirectory("settings")
+        let original = try String(contentsOf: Repository.settings("directory.plist"), encoding: .utf8)
+        let wrongRedirect = folder.appending(path: "wrong-redirect.plist")
+        try original.replacing("common/oauth2/nativeclient", with: "common/oauth2/elsewhere").write(
+            to: wrongRedirect, atomically: true, encoding: .utf8)
+        let unknownApp = folder.appending(path: "unknown-app.plist")
+        try original.replacing(Self.directoryApp, with: "0badc0de-0000-4000-8000-000000000000").write(
+            to: unknownApp, atomically: true, encoding: .utf8)
+        let redirect = try sesame(["doctor", "--settings", wrongRedirect.path])
+        XCTAssertEqual(redirect.status, 1)
+        XCTAssertTrue(
+            redirect.stdout.contains(
+                "FIX  app registration: The app registration (client \(Self.directoryApp)) does not list the redirect URI https://login.microsoftonline.com/common/oauth2/elsewhere (AADSTS50011)"
+            ), redirect.stdout)
+        let unknown = try sesame(["doctor", "--settings", unknownApp.path])
+        XCTAssertEqual(unknown.status, 1)
+        XCTAssertTrue(
+            unknown.stdout.contains(
+                "FIX  app registration: No app with client id 0badc0de-0000-4000-8000-000000000000 is registered in this tenant (AADSTS700016)"
+            ), unknown.stdout)
+    }
+
     func testABadPolicyFileIsRefusedWithWhatToFix() throws {
         let file = Repository.temporaryDirectory("policy").appending(path: "policy.json")
         try #"{"tenants": {"contoso.onmicrosoft.com": {"conditionalAccess": [{"require": "sometimes"}]}}}"#.write(

@@ -44,6 +44,8 @@ struct HealthCheckTests {
                         "authorization_endpoint": "https://id.example.org/authorize", "token_endpoint": tokenEndpoint,
                     ], headers: date)
             case "/jwks": return json(["keys": [["kty": "RSA", "kid": "k1", "n": "AQAB", "e": "AQAB"]]], headers: date)
+            // The sign-in page, for the app registration's check.
+            case "/authorize": return HTTPResponse(status: 200, headers: date, body: Data("<html><title>Sign in</title></html>".utf8))
             default: return HTTPResponse(status: 404, headers: date)
             }
         }

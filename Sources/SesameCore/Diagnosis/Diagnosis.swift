@@ -57,6 +57,9 @@ public struct Diagnosis: Sendable {
         case clientAuthentication
         /// This computer's clock against the service's.
         case clock
+        /// The app registration, as the sign-in page sees it: the client id in the tenant, the
+        /// redirect URI registered.
+        case appRegistration
         /// Whether the desktop's keyring (Secret Service) answers.
         case keyring
         /// Where sign-ins are kept.
@@ -118,6 +121,8 @@ public struct Diagnosis: Sendable {
         case endpoint(URL, source: EndpointSource)
         /// The client authentication chosen.
         case clientAuthentication(ClientAuthentication)
+        /// The sign-in page opens for this client id and redirect URI (nobody signs in).
+        case signInPageOpens(clientID: String, redirectURI: URL)
         /// The clocks agree within the tolerance; the difference seen (positive: the service's
         /// clock is ahead).
         case clockAgrees(offsetSeconds: Int)
@@ -149,6 +154,9 @@ public struct Diagnosis: Sendable {
         case clockSkew(offsetSeconds: Int)
         /// The keyring or the token storage cannot be used, in the storage's own sentence.
         case storage(reason: String)
+        /// The identity service's sign-in page refuses this app registration (`AADSTS50011`,
+        /// `700016`, `90002`, `50194`): the code, the client id and the redirect URI asked with.
+        case appRegistration(serviceCode: String, clientID: String, redirectURI: URL)
     }
 
     /// Why a check was not made.

@@ -87,6 +87,9 @@ public struct HealthCheck: Sendable {
             findings.append(Finding(.clientAuthentication, .notChecked(.discoveryFailed)))
         }
         findings.append(Finding(.clock, Self.clockOutcome(discovery)))
+        if let authorization = endpoints.first(where: { $0.role == .authorization })?.url {
+            findings.append(await appRegistration(configuration, authorization: authorization))
+        }
         return Diagnosis(accountType: settings.accountType, shape: settings.shape, settingsFile: file, findings: findings)
     }
 
@@ -212,6 +215,36 @@ public struct HealthCheck: Sendable {
             fetched.problem = .unreadableDocument(url: url, expected: expected)
         }
         return fetched
+    }
+
+    /// Whether the sign-in page opens for the app registration: the authorization endpoint asked
+    /// as a sign-in would ask it (no `state`, nobody signs in), its answer read for the codes
+    /// Entra refuses a registration with — on its page (it never redirects for them) or, for a
+    /// service that does, in the redirect.
+    private func appRegistration(_ configuration: AccountConfiguration, authorization: URL) async -> Finding {
+        let url = FormEncoding.url(
+            authorization,
+            appending: [
+                ("client_id", configuration.clientID), ("response_type", "code"),
+                ("redirect_uri", configuration.redirectURL.absoluteString), ("scope", configuration.scopes.joined(separator: " ")),
+                ("response_mode", "query"),
+            ])
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(HTTPRequest(method: "GET", url: url, headers: ["Accept": "text/html"]))
+        } catch {
+            return Finding(.appRegistration, .notChecked(.unreachable))
+        }
+        let text =
+            String(decoding: response.body.prefix(1 << 20), as: UTF8.self) + " "
+            + (FormEncoding.unescape(response.headers["Location"] ?? "") ?? "")
+        for code in ["AADSTS50011", "AADSTS700016", "AADSTS90002", "AADSTS50194"] where text.contains(code) {
+            return Finding(
+                .appRegistration,
+                .problem(.appRegistration(serviceCode: code, clientID: configuration.clientID, redirectURI: configuration.redirectURL)))
+        }
+        guard response.status < 400 else { return Finding(.appRegistration, .problem(.httpStatus(response.status, url: authorization))) }
+        return Finding(.appRegistration, .ok(.signInPageOpens(clientID: configuration.clientID, redirectURI: configuration.redirectURL)))
     }
 
     private static func finding<Document>(
