@@ -149,6 +149,44 @@ final class RefusalTests: XCTestCase {
         XCTAssertTrue(token.stderr.contains("Register a second way to sign in: https://aka.ms/mfasetup"), token.stderr)
     }
 
+    func testAnMFARuleAsksForASignInAndTheSignInAsksForTheCode() async throws {
+        let token = try await tokenRefused(by: #"{"tenants": {"contoso.onmicrosoft.com": {"conditionalAccess": [{"require": "mfa"}]}}}"#)
+        XCTAssertEqual(token.status, 2, token.stderr)
+        XCTAssertTrue(token.stderr.contains("another sign-in step (multi-factor authentication)"), token.stderr)
+        XCTAssertTrue(token.stderr.contains("AADSTS50076"), token.stderr)
+        // The next sign-in asks alex for the SMS code (the pages' walk types it), and tokens flow again.
+        let again = try await deviceLogin()
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertNotNil(codes.code(for: Self.alex), "the sign-in did not ask for the SMS code")
+        XCTAssertEqual(try sesame(["token", "--account-type", "myGraphService"]).status, 0)
+    }
+
+    func testMFARegistrationAtSignInWalksThroughTheRegistrationPages() async throws {
+        try start()
+        try await setPolicy(#"{"tenants": {"contoso.onmicrosoft.com": {"conditionalAccess": [{"require": "mfaRegistration"}]}}}"#)
+        let login = try await deviceLogin { page, browser in
+            guard page.contains("More information required"), let ctx = page.hidden("ctx"), let action = page.formAction else {
+                return XCTFail("no More information required page: \(page.text.prefix(300))")
+            }
+            let phone = try await browser.post(action, form: [("ctx", ctx), ("step", "proofup")])
+            XCTAssertTrue(phone.contains("Keep your account secure"), phone.text.prefix(300).description)
+            let refused = try await browser.post(action, form: [("ctx", ctx), ("step", "proofup-phone"), ("phone", "12")])
+            XCTAssertTrue(refused.contains("Enter a valid phone number."), refused.text.prefix(300).description)
+            let sms = try await browser.post(action, form: [("ctx", ctx), ("step", "proofup-phone"), ("phone", "+1 425 555 0100")])
+            let code = try XCTUnwrap(self.codes.code(for: Self.alex), "no SMS code after the registration: \(sms.text.prefix(300))")
+            let kmsi = try await browser.post(action, form: [("ctx", ctx), ("step", "otc"), ("otc", code)])
+            var last = kmsi
+            if let next = kmsi.hidden("ctx"), let nextAction = kmsi.formAction {
+                last = try await browser.post(nextAction, form: [("ctx", next), ("step", "kmsi"), ("kmsi", "yes")])
+            }
+            if last.contains("permissionList"), let next = last.hidden("ctx"), let nextAction = last.formAction {
+                _ = try await browser.post(nextAction, form: [("ctx", next), ("step", "consent"), ("consent", "accept")])
+            }
+        }
+        XCTAssertEqual(login.status, 0, login.stderr)
+        XCTAssertEqual(try sesame(["token", "--account-type", "myGraphService"]).status, 0, "registered and signed in with MFA")
+    }
+
     func testALockedAccountSaysWhenToTryAgain() async throws {
         let token = try await tokenRefused(
             by: #"{"tenants": {"contoso.onmicrosoft.com": {"accounts": {"alex@contoso.onmicrosoft.com": {"state": "locked"}}}}}"#)
