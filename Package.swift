@@ -205,7 +205,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SesameSamplesTests",
-            dependencies: ["SesameSamples", "SesameService", "SesameGit", "SesameCore", "SesameCoreTestSupport", "SesameTestSupport"]
+            dependencies: ["SesameSamples", "SesameService", "SesameGit", "SesameCore", "SesameCoreTestSupport", "SesameTestSupport"],
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "SesameKeyringTests",
@@ -228,7 +229,8 @@ let package = Package(
         // The `sesame` executable's command-line contract.
         .testTarget(
             name: "SesameCLITests",
-            dependencies: ["SesameTestSupport"]
+            dependencies: ["SesameTestSupport"],
+            exclude: ["Mail"]
         ),
         // Every tutorial flow through the real app, driven from outside (WebDriver, AT-SPI).
         .testTarget(
