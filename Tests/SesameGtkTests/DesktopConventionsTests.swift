@@ -91,6 +91,12 @@ final class DesktopConventionsTests: GUITestCase {
             XCTAssertTrue(
                 gui.window.primaryMenu.about?.license.contains("/usr/share/doc/sesame/copyright") == true,
                 "the About window's licence does not say where the linked-in libraries' licences are")
+            XCTAssertTrue(
+                gui.window.primaryMenu.about?.license.contains("Apache License, Version 2.0") == true,
+                "About does not name Sesame's licence")
+            XCTAssertTrue(
+                (try? String(contentsOf: Repository.root.appending(path: "LICENSE"), encoding: .utf8))?.contains("Apache License") == true,
+                "no LICENSE")
             gui.window.primaryMenu.about?.destroy()
 
             // Ctrl+W: the window closes (as its close button does: the close request first).

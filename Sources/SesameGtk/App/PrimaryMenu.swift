@@ -47,7 +47,7 @@ final class PrimaryMenu {
     /// What the About window says of the licence: the same as the package's copyright file.
     private static var license: String {
         L(
-            "The Sesame maintainers have not yet published Sesame under a licence; until they do, all rights are reserved. The libraries linked into it are under their own licences, listed in /usr/share/doc/sesame/copyright."
+            "Sesame is free software, licensed under the Apache License, Version 2.0 (https://www.apache.org/licenses/LICENSE-2.0). It comes with absolutely no warranty. The libraries linked into it are under their own licences, listed in /usr/share/doc/sesame/copyright."
         )
     }
 
