@@ -10,7 +10,10 @@ state="${XDG_STATE_HOME:-$HOME/.local/state}/sesame/emulator"
 mkdir -p "$state"
 log="$state/emulator.log"
 
-"$bin/identity-emulator" --port 0 --demo --state-dir "$state" >"$log" 2>&1 &
+# The log is emptied here, before the emulator starts: the loop below must never read the file
+# before it exists, nor the address of an emulator an earlier run left in it.
+: >"$log"
+"$bin/identity-emulator" --port 0 --demo --state-dir "$state" >>"$log" 2>&1 &
 emulator=$!
 trap 'kill "$emulator" 2>/dev/null || true' EXIT
 
