@@ -240,6 +240,11 @@ final class DesktopConventionsTests: GUITestCase {
                     window.find(Label.self, named: L("User name")).map { $0.isMapped && $0.text == longest.userPrincipalName } ?? false
                 }, "\(look.name), \(script): the details do not show \(longest.userPrincipalName)")
             gui.drainIdle()
+            // A long user name wraps inside the word, never with a hyphen Pango would add (a
+            // hyphen in an address is part of it).
+            for field in [L("User name"), L("Mail")] {
+                XCTAssertEqual(window.find(Label.self, named: field)?.insertsHyphens, false, "\(field) may be hyphenated")
+            }
             XCTAssertEqual(window.size.width, look.width, "\(look.name), \(script): selecting \(longest.displayName) widened the window")
             for name in [L("Account"), L("Main menu")] {
                 let button = try XCTUnwrap(window.find(Widget.self, named: name), name)

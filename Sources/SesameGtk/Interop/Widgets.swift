@@ -188,8 +188,30 @@ public final class Label: Widget {
             // a wrapped label never asks for more width than a few characters.
             gtk_label_set_line_wrap(label, 1)
             gtk_label_set_line_wrap_mode(label, PANGO_WRAP_WORD_CHAR)
+            neverHyphenate()
         }
         gtk_label_set_selectable(label, selectable ? 1 : 0)
+    }
+
+    /// Breaks inside a word without the hyphen Pango would add: in an e-mail address or a host
+    /// name a hyphen is part of what is written ("adele.bennett@c-ontoso…" is another address).
+    private func neverHyphenate() {
+        let attributes = pango_attr_list_new()
+        pango_attr_list_insert(attributes, pango_attr_insert_hyphens_new(0))
+        gtk_label_set_attributes(label, attributes)
+        pango_attr_list_unref(attributes)
+    }
+
+    /// Whether Pango may add a hyphen where the label breaks inside a word.
+    public var insertsHyphens: Bool {
+        guard let attributes = gtk_label_get_attributes(label) else { return true }
+        var inserts = true
+        let iterator = pango_attr_list_get_iterator(attributes)
+        defer { pango_attr_iterator_destroy(iterator) }
+        if let found = pango_attr_iterator_get(iterator, PANGO_ATTR_INSERT_HYPHENS) {
+            inserts = UnsafeMutableRawPointer(found).assumingMemoryBound(to: PangoAttrInt.self).pointee.value != 0
+        }
+        return inserts
     }
 
     private var label: UnsafeMutablePointer<GtkLabel> { sesame_label(object) }
