@@ -29,6 +29,8 @@ final class OfflineTests: GUITestCase {
             XCTAssertTrue(
                 MainLoopBridge.spin(timeout: 15) { gui.signInPage?.title == "Can’t reach 127.0.0.1" }, "the unreachable page was not told")
             XCTAssertEqual(gui.offlineBar, UserMessage.offline)
+            // A page that never loaded came over no connection: the bar says nothing of encryption.
+            XCTAssertEqual(gui.hostBar, "127.0.0.1:\(service.base.port ?? 0)", "the host bar speaks of a connection that never was")
             gui.screenshot("offline")
 
             try service.start()
@@ -38,6 +40,7 @@ final class OfflineTests: GUITestCase {
                 MainLoopBridge.spin(timeout: 15) { gui.pagesLoaded > before && gui.signInPage?.title == "Sign in to your account" },
                 "the sign-in page did not load again when the network came back: '\(gui.signInPage?.title ?? "no view")'")
             XCTAssertNil(gui.offlineBar, "the window still says it is offline")
+            XCTAssertTrue(gui.hostBar.hasSuffix(L("not encrypted")), "the loaded page's bar: \(gui.hostBar)")
             XCTAssertTrue(gui.has("page-reloaded"))
             gui.waitForSignInPage("the user name page")
             gui.signInAsAlexUpToConsent()

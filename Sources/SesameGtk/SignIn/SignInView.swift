@@ -172,6 +172,9 @@ final class SignInView {
         case .started:
             currentLoadFailed = false
         case .committed:
+            // The page committed now is Sesame's own ("Can't reach …") when one was just asked for.
+            showingOwnPage = ownPagePending
+            ownPagePending = false
             updateHostBar()
         case .finished:
             // WebKit ends a failed or interrupted load (the redirect we ignored) with FINISHED too;
@@ -219,6 +222,12 @@ final class SignInView {
             return
         }
         let port = url.port.map { ":\($0)" } ?? ""
+        // A page that never loaded (Sesame's own page in its place) came over no connection at
+        // all: the bar names the host and says nothing of encryption.
+        guard !showingOwnPage else {
+            hostBar.text = "\(host)\(port)"
+            return
+        }
         hostBar.text = webView.isSecure ? "🔒 \(host)\(port) — " + L("secure connection") : "\(host)\(port) — " + L("not encrypted")
     }
 
@@ -322,8 +331,14 @@ final class SignInView {
             <body><main><h1 id="errorTitle">\(Self.escape(title))</h1><p id="errorMessage">\(Self.escape(message))</p>\
             \(list)\(end)</main></body></html>
             """
+        ownPagePending = true
         webView.loadAlternateHTML(html, for: uri)
     }
+
+    /// Sesame's own page was asked for in place of one that did not load, and is not committed yet.
+    private var ownPagePending = false
+    /// The page on screen is Sesame's own, in place of one that never loaded.
+    private var showingOwnPage = false
 
     static func escape(_ text: String) -> String {
         text.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
