@@ -257,4 +257,27 @@ final class DesktopConventionsTests: GUITestCase {
             gui.screenshot(script)
         }
     }
+
+    /// Alt+1, Alt+2, Alt+3: the samples in the switcher's order, as GNOME apps switch tabs.
+    func testAltAndANumberSwitchesSamples() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, moreSettingsFiles: ["tasks.plist", "me.plist"])
+            defer { gui.close() }
+            let window = gui.window.window
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { gui.window.window.isVisible })
+            for (number, kind) in [(3, Sample.Kind.me), (1, .directory), (2, .tasks)] {
+                // A page that opened its sign-in by itself: the user reads it, then presses Cancel.
+                if gui.window.signIn.isSigningIn {
+                    gui.waitForSignInPage("the sign-in page before Alt+\(number)")
+                    gui.click(button: L("Cancel sign-in"))
+                }
+                XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { !gui.window.signIn.isSigningIn }, "a sign-in stayed open")
+                window.sendKey(try XCTUnwrap(KeyPress(character: Character(String(number)), alt: true)))
+                XCTAssertTrue(
+                    MainLoopBridge.spin(timeout: 5) { gui.window.samples.currentKind == kind },
+                    "Alt+\(number) did not show \(kind): \(String(describing: gui.window.samples.currentKind))")
+            }
+            XCTAssertNil(WindowShortcut(try XCTUnwrap(KeyPress(character: "1", control: true))), "Ctrl+1 is not Alt+1")
+        }
+    }
 }

@@ -66,12 +66,15 @@ final class GUIHarness {
         settingsFile: String, sample: Sample.Kind, screenshotPrefix: String? = nil,
         configure: @escaping @Sendable (inout EmulatorConfiguration) -> Void = { _ in },
         adjust: (SampleSettings) -> SampleSettings = { $0 }, transportTimeout: Duration = .seconds(60),
-        service: URL? = nil, network: NetworkStatus? = nil, settingsWarnings: [SettingsWarning] = [], stateFile: URL? = nil
+        service: URL? = nil, network: NetworkStatus? = nil, settingsWarnings: [SettingsWarning] = [], stateFile: URL? = nil,
+        moreSettingsFiles: [String] = []
     ) throws {
         self.screenshotPrefix = screenshotPrefix
         emulator = try service == nil ? RunningEmulator.startBlocking(configure: configure) : nil
         base = try service ?? XCTUnwrap(emulator).base
         let settings = adjust(try SampleSettings.load(contentsOf: Repository.settings(settingsFile)).pointed(at: base))
+        let emulatorBase = base
+        let more = try moreSettingsFiles.map { try SampleSettings.load(contentsOf: Repository.settings($0)).pointed(at: emulatorBase) }
         trace = try FlowTrace(file: nil)
         let transport = TracingTransport(base: AsyncHTTPClientTransport(timeout: transportTimeout), trace: trace)
         let storage = FileTokenStorage(directory: Repository.temporaryDirectory("sesame-gui"))
@@ -79,7 +82,8 @@ final class GUIHarness {
         let trace = trace
         Task { @MainActor in
             model = await AppModel(
-                store: AccountStore(storage: storage, transport: transport), settings: [settings], trace: trace, transport: transport,
+                store: AccountStore(storage: storage, transport: transport), settings: [settings] + more, trace: trace,
+                transport: transport,
                 network: network ?? NetworkStatus())
         }
         XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { model != nil })

@@ -27,6 +27,10 @@ extension MainWindow {
             primaryMenu.button.open()
         case .toggleInspector:
             inspectorPane.toggle()
+        case .showSample(let number):
+            // While signing in the sign-in page keeps the window (its own fields take the keys).
+            guard !signIn.isSigningIn, model.samples.indices.contains(number - 1) else { return false }
+            show(model.samples[number - 1].kind)
         }
         return true
     }

@@ -1,7 +1,7 @@
 import SesameSamples
 
 /// The window's keyboard shortcuts, as GNOME's Human Interface Guidelines name them.
-enum WindowShortcut: CaseIterable {
+enum WindowShortcut: Hashable {
     /// Ctrl+Q: quit Sesame.
     case quit
     /// Ctrl+W: close the window.
@@ -16,6 +16,8 @@ enum WindowShortcut: CaseIterable {
     case primaryMenu
     /// F9: show or hide the flow inspector.
     case toggleInspector
+    /// Alt+1, Alt+2, …: the samples in the switcher's order (a number from 1).
+    case showSample(Int)
 
     /// The shortcut a key press is, if it is one.
     init?(_ press: KeyPress) {
@@ -31,6 +33,9 @@ enum WindowShortcut: CaseIterable {
         case (false, false) where press.key == KeyPress.f5 && !press.shift: self = .refresh
         case (false, false) where press.key == KeyPress.f10 && !press.shift: self = .primaryMenu
         case (false, false) where press.key == KeyPress.f9 && !press.shift: self = .toggleInspector
+        case (false, true) where !press.shift:
+            guard let digit = (1...9).first(where: { letter(Character(String($0))) }) else { return nil }
+            self = .showSample(digit)
         default: return nil
         }
     }
@@ -45,6 +50,7 @@ enum WindowShortcut: CaseIterable {
         case .showShortcuts: ["<Primary>question"]
         case .primaryMenu: ["F10"]
         case .toggleInspector: ["F9"]
+        case .showSample(let number): ["<Alt>\(number)"]
         }
     }
 
@@ -58,6 +64,7 @@ enum WindowShortcut: CaseIterable {
         case .showShortcuts: L("Keyboard shortcuts")
         case .primaryMenu: L("Open the main menu")
         case .toggleInspector: L("Show or hide the flow inspector")
+        case .showSample: L("Go to the first, second, third sample")
         }
     }
 
@@ -65,9 +72,14 @@ enum WindowShortcut: CaseIterable {
     static var groups: [(title: String, shortcuts: [ShortcutsWindow.Shortcut])] {
         [
             (L("General"), [WindowShortcut.showShortcuts, .primaryMenu, .closeWindow, .quit].map(\.shortcut)),
-            (L("Pages"), [WindowShortcut.find, .refresh, .toggleInspector].map(\.shortcut)),
+            (L("Pages"), [WindowShortcut.find, .refresh, .toggleInspector].map(\.shortcut) + [samplesShortcut]),
         ]
     }
 
     private var shortcut: ShortcutsWindow.Shortcut { ShortcutsWindow.Shortcut(accelerators.joined(separator: " "), title) }
+
+    /// Alt+1 … Alt+3 as one line of the shortcuts window.
+    private static var samplesShortcut: ShortcutsWindow.Shortcut {
+        ShortcutsWindow.Shortcut("<Alt>1...3", WindowShortcut.showSample(1).title)
+    }
 }
