@@ -27,10 +27,9 @@ extension MainWindow {
             primaryMenu.button.open()
         case .toggleInspector:
             inspectorPane.toggle()
-        case .showSample(let number):
-            // While signing in the sign-in page keeps the window (its own fields take the keys).
-            guard !signIn.isSigningIn, model.samples.indices.contains(number - 1) else { return false }
-            show(model.samples[number - 1].kind)
+        case .showSample(let number):  // not while signing in: the sign-in page keeps the window
+            guard !signIn.isSigningIn, let sample = model.samples.dropFirst(number - 1).first else { return false }
+            show(sample.kind)
         }
         return true
     }

@@ -257,15 +257,12 @@ public final class MainWindow: SignInFailurePresenter {
         samples.networkReturned()
     }
 
-    // MARK: SignInFailurePresenter
-
-    /// Shows a failed sign-in in the error bar and waits for Retry or Cancel — or, when it got no
-    /// answer at all, for the network to come back.
+    /// SignInFailurePresenter: shows a failed sign-in in the error bar (a tenant's refusal with its
+    /// action) and waits for Retry or Cancel — or, with no answer at all, for the network to return.
     public func retryAfter(_ error: AccountStoreError) async -> Bool {
         guard phase < .closed else { return false }
         showWindow()
-        let configuration = await model.store.configuration(forAccountType: error.accountType ?? "")
-        let notice = RefusalNotice(error, configuration: configuration)
+        let notice = RefusalNotice(error, configuration: await model.store.configuration(forAccountType: error.accountType ?? ""))
         return await errorBar.ask(about: error, offline: !model.network.isOnline, notice: notice)
     }
 

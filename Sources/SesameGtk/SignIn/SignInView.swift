@@ -225,7 +225,7 @@ final class SignInView {
         // A page that never loaded (Sesame's own page in its place) came over no connection at
         // all: the bar names the host and says nothing of encryption.
         guard !showingOwnPage else {
-            hostBar.text = "\(host)\(port)"
+            hostBar.text = host + port
             return
         }
         hostBar.text = webView.isSecure ? "🔒 \(host)\(port) — " + L("secure connection") : "\(host)\(port) — " + L("not encrypted")
