@@ -278,6 +278,8 @@ final class RealTenantFlowTests: GUITestCase {
             gui.click(button: "Add the task")
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { renderedRows() == 1 }, "the task did not appear: \(status.text)")
             XCTAssertEqual(entry.text, "", "the added task's text stayed in the field")
+            // A screen reader reads the row by the task's text.
+            XCTAssertEqual(gui.window.window.find(ListBox.self, named: L("Tasks"))?.rowNames, ["Water the plants"])
         }
     }
     /// The sign-in pages down (an injected 503): the view shows the service's own error page;

@@ -584,10 +584,33 @@ public final class ListBox: Widget {
         super.init(new: gtk_list_box_new())
     }
 
-    /// Adds a row showing `child`.
-    public func append(_ child: Widget) {
+    /// Adds a row showing `child`; `accessibleName` names the row GTK wraps it in (a screen
+    /// reader reads the row, not its child).
+    public func append(_ child: Widget, accessibleName: String? = nil) {
         gtk_container_add(sesame_container(object), child.widget)
         keep(child)
+        if let accessibleName, let row = gtk_widget_get_parent(child.widget), let accessible = gtk_widget_get_accessible(row) {
+            atk_object_set_name(accessible, accessibleName)
+        }
+    }
+
+    /// The accessible names of the rows, in order.
+    public var rowNames: [String] {
+        var names: [String] = []
+        var list = gtk_container_get_children(sesame_container(object))
+        let head = list
+        while let node = list {
+            if let row = node.pointee.data, let accessible = gtk_widget_get_accessible(sesame_widget(row)),
+                let name = atk_object_get_name(accessible)
+            {
+                names.append(String(cString: name))
+            } else {
+                names.append("")
+            }
+            list = node.pointee.next
+        }
+        g_list_free(head)
+        return names
     }
 
     /// Removes every row.

@@ -105,7 +105,7 @@ final class TasksPage: SamplePage {
         for task in model.tasks {
             let row = Label(task.text, wrap: true, xalign: 0)
             row.setMargin(6)
-            list.append(row)
+            list.append(row, accessibleName: task.text)
         }
         list.showAll()
         let rows = model.tasks.count
