@@ -67,7 +67,7 @@ final class GUIHarness {
         configure: @escaping @Sendable (inout EmulatorConfiguration) -> Void = { _ in },
         adjust: (SampleSettings) -> SampleSettings = { $0 }, transportTimeout: Duration = .seconds(60),
         service: URL? = nil, network: NetworkStatus? = nil, settingsWarnings: [SettingsWarning] = [], stateFile: URL? = nil,
-        moreSettingsFiles: [String] = []
+        moreSettingsFiles: [String] = [], storageDirectory: URL? = nil
     ) throws {
         self.screenshotPrefix = screenshotPrefix
         emulator = try service == nil ? RunningEmulator.startBlocking(configure: configure) : nil
@@ -77,7 +77,7 @@ final class GUIHarness {
         let more = try moreSettingsFiles.map { try SampleSettings.load(contentsOf: Repository.settings($0)).pointed(at: emulatorBase) }
         trace = try FlowTrace(file: nil)
         let transport = TracingTransport(base: AsyncHTTPClientTransport(timeout: transportTimeout), trace: trace)
-        let storage = FileTokenStorage(directory: Repository.temporaryDirectory("sesame-gui"))
+        let storage = FileTokenStorage(directory: storageDirectory ?? Repository.temporaryDirectory("sesame-gui"))
         var model: AppModel?
         let trace = trace
         Task { @MainActor in

@@ -51,6 +51,45 @@ final class RealTenantFlowTests: GUITestCase {
         }
     }
 
+    /// Signed in on Me, the window closes; opened again, Me shows alex signed in (his account is
+    /// cached) before anything is clicked, and a call gets its token silently.
+    func testMeShowsTheCachedAccountAfterARestart() throws {
+        try MainActor.assumeIsolated {
+            let storage = Repository.temporaryDirectory("sesame-restart")
+            let emulator = try RunningEmulator.startBlocking(users: 50)
+            defer { emulator.stop() }
+            do {
+                let gui = try GUIHarness(settingsFile: "me.plist", sample: .me, service: emulator.base, storageDirectory: storage)
+                defer { gui.close() }
+                gui.click(button: "Call Microsoft Graph")
+                gui.waitForSignInPage("first call")
+                gui.signInAsAlexUpToConsent()
+                gui.clickInPage(IDs.primaryButton)
+                let log = try XCTUnwrap(gui.window.window.find(TextLog.self, named: L("Log")))
+                XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { log.text.contains("→ 200") }, log.text)
+            }
+            // Opened again on the Directory (whose sign-in opens by itself: the user cancels it),
+            // then Me, as a person comes back to it.
+            let gui = try GUIHarness(
+                settingsFile: "directory.plist", sample: .directory, service: emulator.base, moreSettingsFiles: ["me.plist"],
+                storageDirectory: storage)
+            defer { gui.close() }
+            gui.waitForSignInPage("the directory's own sign-in")
+            gui.click(button: L("Cancel sign-in"))
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { !gui.window.signIn.isSigningIn }, "the sign-in stayed open")
+            gui.window.show(.me)
+            let account = { gui.window.window.find(Label.self, named: L("Signed-in user"))?.text }
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 10) { account() == "Alex Wilber" }, "Me says \(account() ?? "nothing") after a restart")
+            let pages = gui.pagesLoaded
+            gui.click(button: "Call Microsoft Graph")
+            let log = try XCTUnwrap(gui.window.window.find(TextLog.self, named: L("Log")))
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { log.text.contains("→ 200") }, log.text)
+            XCTAssertTrue(log.text.contains("acquireTokenSilent"), log.text)
+            XCTAssertEqual(gui.pagesLoaded, pages, "a sign-in page was shown for a cached account")
+        }
+    }
+
     func testMFADemandedOnARefreshAsksForTheSMSCodeAtTheNextCall() throws {
         try MainActor.assumeIsolated {
             // Access tokens live two minutes, so every call refreshes.
