@@ -143,9 +143,20 @@ public final class DirectorySearch {
                 self.replace(with: page)
             } catch {
                 guard let self, current == self.generation, !Task.isCancelled else { return }
+                // The rows on screen answered another search: gone, not shown under this one's error.
+                self.clearRows()
                 self.setStatus(.failed(self.session.message(for: error), action: SampleAction.after(error)))
             }
         }
+    }
+
+    private func clearRows() {
+        guard !users.isEmpty || selected != nil else { return }
+        users = []
+        nextPage = nil
+        selected = nil
+        onChange?(.replaced)
+        onChange?(.selection)
     }
 
     /// Searches the same text again (Retry).

@@ -56,9 +56,11 @@ struct DirectorySearchTests {
         let search = DirectorySearch(session: fixture.session(.directory))
         await search.appear()
         try await until { search.status != .searching }
+        #expect(!search.users.isEmpty, "everyone was listed first")
         fixture.apis.failNext(with: 503)
         search.search("meg")
         try await until { search.status != .searching }
+        #expect(search.users.isEmpty, "the rows of the earlier search stayed under the failed one's error")
         guard case .failed(let message, _) = search.status else {
             Issue.record("not failed: \(search.status)")
             return
