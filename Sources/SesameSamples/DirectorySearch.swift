@@ -56,6 +56,11 @@ public final class DirectorySearch {
     private var generation = 0
     private var searchTask: Task<Void, Never>?
     private var pageTask: Task<Void, Never>?
+    /// How long after a failure Retry can mend the search runs again by itself, one delay per
+    /// attempt (the last repeats): a service that was refusing or down comes back without a press.
+    public var retryDelays: [Duration] = [.seconds(2), .seconds(4), .seconds(8), .seconds(15), .seconds(30), .seconds(60)]
+    private var retryTask: Task<Void, Never>?
+    private var failuresInARow = 0
 
     /// A search over the sample's Graph (`graphBaseURL` of its settings).
     public init(session: SampleSession) {
@@ -125,9 +130,15 @@ public final class DirectorySearch {
     /// A new search for `text`: the previous one is cancelled, and its answer, if it still
     /// comes, is dropped.
     public func search(_ text: String) {
+        search(text, again: false)
+    }
+
+    private func search(_ text: String, again: Bool) {
         self.text = text
         generation += 1
         let current = generation
+        retryTask?.cancel()
+        if !again { failuresInARow = 0 }
         searchTask?.cancel()
         pageTask?.cancel()
         pageTask = nil
@@ -146,7 +157,22 @@ public final class DirectorySearch {
                 // The rows on screen answered another search: gone, not shown under this one's error.
                 self.clearRows()
                 self.setStatus(.failed(self.session.message(for: error), action: SampleAction.after(error)))
+                self.retryLater()
             }
+        }
+    }
+
+    /// After a failure Retry can mend, the same search again after the next delay, unless the
+    /// user searched meanwhile (or the network's return already did).
+    private func retryLater() {
+        guard case .failed(_, action: .retry) = status, !retryDelays.isEmpty else { return }
+        let delay = retryDelays[min(failuresInARow, retryDelays.count - 1)]
+        failuresInARow += 1
+        let current = generation
+        retryTask = Task { [weak self] in
+            try? await Task.sleep(for: delay)
+            guard let self, !Task.isCancelled, current == self.generation, case .failed(_, action: .retry) = self.status else { return }
+            self.search(self.text, again: true)
         }
     }
 
@@ -160,7 +186,7 @@ public final class DirectorySearch {
     }
 
     /// Searches the same text again (Retry).
-    public func retry() { search(text) }
+    public func retry() { search(text, again: true) }
 
     /// The network is back: a search that failed for a reason Retry can mend runs again.
     public func networkReturned() {
@@ -217,6 +243,7 @@ public final class DirectorySearch {
     /// Stops every request (the window is closing).
     public func close() {
         generation += 1
+        retryTask?.cancel()
         searchTask?.cancel()
         pageTask?.cancel()
         onChange = nil
@@ -228,6 +255,7 @@ public final class DirectorySearch {
     }
 
     private func replace(with page: GraphUserPage) {
+        failuresInARow = 0
         users = page.users
         nextPage = page
         selected = nil

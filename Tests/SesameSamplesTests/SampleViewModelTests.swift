@@ -76,6 +76,24 @@ struct DirectorySearchTests {
         #expect(search.statusText == "No one matches.")
     }
 
+    @Test("a search the service refused runs again by itself, backed off, and recovers with no press")
+    func recoversByItself() async throws {
+        let fixture = try await SamplesFixture()
+        defer { fixture.remove() }
+        let search = DirectorySearch(session: fixture.session(.directory))
+        search.retryDelays = [.milliseconds(20), .milliseconds(40)]
+        await search.appear()
+        try await until { search.status != .searching }
+        let before = fixture.transportRequests().filter { $0.url.host == "graph.microsoft.com" }.count
+        fixture.apis.failNext(3, with: 503)
+        search.search("meg")
+        try await until { search.users.count == 3 }
+        #expect(search.status == .found(count: 3, more: false))
+        #expect(
+            fixture.transportRequests().filter { $0.url.host == "graph.microsoft.com" }.count - before == 4, "3 refusals, then the answer")
+        search.close()
+    }
+
     @Test("signing out empties the list, offers Sign in, and the next sign-in asks who signs in")
     func signOut() async throws {
         let fixture = try await SamplesFixture()

@@ -81,6 +81,7 @@ final class FakeAPIs: Sendable {
         var held: [String: CheckedContinuation<Void, Never>] = [:]
         var holding: Set<String> = []
         var failNext: Int?
+        var failuresLeft = 0
     }
 
     private let state = Mutex(State())
@@ -108,8 +109,13 @@ final class FakeAPIs: Sendable {
     /// Whether an answer for `text` is being held.
     func isHolding(_ text: String) -> Bool { state.withLock { $0.held[text] != nil } }
 
-    /// The next API request answers `status`.
-    func failNext(with status: Int) { state.withLock { $0.failNext = status } }
+    /// The next `count` API requests answer `status`.
+    func failNext(_ count: Int = 1, with status: Int) {
+        state.withLock {
+            $0.failNext = status
+            $0.failuresLeft = count
+        }
+    }
 
     var tasks: [String] { state.withLock { $0.tasks } }
     /// The `Idempotency-Key` of each task POST that reached the API, in order.
@@ -118,8 +124,10 @@ final class FakeAPIs: Sendable {
     func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
         if request.method == "POST", let key = request.headers["Idempotency-Key"] { state.withLock { $0.postedKeys.append(key) } }
         if let status = state.withLock({ state -> Int? in
-            defer { state.failNext = nil }
-            return state.failNext
+            guard let status = state.failNext else { return nil }
+            state.failuresLeft -= 1
+            if state.failuresLeft <= 0 { state.failNext = nil }
+            return status
         }) {
             return json(["error": ["code": "ServiceUnavailable", "message": "The service is down for the test."]], status: status)
         }
