@@ -78,7 +78,8 @@ public struct WindowPhases: Sendable, Equatable {
         switch next {
         case .starting: return []
         case .firstSignIn: return [.present]
-        case .shown: return [.buildFirstPage(joiningSignIn: false), .present]
+        // Shown without a sign-in (the account is cached): the keyboard goes to the page at once.
+        case .shown: return [.buildFirstPage(joiningSignIn: false), .present, .focusCurrentPage]
         case .complete:
             // Built after the first sign-in page had loaded, the first page joins that sign-in.
             return (previous == .starting ? [.present] : []) + [.buildFirstPage(joiningSignIn: previous == .firstSignIn), .buildTheRest]

@@ -137,6 +137,36 @@ final class DesktopConventionsTests: GUITestCase {
         }
     }
 
+    /// Started again with alex's account cached, the window needs no sign-in: the search field has
+    /// the keyboard at once, and what is typed searches.
+    func testStartedSignedInTheKeyboardIsOnTheSearchField() throws {
+        try MainActor.assumeIsolated {
+            let storage = Repository.temporaryDirectory("sesame-restart-focus")
+            let emulator = try RunningEmulator.startBlocking(users: 50)
+            defer { emulator.stop() }
+            do {
+                let first = try GUIHarness(
+                    settingsFile: "directory.plist", sample: .directory, service: emulator.base, storageDirectory: storage)
+                defer { first.close() }
+                first.waitForSignInPage("sign-in")
+                first.signInAsAlexUpToConsent()
+                first.clickInPage(IDs.primaryButton)
+                XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { first.peopleRows > 0 }, "the directory never filled")
+            }
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, service: emulator.base, storageDirectory: storage)
+            defer { gui.close() }
+            let window = gui.window.window
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 }, "the directory never filled")
+            window.present()
+            let search = try XCTUnwrap(window.find(SearchEntry.self, named: L("Search the directory")))
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 10) { search.hasFocus },
+                "after the start the focus is on \(window.focusedWidget.map { "\($0.accessibleName)" } ?? "nothing")")
+            Self.type("meg", into: window)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { search.text == "meg" }, "what was typed went elsewhere: '\(search.text)'")
+        }
+    }
+
     /// The window's size, the inspector's handle and whether it shows come back at the next start.
     func testTheWindowOpensAsItWasClosed() throws {
         try MainActor.assumeIsolated {

@@ -8,7 +8,7 @@ struct WindowPhasesTests {
     @Test("someone is signed in: the first page and the window at once, the rest once it is on screen, never twice")
     func signedIn() {
         var phases = WindowPhases()
-        #expect(phases.show(signingIn: false) == [.buildFirstPage(joiningSignIn: false), .present])
+        #expect(phases.show(signingIn: false) == [.buildFirstPage(joiningSignIn: false), .present, .focusCurrentPage])
         #expect(phases.advance(to: .complete) == [.buildFirstPage(joiningSignIn: false), .buildTheRest])
         #expect(phases.show(signingIn: false) == [], "a phase is entered once")
         #expect(phases.advance(to: .shown) == [], "phases never move back")
