@@ -275,6 +275,10 @@ final class DesktopConventionsTests: GUITestCase {
             for field in [L("User name"), L("Mail")] {
                 XCTAssertEqual(window.find(Label.self, named: field)?.insertsHyphens, false, "\(field) may be hyphenated")
             }
+            // Tab stops on what can be copied, not on each empty field's "—".
+            let empty = window.descendants.compactMap { $0 as? Label }.filter { $0.text == "—" && $0.isMapped }
+            XCTAssertFalse(empty.isEmpty, "no empty field to check")
+            XCTAssertTrue(empty.allSatisfy { !$0.canFocus }, "Tab stops on an empty field")
             XCTAssertEqual(window.size.width, look.width, "\(look.name), \(script): selecting \(longest.displayName) widened the window")
             for name in [L("Account"), L("Main menu")] {
                 let button = try XCTUnwrap(window.find(Widget.self, named: name), name)

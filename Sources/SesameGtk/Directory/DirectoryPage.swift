@@ -180,7 +180,8 @@ final class DirectoryPage: SamplePage {
         for (row, field) in fields.enumerated() {
             let key = Label(field.0, xalign: 0)
             key.addStyleClass("dim-label")
-            let value = Label(field.1, wrap: true, xalign: 0, selectable: true)
+            // An empty field ("—") is nothing to copy: Tab does not stop on it.
+            let value = Label(field.1, wrap: true, xalign: 0, selectable: field.1 != "—")
             value.accessibleName = field.0
             value.tooltip = field.1
             value.expandsHorizontally = true

@@ -42,6 +42,9 @@ public class Widget: GObjectReference {
         set { gtk_widget_set_sensitive(widget, newValue ? 1 : 0) }
     }
 
+    /// Whether Tab can stop on the widget.
+    public var canFocus: Bool { gtk_widget_get_can_focus(widget) != 0 }
+
     /// Whether the widget is on screen: shown, and every parent too.
     public var isMapped: Bool { gtk_widget_get_mapped(widget) != 0 }
 
