@@ -38,6 +38,7 @@ final class CompanyNetworkTests: XCTestCase {
             environment[name] = nil
         }
         environment["XDG_DATA_HOME"] = data.appending(path: "data").path
+        environment["XDG_STATE_HOME"] = data.appending(path: "state").path
         // Files, also where a GNOME session's bus offers a Secret Service (one with no keyring).
         let sesameData = data.appending(path: "data/sesame")
         try? FileManager.default.createDirectory(at: sesameData, withIntermediateDirectories: true)

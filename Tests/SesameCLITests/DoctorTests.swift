@@ -24,6 +24,8 @@ final class DoctorHarness {
             environment[name] = nil
         }
         environment["XDG_DATA_HOME"] = data.appending(path: "data").path
+        // Its own state too: the latest refusal another test left is not this setup's.
+        environment["XDG_STATE_HOME"] = data.appending(path: "state").path
         environment["XDG_CURRENT_DESKTOP"] = nil
         environment["SESAME_REQUIRE_SECRET_SERVICE"] = nil
         environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"

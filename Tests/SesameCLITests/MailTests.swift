@@ -39,6 +39,7 @@ final class MailTests: XCTestCase {
         cleanup.append { [folder] in try? FileManager.default.removeItem(at: folder) }
         environment = ProcessInfo.processInfo.environment
         environment["XDG_DATA_HOME"] = folder.appending(path: "data").path
+        environment["XDG_STATE_HOME"] = folder.appending(path: "state").path
         environment["SESAME_REQUIRE_SECRET_SERVICE"] = nil
         environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
     }
