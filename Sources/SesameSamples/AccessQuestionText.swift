@@ -14,7 +14,7 @@ public struct AccessQuestionText: Sendable, Equatable {
     /// (new)"), or what it asks for when the token is not known yet.
     public let permissions: [String]
     /// Where the program is: "The program /usr/bin/tool", "The Flatpak app org.example.App".
-    public let origin: String
+    public private(set) var origin: String
     /// For an unverified program, why it cannot be remembered; nil otherwise.
     public let warning: String?
     /// Whether "Always allow" is offered (never for an unverified program).
@@ -51,5 +51,10 @@ public struct AccessQuestionText: Sendable, Equatable {
             )
         }
         offersAlways = program.isVerified
+        if !request.app.isEmpty {
+            // A program signing in as its own app (the identity broker): which registration the
+            // organization sees, as Entra's sign-in logs name it.
+            origin += "\n" + String(formatting: L("It signs in as the app %@."), DisplayText.escaped(request.app))
+        }
     }
 }

@@ -49,17 +49,15 @@ public final class AccountBus {
     public let service: AccountService
     private let trace: FlowTrace
     private var bus: DBusService?
-    /// Who each connection is, as identified at its first call.
-    private var callers: [String: Caller] = [:]
-    private var firstCalls: [String: Task<Caller?, Never>] = [:]
-    private let identification: ProcessIdentification
+    /// Who each connection is, as identified at its first call (shared with the broker).
+    public let callers: CallerRegistry
 
     /// Starts owning the name. Without a session bus, or with another Sesame owning the name, the
     /// window simply serves nobody (``isServing`` stays false).
     public init(service: AccountService, trace: FlowTrace, identification: ProcessIdentification = ProcessIdentification()) {
         self.service = service
         self.trace = trace
-        self.identification = identification
+        callers = CallerRegistry(identification: identification, trace: trace) { [weak service] in service?.isTrusted($0) ?? false }
         do {
             bus = try DBusService(
                 name: Self.busName, path: Self.objectPath, interface: Self.interfaceName, introspectionXML: Self.introspectionXML
@@ -92,38 +90,10 @@ public final class AccountBus {
     }
 
     private func identify(_ call: DBusMethodCall) async throws(AccountServiceError) -> ProgramIdentity {
-        if let known = callers[call.sender] {
-            // The process that made the first call, still running the executable it ran then.
-            guard identification.fingerprint(known.processID) == known.fingerprint else {
-                trace.record("service-caller-changed", [("program", known.program.name)])
-                throw AccountServiceError(.unknownCaller, "The calling program changed since its first call; connect again.")
-            }
-            return known.program
-        }
-        // A connection's first calls may come together: they share one identification.
-        let identifying =
-            firstCalls[call.sender]
-            ?? Task { [identification, service] in
-                guard let credentials = await call.callerCredentials(), credentials.userID == Posix.userID,
-                    let caller = identification.caller(credentials.processID)
-                else { return nil }
-                // `sesame token` run by a mail program (its `PassCmd`): the user decides about that
-                // program; typed at a shell, the command is the person's own.
-                guard service.isTrusted(caller.program), let requester = identification.tokenCommandRequester(caller.processID) else {
-                    return caller
-                }
-                return Caller(program: requester.program, processID: caller.processID, fingerprint: caller.fingerprint)
-            }
-        firstCalls[call.sender] = identifying
-        let caller = await identifying.value
-        firstCalls[call.sender] = nil
-        guard let caller else { throw AccountServiceError(.unknownCaller, "Sesame could not tell which program is calling.") }
-        if callers[call.sender] == nil {
-            if callers.count > 4096 { callers.removeAll() }
-            callers[call.sender] = caller
-            if !caller.program.isVerified { trace.record("service-caller-unverified", [("program", caller.program.name)]) }
-        }
-        return caller.program
+        let (program, changed) = await callers.identify(call)
+        if changed { throw AccountServiceError(.unknownCaller, "The calling program changed since its first call; connect again.") }
+        guard let program else { throw AccountServiceError(.unknownCaller, "Sesame could not tell which program is calling.") }
+        return program
     }
 
     private func answer(_ call: DBusMethodCall, from caller: ProgramIdentity) async throws(AccountServiceError) -> [DBusValue] {

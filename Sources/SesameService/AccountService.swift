@@ -134,7 +134,7 @@ public final class AccountService {
     /// Who signs in interactively (the window); nil: `SignIn` fails.
     public weak var signer: (any ServiceSignIn)?
     /// The programs waiting for the user (a question, or a sign-in they asked for).
-    private var waiting: Set<ProgramIdentity> = []
+    var waiting: Set<ProgramIdentity> = []
     private var listening: Task<Void, Never>?
 
     /// A service over `store` for its configured `accountTypes`, recording to `trace`;
@@ -253,8 +253,8 @@ public final class AccountService {
     }
 
     /// Passes when the program may have the token: trusted, allowed for what it carries, or the
-    /// user says so now.
-    private func authorize(_ program: ProgramIdentity, _ request: AccessRequest) async throws(AccountServiceError) {
+    /// user says so now (the broker's requests too).
+    func authorize(_ program: ProgramIdentity, _ request: AccessRequest) async throws(AccountServiceError) {
         if trusted.contains(program) { return }
         var asked = request
         switch access.decision(for: request) {
@@ -264,7 +264,7 @@ public final class AccountService {
         case .grew(let allowed):
             asked = AccessRequest(
                 program: program, accountType: request.accountType, homeAccountID: request.homeAccountID, username: request.username,
-                resource: request.resource, scopes: request.scopes, previouslyAllowed: allowed)
+                resource: request.resource, scopes: request.scopes, previouslyAllowed: allowed, app: request.app)
         }
         switch try await question(asked) {
         case .allowOnce?, .always?: return
@@ -290,7 +290,7 @@ public final class AccountService {
         return answer
     }
 
-    private func beginWaiting(_ program: ProgramIdentity) throws(AccountServiceError) {
+    func beginWaiting(_ program: ProgramIdentity) throws(AccountServiceError) {
         guard !waiting.contains(program) else {
             throw AccountServiceError(.busy, "This program is already waiting for the user's answer; ask again once it has one.")
         }
@@ -300,7 +300,7 @@ public final class AccountService {
         waiting.insert(program)
     }
 
-    private static let denied = AccountServiceError(.accessDenied, "The user did not allow this program to use that account.")
+    static let denied = AccountServiceError(.accessDenied, "The user did not allow this program to use that account.")
 
     // MARK: Arguments
 

@@ -48,13 +48,17 @@ public struct AccessRequest: Sendable, Hashable {
     /// What the program was allowed before, when the token now carries more (the question says
     /// what is new); empty for a first question.
     public let previouslyAllowed: [String]
+    /// The app registration (client id) the program signs in as, when it signs in as its own app
+    /// through the identity broker; empty when it uses the account type's (Sesame's) app.
+    public let app: String
 
     /// A request; `scopes` are normalised (see ``scopes``).
     public init(
         program: ProgramIdentity, accountType: String, homeAccountID: String, username: String, resource: String, scopes: [String],
-        previouslyAllowed: [String] = []
+        previouslyAllowed: [String] = [], app: String = ""
     ) {
         self.program = program
+        self.app = app
         self.accountType = accountType
         self.homeAccountID = homeAccountID
         self.username = username
@@ -64,10 +68,12 @@ public struct AccessRequest: Sendable, Hashable {
     }
 
     /// A request for `account`.
-    public init(program: ProgramIdentity, account: Account, resource: String, scopes: [String], previouslyAllowed: [String] = []) {
+    public init(
+        program: ProgramIdentity, account: Account, resource: String, scopes: [String], previouslyAllowed: [String] = [], app: String = ""
+    ) {
         self.init(
             program: program, accountType: account.accountType, homeAccountID: account.homeAccountID, username: account.username,
-            resource: resource, scopes: scopes, previouslyAllowed: previouslyAllowed)
+            resource: resource, scopes: scopes, previouslyAllowed: previouslyAllowed, app: app)
     }
 
     /// The permissions that were not allowed before (all of them for a first question).

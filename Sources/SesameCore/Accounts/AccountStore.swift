@@ -213,6 +213,12 @@ public actor AccountStore {
         try SignedInAccounts.remove(account, in: self)
     }
 
+    /// The account's last id_token for its type's client (checked when it was received), for a
+    /// broker that hands it to the app; nil when the cache holds none.
+    public func idToken(for account: Account) throws(AccountStoreError) -> Secret? {
+        try SignedInAccounts.idToken(for: account, in: self)
+    }
+
     /// Whether the next interactive sign-in of `accountType` asks who signs in (`prompt=login`),
     /// because its group's last user signed out (remembered across restarts, in the cache).
     public func asksForAccountNext(accountType: String) throws(AccountStoreError) -> Bool {

@@ -62,6 +62,15 @@ enum SignedInAccounts {
         store.emit(.accountsDidChange(accountType: account.accountType, change: .removed(account)))
     }
 
+    /// ``AccountStore/idToken(for:)``.
+    static func idToken(for account: Account, in store: isolated AccountStore) throws(AccountStoreError) -> Secret? {
+        let configuration = try store.requireConfiguration(account.accountType)
+        return try store.withCache(group: configuration.storageGroup, write: false) { cache in
+            cache.idToken(homeAccountID: account.homeAccountID, environment: account.environment, clientID: configuration.clientID)?
+                .secret
+        }
+    }
+
     /// MSAL's `environment`: the authority host.
     static func environment(of configuration: AccountConfiguration) -> String {
         // A token endpoint left to discovery is known only later: the discovery document's host

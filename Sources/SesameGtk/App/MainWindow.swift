@@ -21,7 +21,7 @@ public final class MainWindow: SignInFailurePresenter {
     /// The sign-in page: the Core's user agent for every sample.
     let signIn: SignInPane
     /// The system browser as the sign-in's user agent (a sample's `signInWith`, or "Continue in your browser").
-    private let browserAgent: BrowserSignInAgent
+    let browserAgent: BrowserSignInAgent
     let mainStack = Stack(sizedByVisibleChild: true)
     /// The samples' pages.
     let samples: SamplePages

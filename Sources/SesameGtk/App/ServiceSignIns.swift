@@ -7,7 +7,7 @@ import SesameService
 /// the window, raised, signs someone in on that type's page.
 @MainActor
 final class ServiceSignIns: ServiceSignIn {
-    private unowned let window: MainWindow
+    unowned let window: MainWindow
 
     init(window: MainWindow) { self.window = window }
 

@@ -57,11 +57,13 @@ public enum SesameApplication {
                     let window = MainWindow(application: app, model: model, options: options)
                     holder.window = window
                     if let accountService = holder.bus?.service { window.serve(accountService) }
+                    holder.broker?.broker.signer = window.serviceSignIns
                     window.window.onDestroy {
                         holder.window = nil
                         if let onDemand = holder.onDemand, let accountService = holder.bus?.service {
                             // Serving on without a window: the next sign-in opens a new one.
                             accountService.signer = onDemand
+                            holder.broker?.broker.signer = onDemand
                         } else {
                             // The app ends with its window: no question outlives it.
                             holder.questions.dismissAll()
@@ -74,7 +76,19 @@ public enum SesameApplication {
                     let accountService = AccountService(
                         store: model.store, accountTypes: model.samples.map(\.accountType), trace: model.trace,
                         access: ProgramAccess(file: service.accessFile), trusted: service.trusted)
-                    holder.bus = AccountBus(service: accountService, trace: model.trace)
+                    let bus = AccountBus(service: accountService, trace: model.trace)
+                    holder.bus = bus
+                    // The desktop's identity broker too, for the programs that ask Microsoft's
+                    // (MSAL with the broker on, Edge, Git Credential Manager): their own apps.
+                    var hosts: Set<String> = []
+                    for sample in model.samples {
+                        if let host = await model.store.configuration(forAccountType: sample.accountType)?.authorizationURL.host {
+                            hosts.insert(host)
+                        }
+                    }
+                    let broker = BrokerService(
+                        service: accountService, store: model.store, trace: model.trace, version: SesameVersion.current, extraHosts: hosts)
+                    holder.broker = BrokerBus(broker: broker, callers: bus.callers, trace: model.trace)
                     // Questions are a dialog of their own: over the window when it is on screen,
                     // alone when the service runs without one.
                     accountService.questioner = holder.questions
@@ -84,6 +98,7 @@ public enum SesameApplication {
                         let onDemand = WindowOnDemand(open: openWindow)
                         holder.onDemand = onDemand
                         accountService.signer = onDemand
+                        broker.signer = onDemand
                         // Served until the session ends: the hold is never released.
                         return
                     }
@@ -94,6 +109,7 @@ public enum SesameApplication {
         }
         let status = app.run()
         holder.bus?.stop()
+        holder.broker?.stop()
         withExtendedLifetime(holder) {}
         return status
     }
@@ -103,6 +119,7 @@ public enum SesameApplication {
         var model: AppModel?
         var window: MainWindow?
         var bus: AccountBus?
+        var broker: BrokerBus?
         var onDemand: WindowOnDemand?
         let questions = AccessDialog()
         var starting = false
@@ -111,7 +128,7 @@ public enum SesameApplication {
 
 /// The service's window when it runs without one: opened when a program needs a sign-in.
 @MainActor
-private final class WindowOnDemand: ServiceSignIn {
+private final class WindowOnDemand: ServiceSignIn, BrokerSignIn {
     private let open: @MainActor () -> MainWindow
 
     init(open: @escaping @MainActor () -> MainWindow) { self.open = open }
@@ -119,4 +136,14 @@ private final class WindowOnDemand: ServiceSignIn {
     func serviceSignIn(accountType: String) async -> Account? {
         await open().serviceSignIns.serviceSignIn(accountType: accountType)
     }
+
+    func brokerSignIn(
+        accountType: String, program: ProgramIdentity, parameters: [String: String]
+    ) async throws(AccountStoreError)
+        -> Account
+    {
+        try await open().serviceSignIns.brokerSignIn(accountType: accountType, program: program, parameters: parameters)
+    }
+
+    func cancelBrokerSignIn() {}
 }

@@ -19,6 +19,8 @@ final class SignInPane: SignInUserAgent {
     private let automation: Bool
     /// The session on screen.
     private(set) var current: SignInSession?
+    /// The program a sign-in is for, when another program asked for it (the identity broker).
+    var requestedBy: String?
     /// The view of the session on screen, or of the last one.
     private(set) var view: SignInView?
     /// The window shows the sign-in page.
@@ -108,7 +110,9 @@ final class SignInPane: SignInUserAgent {
         showRefusal(nil)
         let view = signInView(forGroup: session.storageGroup)
         self.view = view
-        title.text = L("Sign in — the identity service’s own page")
+        title.text =
+            requestedBy.map { String(formatting: L("Sign in for %@ — the identity service’s own page"), DisplayText.isolated($0)) }
+            ?? L("Sign in — the identity service’s own page")
         // The page is asked for first: WebKit starts its processes while the window shows.
         view.begin(session)
         // After `begin` shows it: a stack makes only a visible child the one on screen.
