@@ -191,13 +191,13 @@ bench: deps $(TEST_VENV_STAMP)
 	swift build $(BENCH_BUILD_FLAGS)
 	scripts/test-session.sh $(TEST_VENV)/bin/python bench/bench.py .build/release bench/results.json
 
-## release: `sesame`, `identity-emulator` and `git-credential-sesame` as installed and packaged
+## release: `sesame`, `sesame-service`, `identity-emulator` and `git-credential-sesame` as installed and packaged
 ## (RELEASE_BUILD_FLAGS), and their man pages and bash/zsh/fish completions generated from their parsers (packaging/generate-docs.sh)
 release: deps
 	@# The packaged products only: the demo's and the benchmarks' too (`make bench` builds them)
 	@# took 33 s more CPU of 9 minutes. One at a time leaves a core idle at each one's end — 25 s
 	@# of 5.5 minutes alone, nothing beside `make test`'s tests, which take the idle cores.
-	for product in sesame identity-emulator git-credential-sesame; do \
+	for product in sesame sesame-service identity-emulator git-credential-sesame; do \
 	  swift build $(RELEASE_BUILD_FLAGS) --product $$product || exit 1; \
 	done
 	packaging/generate-docs.sh .build/release $(PACKAGE_DIR)/generated
@@ -214,9 +214,11 @@ install: release
 	  "$(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps" "$(DESTDIR)$(PREFIX)/share/icons/hicolor/symbolic/apps" \
 	  "$(DESTDIR)$(PREFIX)/share/man/man1" "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
 	  "$(DESTDIR)$(PREFIX)/share/zsh/$(ZSH_COMPLETIONS)" "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d" \
-	  "$(DESTDIR)$(PREFIX)/share/dbus-1/services"
+	  "$(DESTDIR)$(PREFIX)/share/dbus-1/services" "$(DESTDIR)$(PREFIX)/libexec/sesame" "$(DESTDIR)$(PREFIX)/share/sesame/dbus-1"
 	install -m 755 .build/release/sesame .build/release/identity-emulator .build/release/git-credential-sesame \
 	  "$(DESTDIR)$(PREFIX)/bin/"
+	@# The service D-Bus activation starts (through `sesame --service`): no GTK, no WebKit.
+	install -m 755 .build/release/sesame-service "$(DESTDIR)$(PREFIX)/libexec/sesame/"
 	install -m 644 Resources/settings/*.plist "$(DESTDIR)$(PREFIX)/share/sesame/settings/"
 	install -m 644 Resources/desktop/org.sesame.Sesame.desktop "$(DESTDIR)$(PREFIX)/share/applications/"
 	install -m 644 Resources/desktop/org.sesame.Sesame.metainfo.xml "$(DESTDIR)$(PREFIX)/share/metainfo/"
@@ -229,6 +231,9 @@ install: release
 	@# D-Bus activation: a call to org.sesame.Sesame with no Sesame running starts `sesame --service`.
 	sed 's|@bindir@|$(PREFIX)/bin|' Resources/dbus/org.sesame.Sesame.service.in \
 	  > "$(DESTDIR)$(PREFIX)/share/dbus-1/services/org.sesame.Sesame.service"
+	@# The identity broker's name, for the user to choose (docs/BROKER.md): not active as installed.
+	sed 's|@bindir@|$(PREFIX)/bin|' Resources/dbus/com.microsoft.identity.broker1.service.in \
+	  > "$(DESTDIR)$(PREFIX)/share/sesame/dbus-1/com.microsoft.identity.broker1.service"
 	@for po in Resources/po/*.po; do \
 	  lang=$$(basename "$$po" .po); \
 	  install -d "$(DESTDIR)$(PREFIX)/share/locale/$$lang/LC_MESSAGES"; \

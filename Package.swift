@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "SesameKeyring", targets: ["SesameKeyring"]),
         .executable(name: "sesame", targets: ["sesame"]),
         .executable(name: "git-credential-sesame", targets: ["git-credential-sesame"]),
+        .executable(name: "sesame-service", targets: ["sesame-service"]),
         .library(name: "IdentityEmulator", targets: ["IdentityEmulator"]),
         .executable(name: "identity-emulator", targets: ["identity-emulator"]),
     ],
@@ -59,9 +60,20 @@ let package = Package(
             name: "SesameKeyring",
             dependencies: ["SesameCore", "SesameSystem", "CLibSecret"]
         ),
+        // What `sesame` and `sesame-service` share: the options every command takes, the bundled
+        // resources, the desktop's HTTP transport. No GTK: the service links it.
+        .target(
+            name: "SesameCommandLine",
+            dependencies: [
+                "SesameCore", "SesameSystem", "SesameKeyring", "SesameService", "SesameSamples",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "sesame",
             dependencies: [
+                "SesameCommandLine",
                 "SesameCore",
                 "SesameSystem",
                 "SesameKeyring",
@@ -75,6 +87,16 @@ let package = Package(
             // The app exports none of its 34,000 symbols: every library the window loads
             // (GTK, WebKit, …) then resolves its own symbols without searching them first,
             // which took 10–15 ms of each launch (`make bench`'s sign-in page figure).
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release))]
+        ),
+        // The account service and identity broker that D-Bus activation starts: all session long,
+        // so without GTK and WebKit; it starts `sesame --service-face` when the user must be asked.
+        .executableTarget(
+            name: "sesame-service",
+            dependencies: [
+                "SesameCommandLine", "SesameCore", "SesameSystem", "SesameKeyring", "SesameGIO", "SesameService", "SesameSamples",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release))]
         ),
         // git's credential helper: a program of its own, so that Sesame asks the user about it.

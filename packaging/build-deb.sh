@@ -29,7 +29,7 @@ if [ "$newest" != "$version" ]; then
 fi
 
 # Swift's runtime and Foundation are linked in: no program may need a Swift library.
-for program in "$stage"/usr/bin/*; do
+for program in "$stage"/usr/bin/* "$stage"/usr/libexec/sesame/*; do
   needed=$(readelf -d "$program" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
   if grep -Eqi 'swift|Foundation|dispatch|BlocksRuntime' <<<"$needed"; then
     echo "make deb: $program needs a Swift library; build it with --static-swift-stdlib:" $needed >&2
@@ -63,7 +63,7 @@ mkdir -p "$stage/DEBIAN"
 (
   cd "$work"
   dpkg-shlibdeps -Tdebian/substvars -e"$stage/usr/bin/sesame" -e"$stage/usr/bin/identity-emulator" \
-    -e"$stage/usr/bin/git-credential-sesame"
+    -e"$stage/usr/bin/git-credential-sesame" -e"$stage/usr/libexec/sesame/sesame-service"
   dpkg-gencontrol -p"$package" -P"$stage" -Tdebian/substvars
 )
 (cd "$stage" && find usr -type f -print0 | LC_ALL=C sort -z | xargs -0 md5sum) >"$stage/DEBIAN/md5sums"

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SesameCommandLine
 import SesameCore
 import SesameSamples
 

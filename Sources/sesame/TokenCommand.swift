@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import SesameCommandLine
 import SesameCore
 import SesameGIO
 import SesameSamples

@@ -1,6 +1,8 @@
 import ArgumentParser
 import FoundationEssentials
+import SesameCommandLine
 import SesameCore
+import SesameGIO
 import SesameGtk
 import SesameKeyring
 import SesameSamples
@@ -28,9 +30,13 @@ extension SesameCommand {
         @Flag(
             name: .customLong("service"),
             help:
-                "Serve other programs on the session bus (org.sesame.Sesame) without a window until one is needed; D-Bus activation starts this."
+                "Serve other programs on the session bus (org.sesame.Sesame and the identity broker) without a window until one is needed: runs sesame-service, which D-Bus activation starts."
         )
         var service = false
+
+        /// The window `sesame-service` starts when the user must be asked or sign in.
+        @Flag(name: .customLong("service-face"), help: .hidden)
+        var serviceFace = false
 
         /// WebKitWebDriver starts its browser with `--automation`; accepted as a synonym.
         @Flag(name: .customLong("automation"), help: .hidden)
@@ -43,6 +49,7 @@ extension SesameCommand {
         }
 
         func run() throws {
+            if service { try runService() }
             let files = try options.loadSettings()
             let profiles = files.map(\.settings)
             let traceFile = traceEvents.map { URL(fileURLWithPath: $0) }
@@ -87,19 +94,42 @@ extension SesameCommand {
                 let environment = ProcessInfo.processInfo.environment
                 let serving = SesameApplication.ServiceOptions(
                     accessFile: ProgramAccess.defaultFile(environment: environment),
-                    trusted: Set([RunningExecutable.url.flatMap { ProgramIdentity.executable($0.path) }].compactMap { $0 }),
-                    windowOnDemand: service)
-                return SesameApplication.run(
-                    makeModel: {
-                        let transport = TracingTransport(base: SesameCommand.desktopTransport(), trace: trace)
-                        return await AppModel(
-                            store: AccountStore(storage: storage, transport: transport), settings: profiles,
-                            trace: trace, transport: transport)
-                    }, options: options, service: serving)
+                    trusted: Set([RunningExecutable.url.flatMap { ProgramIdentity.executable($0.path) }].compactMap { $0 }))
+                let makeModel: @MainActor () async -> AppModel = { @MainActor in
+                    let transport = TracingTransport(base: SesameCommand.desktopTransport(), trace: trace)
+                    return await AppModel(
+                        store: AccountStore(storage: storage, transport: transport), settings: profiles, trace: trace,
+                        transport: transport)
+                }
+                if serviceFace { return SesameApplication.runFace(makeModel: makeModel, options: options) }
+                return SesameApplication.run(makeModel: makeModel, options: options, service: serving)
             }
             // What the window stored is on the disk before the process ends.
             Durability.shared.waitUntilFlushed()
             if status != 0 { throw ExitCode(status) }
+        }
+
+        /// `--service`: the account service is `sesame-service`, which loads no GTK: this process
+        /// becomes it, with the same settings options.
+        private func runService() throws {
+            let folder = RunningExecutable.url?.deletingLastPathComponent()
+            let candidates = [folder?.appending(path: "sesame-service"), folder?.appending(path: "../libexec/sesame/sesame-service")]
+            guard
+                let program = candidates.compactMap({ $0?.standardizedFileURL }).first(where: {
+                    FileManager.default.isExecutableFile(atPath: $0.path)
+                })
+            else {
+                throw ValidationError(
+                    "sesame-service was not found beside \(RunningExecutable.url?.path ?? "sesame") or in ../libexec/sesame.")
+            }
+            var arguments = ["sesame-service"]
+            arguments += options.settingsFiles.flatMap { ["--settings", $0] }
+            if let emulator = options.emulator { arguments += ["--emulator", emulator] }
+            if let signInWith = options.signInWith { arguments += ["--sign-in-with", signInWith] }
+            if options.verbose { arguments.append("--verbose") }
+            if let traceEvents { arguments += ["--trace-events", traceEvents] }
+            let failure = ProgramReplacement.exec(program.path, arguments)
+            throw ValidationError("sesame-service could not be started: \(failure)")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import IdentityEmulator
 import SesameTestSupport
 import XCTest
 
@@ -50,5 +51,83 @@ final class ActivationTests: XCTestCase {
         let events = (try? String(contentsOf: trace, encoding: .utf8)) ?? ""
         XCTAssertTrue(events.contains("\"service-started\""), events)
         XCTAssertFalse(events.contains("\"window-shown\""), "the service showed a window nobody asked for: \(events)")
+    }
+}
+
+/// The service as D-Bus activation runs it all session long (`sesame --service`, which becomes
+/// `sesame-service`): it loads no GTK and no WebKit, and when a program needs the user, it starts
+/// a window of its own that asks and then ends by itself. The user's part is
+/// EndToEnd/service_face_flow.py, pressed through the accessibility tree.
+final class ServiceWithoutWindowTests: XCTestCase {
+    func testTheServiceLoadsNoGTKAndItsWindowAsksThenEnds() async throws {
+        let emulator = try await RunningEmulator(users: 50, demo: true)
+        defer { emulator.stop() }
+        let base = emulator.base.absoluteString
+        let scratch = Repository.temporaryDirectory("sesame-service-face")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let data = scratch.appending(path: "data")
+        try FileManager.default.createDirectory(at: data.appending(path: "sesame"), withIntermediateDirectories: true)
+        try Data("files\n".utf8).write(to: data.appending(path: "sesame/storage"))
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = data.path
+        environment["XDG_STATE_HOME"] = scratch.appending(path: "state").path
+        environment["SESAME_REQUIRE_SECRET_SERVICE"] = nil
+        environment["WEBKIT_DISABLE_COMPOSITING_MODE"] = "1"
+
+        // alex signs in first, with the device code typed at "another device".
+        var loginEnvironment = environment
+        loginEnvironment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
+        let login = try DeviceCodeLoginTests.RunningProgram(
+            Repository.product("sesame"), ["login", "--account-type", "myGraphService", "--device-code", "--emulator", base],
+            environment: loginEnvironment)
+        let userCode = try login.waitForStderr(DeviceCodeLoginTests.codePattern)
+        _ = try await HeadlessBrowser.sockets(base: emulator.base, codes: emulator.codes).verifyDevice(
+            userCode: userCode, as: "alex@contoso.onmicrosoft.com")
+        XCTAssertEqual(login.finish().status, 0)
+
+        // The installed activation file, pointed at this build, the emulator and the test's trace.
+        let services = data.appending(path: "dbus-1/services")
+        try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
+        let template = try String(
+            contentsOf: Repository.root.appending(path: "Resources/dbus/org.sesame.Sesame.service.in"), encoding: .utf8)
+        let trace = scratch.appending(path: "service.jsonl")
+        let file = template.replacingOccurrences(
+            of: "@bindir@/sesame --service",
+            with: "\(try Repository.product("sesame").path) --service --emulator \(base) --trace-events \(trace.path)")
+        try file.write(to: services.appending(path: "org.sesame.Sesame.service"), atomically: true, encoding: .utf8)
+        // The desktop's accessibility bus (the test session's), where the window the service starts
+        // registers and the flow looks for it.
+        let accessibility = try ProcessRunner.run(
+            URL(filePath: "/usr/bin/gdbus"),
+            ["call", "--session", "--dest", "org.a11y.Bus", "--object-path", "/org/a11y/bus", "--method", "org.a11y.Bus.GetAddress"])
+        environment["AT_SPI_BUS_ADDRESS"] = try XCTUnwrap(accessibility.stdout.split(separator: "'").dropFirst().first.map(String.init))
+        let bus = try SessionBus(environment: environment)
+        defer { bus.stop() }
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+
+        let flow = URL(filePath: #filePath).deletingLastPathComponent().appending(
+            path: "../SesameAppEndToEndTests/EndToEnd/service_face_flow.py"
+        )
+        .standardized
+        let result = try ProcessRunner.run(
+            try Repository.python(), [flow.path, try Repository.product("sesame").path, base, scratch.path], environment: environment)
+        let events = (try? String(contentsOf: trace, encoding: .utf8)) ?? ""
+        XCTAssertEqual(result.status, 0, result.stderr.suffix(3000) + "\nservice trace:\n" + events)
+        let seen = try XCTUnwrap(
+            try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.stderr.suffix(3000).description)
+        XCTAssertEqual((seen["list"] as? [String: Any])?["status"] as? Int, 0, "\(seen["list"] ?? "")")
+        XCTAssertEqual(seen["service_executable"] as? String, "sesame-service")
+        XCTAssertEqual(seen["service_gui_libraries"] as? [String], [], "the idle service loaded GTK or WebKit")
+        XCTAssertEqual(seen["window_before"] as? Int, 0, "a window started before anyone needed one")
+        XCTAssertEqual(seen["windows_while_asking"] as? Int, 1)
+        XCTAssertEqual(seen["question"] as? String, "Allow \u{2068}gdbus\u{2069} to use \u{2068}alex@contoso.onmicrosoft.com\u{2069}?")
+        let token = try XCTUnwrap(seen["token"] as? [String: Any])
+        XCTAssertEqual(token["status"] as? Int, 0, "\(token)")
+        XCTAssertEqual(token["jwt"] as? Bool, true)
+        XCTAssertEqual(seen["service_gui_libraries_after"] as? [String], [], "the service loaded GTK to ask")
+        XCTAssertLessThanOrEqual(seen["window_ended_after"] as? Int ?? 99, 15)
+        XCTAssertEqual(seen["service_still_running"] as? Bool, true)
+        XCTAssertTrue(events.contains("\"service-window-started\""), events)
+        XCTAssertFalse(events.contains("eyJ"), "a token reached the trace")
     }
 }

@@ -104,7 +104,7 @@ echo "test-package: apt-get install ./$(basename "$deb") ($(elapsed)): $(grep -c
   fail "a Swift runtime is present in the root"
 
 # Every library the programs need is there, and none is Swift's.
-for program in /usr/bin/sesame /usr/bin/identity-emulator /usr/bin/git-credential-sesame; do
+for program in /usr/bin/sesame /usr/libexec/sesame/sesame-service /usr/bin/identity-emulator /usr/bin/git-credential-sesame; do
   libraries=$(in_root ldd "$program")
   if grep -q "not found" <<<"$libraries"; then fail "$program: $(grep 'not found' <<<"$libraries")"; fi
   if grep -qi "swift\|libFoundation\|libdispatch" <<<"$libraries"; then fail "$program links a Swift library: $libraries"; fi
@@ -114,6 +114,11 @@ echo "test-package: ldd: every library found, none of Swift's"
 printed=$(in_root sesame --version)
 [ "$printed" = "$version" ] || fail "sesame --version printed '$printed', not '$version'"
 echo "test-package: sesame --version: $printed"
+# The service D-Bus activation runs loads no GTK and no WebKit (they stay in the window).
+service_libraries=$(in_root ldd /usr/libexec/sesame/sesame-service)
+if grep -q "libgtk\|libwebkit" <<<"$service_libraries"; then fail "sesame-service links GTK or WebKit: $service_libraries"; fi
+printed=$(in_root /usr/libexec/sesame/sesame-service --version)
+[ "$printed" = "$version" ] || fail "sesame-service --version printed '$printed', not '$version'"
 
 for page in sesame identity-emulator git-credential-sesame; do
   text=$(in_root env MANWIDTH=100 man -P cat "$page" 2>&1) || fail "man $page: $text"
@@ -131,7 +136,7 @@ for file in /usr/share/zsh/vendor-completions/_sesame /usr/share/fish/vendor_com
   /usr/share/metainfo/org.sesame.Sesame.metainfo.xml /usr/share/applications/org.sesame.Sesame.desktop \
   /usr/share/icons/hicolor/scalable/apps/org.sesame.Sesame.svg /usr/share/icons/hicolor/symbolic/apps/org.sesame.Sesame-symbolic.svg \
   /usr/share/locale/es/LC_MESSAGES/sesame.mo /usr/share/sesame/settings/directory.plist \
-  /usr/share/dbus-1/services/org.sesame.Sesame.service; do
+  /usr/share/dbus-1/services/org.sesame.Sesame.service /usr/share/sesame/dbus-1/com.microsoft.identity.broker1.service; do
   [ -f "$r$file" ] || fail "$file not installed"
 done
 grep -qx 'Exec=/usr/bin/sesame --service' "$r/usr/share/dbus-1/services/org.sesame.Sesame.service" ||

@@ -13,6 +13,22 @@ public enum MainLoop {
         }
         g_idle_add(callback, Unmanaged.passRetained(box).toOpaque())
     }
+
+    private static var running: OpaquePointer?
+
+    /// Runs GLib's default main loop until ``quit()``: a program without GTK (the account service).
+    public static func run() {
+        let loop = g_main_loop_new(nil, 0)
+        running = loop
+        g_main_loop_run(loop)
+        running = nil
+        g_main_loop_unref(loop)
+    }
+
+    /// Ends ``run()``.
+    public static func quit() {
+        if let running { g_main_loop_quit(running) }
+    }
 }
 
 /// How long the GLib main loop went without running: a timer due every `period` notes how late

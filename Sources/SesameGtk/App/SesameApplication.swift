@@ -14,15 +14,11 @@ public enum SesameApplication {
         public var accessFile: URL?
         /// Programs that are never asked about: Sesame's own executable.
         public var trusted: Set<ProgramIdentity>
-        /// `sesame --service`: no window until a program needs one (a question, a sign-in), and
-        /// the app keeps running when it closes.
-        public var windowOnDemand: Bool
 
         /// Options; see each property.
-        public init(accessFile: URL?, trusted: Set<ProgramIdentity>, windowOnDemand: Bool) {
+        public init(accessFile: URL?, trusted: Set<ProgramIdentity>) {
             self.accessFile = accessFile
             self.trusted = trusted
-            self.windowOnDemand = windowOnDemand
         }
     }
 
@@ -31,8 +27,8 @@ public enum SesameApplication {
         Application.initializeDisplay()
     }
 
-    /// Runs the app until its window closes (or, serving without a window, until it is ended);
-    /// returns the exit status.
+    /// Runs the app until its window closes; returns the exit status. (Serving without a window
+    /// is `sesame-service`'s, with ``runFace(makeModel:options:)`` as its window.)
     /// - Parameter service: how to serve the bus; nil: not at all.
     /// - Parameter onWindow: called once the window is up (`make demo` plays its tour there).
     public static func run(
@@ -60,14 +56,8 @@ public enum SesameApplication {
                     holder.broker?.broker.signer = window.serviceSignIns
                     window.window.onDestroy {
                         holder.window = nil
-                        if let onDemand = holder.onDemand, let accountService = holder.bus?.service {
-                            // Serving on without a window: the next sign-in opens a new one.
-                            accountService.signer = onDemand
-                            holder.broker?.broker.signer = onDemand
-                        } else {
-                            // The app ends with its window: no question outlives it.
-                            holder.questions.dismissAll()
-                        }
+                        // The app ends with its window: no question outlives it.
+                        holder.questions.dismissAll()
                     }
                     onWindow?(window)
                     return window
@@ -80,28 +70,14 @@ public enum SesameApplication {
                     holder.bus = bus
                     // The desktop's identity broker too, for the programs that ask Microsoft's
                     // (MSAL with the broker on, Edge, Git Credential Manager): their own apps.
-                    var hosts: Set<String> = []
-                    for sample in model.samples {
-                        if let host = await model.store.configuration(forAccountType: sample.accountType)?.authorizationURL.host {
-                            hosts.insert(host)
-                        }
-                    }
+                    let hosts = await BrokerService.settingsHosts(of: model.store, accountTypes: model.samples.map(\.accountType))
                     let broker = BrokerService(
                         service: accountService, store: model.store, trace: model.trace, version: SesameVersion.current, extraHosts: hosts)
                     holder.broker = BrokerBus(broker: broker, callers: bus.callers, trace: model.trace)
-                    // Questions are a dialog of their own: over the window when it is on screen,
-                    // alone when the service runs without one.
+                    // Questions are a dialog of their own, over the window when it is on screen.
                     accountService.questioner = holder.questions
                     holder.questions.parent = { holder.window?.window.isVisible == true ? holder.window?.window : nil }
                     holder.questions.knownPrograms = { accountService.access.all.map(\.program) }
-                    if service.windowOnDemand {
-                        let onDemand = WindowOnDemand(open: openWindow)
-                        holder.onDemand = onDemand
-                        accountService.signer = onDemand
-                        broker.signer = onDemand
-                        // Served until the session ends: the hold is never released.
-                        return
-                    }
                 }
                 _ = openWindow()
                 app.release()
@@ -120,30 +96,7 @@ public enum SesameApplication {
         var window: MainWindow?
         var bus: AccountBus?
         var broker: BrokerBus?
-        var onDemand: WindowOnDemand?
         let questions = AccessDialog()
         var starting = false
     }
-}
-
-/// The service's window when it runs without one: opened when a program needs a sign-in.
-@MainActor
-private final class WindowOnDemand: ServiceSignIn, BrokerSignIn {
-    private let open: @MainActor () -> MainWindow
-
-    init(open: @escaping @MainActor () -> MainWindow) { self.open = open }
-
-    func serviceSignIn(accountType: String) async -> Account? {
-        await open().serviceSignIns.serviceSignIn(accountType: accountType)
-    }
-
-    func brokerSignIn(
-        accountType: String, program: ProgramIdentity, parameters: [String: String]
-    ) async throws(AccountStoreError)
-        -> Account
-    {
-        try await open().serviceSignIns.brokerSignIn(accountType: accountType, program: program, parameters: parameters)
-    }
-
-    func cancelBrokerSignIn() {}
 }

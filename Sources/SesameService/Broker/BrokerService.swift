@@ -66,6 +66,16 @@ public final class BrokerService {
         self.extraHosts = Set(extraHosts.map { $0.lowercased() })
     }
 
+    /// The sign-in hosts of Sesame's own settings (an emulator the app is pointed at, say): a
+    /// program may name them as its authority too.
+    public static func settingsHosts(of store: AccountStore, accountTypes: [String]) async -> Set<String> {
+        var hosts: Set<String> = []
+        for accountType in accountTypes {
+            if let host = await store.configuration(forAccountType: accountType)?.authorizationURL.host { hosts.insert(host) }
+        }
+        return hosts
+    }
+
     /// The reply to `request` from `program`: a JSON string, the broker client's success or error
     /// shape (it may hold tokens: it goes to the caller only).
     public func answer(_ request: BrokerRequest, from program: ProgramIdentity) async -> String {

@@ -3,14 +3,16 @@ import SesameSamples
 
 /// Finds the files under `Resources/`: `$SESAME_DATA_DIR`, then `<prefix>/share/sesame` next
 /// to an installed binary, then the source tree this binary was built from.
-enum BundledResources {
-    static func directory() throws -> URL {
+public enum BundledResources {
+    public static func directory() throws -> URL {
         var candidates: [URL] = []
         if let override = ProcessInfo.processInfo.environment["SESAME_DATA_DIR"] {
             candidates.append(URL(fileURLWithPath: override, isDirectory: true))
         }
         if let executable = RunningExecutable.url {
+            // `<prefix>/bin/sesame`, and `<prefix>/libexec/sesame/sesame-service`.
             candidates.append(executable.deletingLastPathComponent().appending(path: "../share/sesame").standardizedFileURL)
+            candidates.append(executable.deletingLastPathComponent().appending(path: "../../share/sesame").standardizedFileURL)
         }
         candidates.append(
             URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../Resources").standardizedFileURL)
@@ -22,7 +24,7 @@ enum BundledResources {
 
     /// Sesame's user guide, where it is: installed (`<prefix>/share/doc/sesame/USER-GUIDE.md`), or
     /// in the source tree this binary was built from.
-    static func userGuide() -> URL? {
+    public static func userGuide() -> URL? {
         var candidates: [URL] = []
         if let executable = RunningExecutable.url {
             candidates.append(
@@ -34,16 +36,16 @@ enum BundledResources {
     }
 
     /// The bundled sample settings, in the app's order: directory, tasks, me.
-    static func settingsFiles() throws -> [URL] {
+    public static func settingsFiles() throws -> [URL] {
         let settings = try directory().appending(path: "settings")
         return ["directory", "tasks", "me"].map { settings.appending(path: "\($0).plist") }
             .filter { FileManager.default.fileExists(atPath: $0.path) }
     }
 }
 
-struct BundledResourcesError: Error, CustomStringConvertible {
+public struct BundledResourcesError: Error, CustomStringConvertible {
     let searched: [String]
-    var description: String {
+    public var description: String {
         "Sesame's resources (settings/) were not found; set SESAME_DATA_DIR. Looked in: \(searched.joined(separator: ", "))"
     }
 }

@@ -1,0 +1,110 @@
+import ArgumentParser
+import FoundationEssentials
+import SesameCommandLine
+import SesameCore
+import SesameGIO
+import SesameKeyring
+import SesameSamples
+import SesameService
+import SesameSystem
+
+/// `sesame-service`: Sesame's account service (`org.sesame.Sesame`) and the desktop's identity
+/// broker (`com.microsoft.identity.broker1`, when nobody else owns it), as D-Bus activation starts
+/// them for the session: GLib's main loop, the store, the bus — no GTK and no WebKit, which load
+/// only in the window it starts when the user must be asked or sign in (`sesame --service-face`,
+/// ``FaceClient``). `sesame --service` runs this program.
+@main
+struct SesameServiceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sesame-service",
+        abstract: "Serve Sesame's accounts and the identity broker on the session bus (D-Bus activation starts this).",
+        version: SesameVersion.current)
+
+    @OptionGroup var options: CommonOptions
+
+    @Option(name: .customLong("trace-events"), help: ArgumentHelp("Write the flow as JSON lines to FILE.", valueName: "FILE"))
+    var traceEvents: String?
+
+    func run() throws {
+        options.bootstrapLogging()
+        let profiles = try options.profiles()
+        let storage: any TokenStorage
+        do {
+            let chosen = try SecretServiceTokenStorage.chosen()
+            storage = chosen.storage
+            if let notice = chosen.notice { Posix.writeStandardError("sesame-service: note: \(notice)\n") }
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        guard let window = Self.windowExecutable() else {
+            throw ValidationError("Sesame's window program (sesame) was not found beside \(RunningExecutable.url?.path ?? "this program").")
+        }
+        // The window it starts reads the same settings and writes its own trace beside this one.
+        var faceArguments = [window.path, FaceProtocol.flag]
+        faceArguments += options.settingsFiles.flatMap { ["--settings", URL(fileURLWithPath: $0).standardizedFileURL.path] }
+        if let emulator = options.emulator { faceArguments += ["--emulator", emulator] }
+        if let signInWith = options.signInWith { faceArguments += ["--sign-in-with", signInWith] }
+        if let traceEvents { faceArguments += ["--trace-events", traceEvents + ".window"] }
+        let traceFile = traceEvents.map { URL(fileURLWithPath: $0) }
+        MainActor.assumeIsolated {
+            MainLoopBridge.install()
+            let service = Served()
+            Task { @MainActor in
+                do {
+                    try await service.start(
+                        profiles: profiles, storage: storage, traceFile: traceFile, faceArguments: faceArguments,
+                        trusted: ProgramIdentity.executable(window.path))
+                } catch {
+                    Posix.writeStandardError("sesame-service: \(error)\n")
+                    MainLoop.quit()
+                }
+            }
+            // Served until the session ends (its bus goes, or SIGTERM).
+            MainLoop.run()
+            withExtendedLifetime(service) {}
+        }
+        Durability.shared.waitUntilFlushed()
+    }
+
+    /// `sesame`: beside this program (a build), or `<prefix>/bin` for `<prefix>/libexec/sesame/`.
+    static func windowExecutable() -> URL? {
+        guard let folder = RunningExecutable.url?.deletingLastPathComponent() else { return nil }
+        return [folder.appending(path: "sesame"), folder.appending(path: "../../bin/sesame").standardizedFileURL].first {
+            FileManager.default.isExecutableFile(atPath: $0.path)
+        }
+    }
+}
+
+/// What the service holds while it runs.
+@MainActor
+final class Served {
+    private var model: AppModel?
+    private var accounts: AccountBus?
+    private var broker: BrokerBus?
+    private var face: FaceClient?
+
+    func start(
+        profiles: [SampleSettings], storage: any TokenStorage, traceFile: URL?, faceArguments: [String], trusted: ProgramIdentity?
+    ) async throws {
+        let trace = try FlowTrace(file: traceFile)
+        let transport = TracingTransport(base: CommonOptions.desktopTransport(), trace: trace)
+        let model = await AppModel(
+            store: AccountStore(storage: storage, transport: transport), settings: profiles, trace: trace, transport: transport)
+        self.model = model
+        let environment = ProcessInfo.processInfo.environment
+        let service = AccountService(
+            store: model.store, accountTypes: model.samples.map(\.accountType), trace: trace,
+            access: ProgramAccess(file: ProgramAccess.defaultFile(environment: environment)), trusted: Set([trusted].compactMap { $0 }))
+        let face = FaceClient(arguments: faceArguments, store: model.store, trace: trace)
+        self.face = face
+        service.questioner = face
+        service.signer = face
+        let bus = AccountBus(service: service, trace: trace)
+        accounts = bus
+        let hosts = await BrokerService.settingsHosts(of: model.store, accountTypes: model.samples.map(\.accountType))
+        let brokerService = BrokerService(
+            service: service, store: model.store, trace: trace, version: SesameVersion.current, extraHosts: hosts)
+        brokerService.signer = face
+        broker = BrokerBus(broker: brokerService, callers: bus.callers, trace: trace)
+    }
+}
