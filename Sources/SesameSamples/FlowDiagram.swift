@@ -173,6 +173,17 @@ public struct FlowDiagram: Sendable {
             return [note(.app, L("unreadable token cache set aside"), failure: true)]
         case "window-shown":
             return [note(.app, L("window shown"))]
+        case "broker-call":
+            // A program asked Sesame as the desktop's identity broker (its own app's sign-in).
+            let program = DisplayText.escaped(field("program") ?? "")
+            return [note(.app, String(formatting: L("%@ asks the identity broker: %@"), program, field("method") ?? ""))]
+        case "broker-token":
+            return [
+                note(.app, String(formatting: L("token for %@’s own app"), DisplayText.escaped(field("program") ?? "")), highlighted: true)
+            ]
+        case "broker-refused":
+            let program = DisplayText.escaped(field("program") ?? "")
+            return [note(.app, String(formatting: L("the identity broker refused %@"), program), failure: true)]
         default:
             return []
         }

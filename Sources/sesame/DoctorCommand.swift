@@ -37,6 +37,8 @@ extension SesameCommand {
 
         func run() throws {
             let (options, mail, accountType, account) = (options, mail, accountType, account)
+            // The bus is asked on the main thread, before it waits for the checks.
+            let broker = MainActor.assumeIsolated { DoctorBroker(environment: ProcessInfo.processInfo.environment).lines() }
             let healthy = try runBlocking {
                 options.bootstrapLogging()
                 let files = try options.loadEachSettingsFile()
@@ -52,6 +54,7 @@ extension SesameCommand {
                 }
                 report.addStorage(SecretServiceTokenStorage.diagnosis())
                 if let last = RefusalNotice.latest(environment: ProcessInfo.processInfo.environment) { report.addLastRefusal(last) }
+                report.addBroker(broker)
                 if !mail.isEmpty {
                     let (store, _) = try await options.store(bootstrapLogging: false)
                     let servers = mail.compactMap { URL(string: $0).flatMap(MailServerAddress.init(url:)) }

@@ -41,6 +41,13 @@ struct DoctorReport {
         text += "\n"
     }
 
+    /// The identity broker's section: who serves it, Sesame's latest broker calls.
+    mutating func addBroker(_ lines: [DoctorBroker.Line]) {
+        text += "Identity broker (com.microsoft.identity.broker1)\n"
+        for line in lines { self.line(line.mark, line.subject, line.text) }
+        text += "\n"
+    }
+
     /// `--mail`'s section.
     mutating func addMail(_ lines: [DoctorMail.Line]) {
         text += "Mail\n"

@@ -72,7 +72,8 @@ public enum SesameApplication {
                     // (MSAL with the broker on, Edge, Git Credential Manager): their own apps.
                     let hosts = await BrokerService.settingsHosts(of: model.store, accountTypes: model.samples.map(\.accountType))
                     let broker = BrokerService(
-                        service: accountService, store: model.store, trace: model.trace, version: SesameVersion.current, extraHosts: hosts)
+                        service: accountService, store: model.store, trace: model.trace, version: SesameVersion.current, extraHosts: hosts,
+                        callLog: BrokerCallLog.defaultFile(environment: ProcessInfo.processInfo.environment))
                     holder.broker = BrokerBus(broker: broker, callers: bus.callers, trace: model.trace)
                     // Questions are a dialog of their own, over the window when it is on screen.
                     accountService.questioner = holder.questions

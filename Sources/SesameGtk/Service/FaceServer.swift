@@ -22,6 +22,8 @@ final class FaceServer {
     private var channel: LineChannel?
     private var open = 0
     private var idle: Task<Void, Never>?
+    /// The service's events not yet in the trace (the model is still being made).
+    private var serviceEvents: [(String, [(String, String)])] = []
 
     init(app: Application, options: MainWindow.Options) {
         self.app = app
@@ -39,15 +41,31 @@ final class FaceServer {
         channel.onClose = { [weak self] in self?.end() }
         Task {
             model = await makeModel()
+            recordServiceEvents()
             scheduleEnd()
         }
     }
 
+    private func recordServiceEvents() {
+        guard let model else { return }
+        for (name, fields) in serviceEvents.suffix(64) { model.trace.record(name, fields) }
+        serviceEvents = []
+    }
+
     private func received(_ line: String) {
         guard let request = FaceRequest(line: line) else { return }
-        if request.kind == .cancel {
+        switch request.kind {
+        case .cancel:
             window?.serviceSignIns.cancelBrokerSignIn()
             return
+        case .event:
+            // The service's own event, in this window's flow inspector.
+            guard let name = request.event, name.utf8.count <= 64 else { return }
+            let fields = (request.fields ?? []).prefix(16).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+            serviceEvents.append((name, fields + [("by", "sesame-service")]))
+            recordServiceEvents()
+            return
+        default: break
         }
         open += 1
         idle?.cancel()
@@ -80,7 +98,7 @@ final class FaceServer {
             } catch {
                 return FaceReply(id: request.id, error: FaceError(error))
             }
-        case .cancel:
+        case .cancel, .event:
             return FaceReply(id: request.id)
         }
     }

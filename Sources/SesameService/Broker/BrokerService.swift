@@ -53,12 +53,19 @@ public final class BrokerService {
     public weak var signer: (any BrokerSignIn)?
     /// The authority each app was last configured with.
     private var authorities: [String: URL] = [:]
+    /// Where the latest calls are kept for `sesame doctor` (nil: nowhere).
+    private let callLog: URL?
 
     /// A broker over the account service's store, decisions and questions.
     /// - Parameters:
     ///   - version: what `getLinuxBrokerVersion` answers.
     ///   - extraHosts: sign-in hosts trusted besides Microsoft's (those of Sesame's own settings).
-    public init(service: AccountService, store: AccountStore, trace: FlowTrace, version: String, extraHosts: Set<String>) {
+    ///   - callLog: where the latest calls (time, program, method, app, outcome; never a token) are
+    ///     kept for `sesame doctor`.
+    public init(
+        service: AccountService, store: AccountStore, trace: FlowTrace, version: String, extraHosts: Set<String>, callLog: URL? = nil
+    ) {
+        self.callLog = callLog
         self.service = service
         self.store = store
         self.trace = trace
@@ -79,6 +86,12 @@ public final class BrokerService {
     /// The reply to `request` from `program`: a JSON string, the broker client's success or error
     /// shape (it may hold tokens: it goes to the caller only).
     public func answer(_ request: BrokerRequest, from program: ProgramIdentity) async -> String {
+        let reply = await reply(request, from: program)
+        if let callLog { BrokerCallLog(file: callLog).append(request, program: program, reply: reply) }
+        return reply
+    }
+
+    private func reply(_ request: BrokerRequest, from program: ProgramIdentity) async -> String {
         do throws(BrokerFailure) {
             switch request {
             case .version:

@@ -22,6 +22,23 @@ public final class FaceClient: AccessQuestioner, ServiceSignIn, BrokerSignIn {
         self.arguments = arguments
         self.store = store
         self.trace = trace
+        // What the service does for programs shows in the window's flow inspector while it is up.
+        trace.observe { [weak self] event in
+            guard Self.isShown(event) else { return }
+            MainActor.assumeIsolated { self?.forward(event) }
+        }
+    }
+
+    /// The service's events the window's inspector shows: the broker's and the account service's.
+    static func isShown(_ event: FlowTrace.Event) -> Bool {
+        ["broker-", "service-", "access-"].contains { event.name.hasPrefix($0) }
+    }
+
+    private func forward(_ event: FlowTrace.Event) {
+        var request = FaceRequest(id: 0, kind: .event)
+        request.event = event.name
+        request.fields = event.fields.map { [$0.0, $0.1] }
+        child?.channel.send(request.line)
     }
 
     /// Whether the window process runs now.
@@ -81,6 +98,8 @@ public final class FaceClient: AccessQuestioner, ServiceSignIn, BrokerSignIn {
             started.channel.onClose = { [weak self, weak started] in if let started { self?.ended(started) } }
             started.onExit = { [weak self, weak started] _ in if let started { self?.ended(started) } }
             child = started
+            // What happened before it started, for its inspector.
+            for event in trace.events.filter(Self.isShown).suffix(30) { forward(event) }
             trace.record("service-window-started", [("pid", String(started.processID))])
             return started
         } catch {

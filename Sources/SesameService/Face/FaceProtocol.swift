@@ -22,6 +22,8 @@ public struct FaceRequest: Sendable, Codable, Equatable {
         case brokerSignIn
         /// Close the broker's sign-in on screen (no reply).
         case cancel
+        /// An event of the service's trace, for the window's flow inspector (no reply).
+        case event
     }
 
     /// Wire field `id`: the reply carries it.
@@ -38,6 +40,10 @@ public struct FaceRequest: Sendable, Codable, Equatable {
     public var parameters: [String: String]?
     /// Wire field `app`: the program's app, as the broker configured it.
     public var app: FaceAppConfiguration?
+    /// Wire field `event`: the service's trace event's name (``Kind/event``).
+    public var event: String?
+    /// Wire field `fields`: its fields, as name–value pairs.
+    public var fields: [[String]]?
 
     public init(
         id: Int, kind: Kind, question: AccessRequest? = nil, accountType: String? = nil, program: ProgramIdentity? = nil,

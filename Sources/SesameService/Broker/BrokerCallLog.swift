@@ -1,0 +1,61 @@
+import FoundationEssentials
+
+/// The broker's latest calls, kept for `sesame doctor` (the service has no window to show them
+/// in): one line each — when, the method, the program as the system identified it, the app it
+/// named, what it got (a token, a refusal's status, how many accounts). Never a token, a user
+/// name or a request's content.
+public struct BrokerCallLog: Sendable {
+    /// The file.
+    public let file: URL
+    /// The most calls kept.
+    public static let kept = 30
+
+    public init(file: URL) { self.file = file }
+
+    /// Where `sesame-service` keeps them: `$XDG_STATE_HOME/sesame/broker-calls.log`.
+    public static func defaultFile(environment: [String: String]) -> URL {
+        let state =
+            environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? ((environment["HOME"] ?? "/") + "/.local/state")
+        return URL(fileURLWithPath: state).appending(path: "sesame/broker-calls.log")
+    }
+
+    /// The calls as kept, oldest first (bounded).
+    public var lines: [String] {
+        guard let data = FileManager.default.contents(atPath: file.path), data.count <= 64 * 1024 else { return [] }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").suffix(Self.kept).map(String.init)
+    }
+
+    /// Adds a call and what it was answered; failures to write are ignored.
+    func append(_ request: BrokerRequest, program: ProgramIdentity, reply: String, now: Date = Date()) {
+        let outcome: String
+        if reply.contains("\"accessToken\"") {
+            outcome = "a token"
+        } else if let range = reply.firstRange(of: "\"status\":") {
+            outcome = "refused (status \(reply[range.upperBound...].prefix { $0.isNumber }))"
+        } else if reply.hasPrefix("{\"accounts\"") {
+            outcome = "\(reply.components(separatedBy: "\"homeAccountId\"").count - 1) account(s)"
+        } else {
+            outcome = "answered"
+        }
+        let app = request.clientID.map { " for the app \($0)" } ?? ""
+        let line = "\(now.formatted(.iso8601))  \(request.method.rawValue)  \(DisplayText.escaped(program.id))\(app) → \(outcome)"
+        try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try? Data(((lines.suffix(Self.kept - 1) + [line]).joined(separator: "\n") + "\n").utf8).write(to: file, options: .atomic)
+    }
+}
+
+extension BrokerRequest {
+    /// The method that carried it.
+    public var method: BrokerMethod {
+        switch self {
+        case .version: .getLinuxBrokerVersion
+        case .accounts: .getAccounts
+        case .silent: .acquireTokenSilently
+        case .interactive: .acquireTokenInteractively
+        case .removeAccount: .removeAccount
+        case .cancelInteractiveFlow: .cancelInteractiveFlow
+        case .prtSsoCookie: .acquirePrtSsoCookie
+        case .signedHTTPRequest: .generateSignedHttpRequest
+        }
+    }
+}
