@@ -9,7 +9,8 @@ DEBIAN_PACKAGES := libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev xvfb xauth
                    tinyproxy-bin socat iproute2 ca-certificates gsettings-desktop-schemas dconf-service \
                    dconf-gsettings-backend glib-networking glib-networking-services libproxy1-plugin-webkit \
                    fonts-wqy-microhei dpkg-dev binutils lintian appstream mmdebstrap bubblewrap \
-                   dovecot-imapd dovecot-submissiond isync libsasl2-modules-kdexoauth2 msmtp curl openssl
+                   dovecot-imapd dovecot-submissiond isync libsasl2-modules-kdexoauth2 msmtp curl openssl \
+                   libubsan1 libfido2-1 libcurl4
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 # CI (CI=true, .ci/run) builds the tests without debug information: 23 s less of a fresh clone's
@@ -22,11 +23,16 @@ IMPORT_CHECK := --explicit-target-dependency-import-check error
 # The sources the formatter and the linter look at.
 SWIFT_SOURCES := Sources Tests Demo Benchmarks Package.swift
 # From PyPI for the tests: Microsoft's MSAL for Python (the emulator's wire tests sign in with
-# it; with msal-extensions it refreshes on a cache Sesame shares), Selenium (the WebDriver client
+# it; with msal-extensions it refreshes on a cache Sesame shares; with its broker extra it signs in
+# through Sesame as the desktop's identity broker), Selenium (the WebDriver client
 # that drives `sesame --automation-mode` and the test's default browser) and oidc-provider-mock
 # (an OpenID provider this project did not write), in a virtual environment over Debian's Python,
 # whose python3-gi reads the app's accessibility tree (AT-SPI) and the keyring (libsecret).
 MSAL_VERSION := 1.39.0
+# MSAL's broker extra on Linux: Microsoft's pymsalruntime (MSALRuntime, which speaks to the
+# desktop's identity broker over D-Bus; it also needs libubsan1, libfido2-1, libcurl4, WebKitGTK
+# and libsecret from Debian), pinned to what the broker's notes were measured with.
+PYMSALRUNTIME_VERSION := 0.20.7
 # msal-extensions, MSAL's persistence layer (azure-cli's, azure-identity's): the tests share a
 # cache with it. Without its optional portalocker it locks by creating `<cache>.lockfile`
 # exclusively; with it, it also flocks that file: both are tested (portalocker < 4, its extra's pin).
@@ -36,7 +42,7 @@ SELENIUM_VERSION := 4.51.0
 # A third-party OpenID Connect provider (authlib-based) for the tests of "any OpenID provider".
 OIDC_PROVIDER_MOCK_VERSION := 0.3.4
 TEST_VENV := .build/test-venv
-TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-extensions-$(MSAL_EXTENSIONS_VERSION)-portalocker-$(PORTALOCKER_VERSION)-selenium-$(SELENIUM_VERSION)-oidc-$(OIDC_PROVIDER_MOCK_VERSION)
+TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-pymsalruntime-$(PYMSALRUNTIME_VERSION)-extensions-$(MSAL_EXTENSIONS_VERSION)-portalocker-$(PORTALOCKER_VERSION)-selenium-$(SELENIUM_VERSION)-oidc-$(OIDC_PROVIDER_MOCK_VERSION)
 
 # The release build of what `make install` installs, `make deb` packages and `make bench` measures:
 # no debug information (perf's profiles need only the symbols), and Swift's runtime and
@@ -152,9 +158,9 @@ format:
 $(TEST_VENV_STAMP): | deps
 	rm -rf $(TEST_VENV)
 	/usr/bin/python3 -m venv --system-site-packages $(TEST_VENV)
-	$(TEST_VENV)/bin/pip install -q --disable-pip-version-check --ignore-installed "msal==$(MSAL_VERSION)" \
-	  "msal-extensions==$(MSAL_EXTENSIONS_VERSION)" "portalocker==$(PORTALOCKER_VERSION)" "selenium==$(SELENIUM_VERSION)" \
-	  "oidc-provider-mock==$(OIDC_PROVIDER_MOCK_VERSION)"
+	$(TEST_VENV)/bin/pip install -q --disable-pip-version-check --ignore-installed "msal[broker]==$(MSAL_VERSION)" \
+	  "pymsalruntime==$(PYMSALRUNTIME_VERSION)" "msal-extensions==$(MSAL_EXTENSIONS_VERSION)" "portalocker==$(PORTALOCKER_VERSION)" \
+	  "selenium==$(SELENIUM_VERSION)" "oidc-provider-mock==$(OIDC_PROVIDER_MOCK_VERSION)"
 	@touch $@
 
 ## demo: the whole tutorial flow played by itself on a virtual display: numbered screenshots and

@@ -44,6 +44,9 @@ public struct AccessQuestionText: Sendable, Equatable {
         case .flatpak:
             origin = String(formatting: L("The Flatpak app %@"), path)
             warning = nil
+        case .script:
+            origin = String(formatting: L("The script %@, run by %@"), path, DisplayText.escaped(program.interpreter))
+            warning = nil
         case .unverified:
             origin = String(formatting: L("An unverified program that claims to be %@"), path)
             warning = L(

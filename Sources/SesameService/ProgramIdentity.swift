@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import SesameCore
 import SesameSystem
 
@@ -7,7 +8,9 @@ import SesameSystem
 /// (`/proc/PID/exe`), or, for a Flatpak sandbox verified as xdg-desktop-portal verifies one, its
 /// app id. A process in a mount namespace of its own that is not a verified Flatpak instance
 /// could show Sesame any file at any path (an unprivileged `bwrap --bind` does), so it is an
-/// *unverified* program: named by the path it claims, always asked, never remembered.
+/// *unverified* program: named by the path it claims, always asked, never remembered. A script
+/// run by an interpreter (`python3 app.py`: every MSAL for Python app has the same executable) is
+/// the script's file, as the interpreter's command line names it, run by that interpreter.
 public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConvertible {
     /// How the program is identified.
     public enum Kind: String, Sendable, Hashable, Codable {
@@ -17,12 +20,16 @@ public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConverti
         case flatpak
         /// By the executable path it claims, in a mount namespace Sesame cannot verify.
         case unverified
+        /// By a script's absolute path and the interpreter that runs it (``interpreter``).
+        case script
     }
 
     /// How the program is identified (wire field `kind`).
     public let kind: Kind
-    /// The executable's absolute path, or the Flatpak app id (wire field `id`).
+    /// The executable's absolute path, the Flatpak app id, or the script's path (wire field `id`).
     public let id: String
+    /// The interpreter's absolute path, for a script (wire field `interpreter`); empty otherwise.
+    public let interpreter: String
 
     /// The longest path or app id kept (Linux's `PATH_MAX`).
     public static let maximumLength = 4096
@@ -47,13 +54,20 @@ public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConverti
         return ProgramIdentity(kind: .flatpak, id: appID)
     }
 
+    /// A script, by its absolute path and its interpreter's; nil for paths that are not ones.
+    public static func script(_ path: String, interpreter: String) -> ProgramIdentity? {
+        guard isAbsolutePath(path), isAbsolutePath(interpreter) else { return nil }
+        return ProgramIdentity(kind: .script, id: path, interpreter: interpreter)
+    }
+
     private static func isAbsolutePath(_ path: String) -> Bool {
         path.hasPrefix("/") && path.utf8.count <= maximumLength && !path.contains("\u{0}") && !path.contains("\n")
     }
 
-    private init(kind: Kind, id: String) {
+    private init(kind: Kind, id: String, interpreter: String = "") {
         self.kind = kind
         self.id = id
+        self.interpreter = interpreter
     }
 
     /// Whether the system vouches for the identity: a decision may be kept for it.
@@ -63,12 +77,21 @@ public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConverti
     /// ``DisplayText``).
     public var name: String {
         switch kind {
-        case .executable, .unverified: URL(filePath: id).lastPathComponent
+        case .executable, .unverified, .script: URL(filePath: id).lastPathComponent
         case .flatpak: id
         }
     }
 
-    public var description: String { "\(kind.rawValue):\(id)" }
+    public var description: String { kind == .script ? "script:\(id) (\(interpreter))" : "\(kind.rawValue):\(id)" }
+
+    private enum CodingKeys: String, CodingKey { case kind, id, interpreter }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(id, forKey: .id)
+        if kind == .script { try container.encode(interpreter, forKey: .interpreter) }
+    }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -78,6 +101,7 @@ public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConverti
             switch kind {
             case .executable: .executable(id)
             case .flatpak: .flatpak(id)
+            case .script: .script(id, interpreter: try container.decodeIfPresent(String.self, forKey: .interpreter) ?? "")
             // Nothing is kept about an unverified program: such an entry is not the user's.
             case .unverified: nil
             }
@@ -204,9 +228,47 @@ public struct ProcessIdentification: Sendable {
         guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(proc)/\(pid)/exe") else { return nil }
         let ours = mountNamespace("self")
         let theirs = mountNamespace("\(pid)")
-        if let ours, ours == theirs { return .executable(executable) }
+        if let ours, ours == theirs { return script(pid, interpreter: executable) ?? .executable(executable) }
         if let theirs, let appID = verifiedFlatpakApp(pid, mountNamespace: theirs) { return .flatpak(appID) }
         return .unverified(claiming: executable)
+    }
+
+    /// The interpreters whose scripts are programs of their own: the first argument that is not
+    /// an option is the script (as `python3 [options] app.py` runs it).
+    static let interpreters = ["python", "perl", "ruby", "node", "nodejs"]
+
+    /// The script process `pid` runs, when `interpreter` is one and its command line names a file
+    /// (resolved against the process's own folder); nil otherwise (`python3 -c …`, a console).
+    func script(_ pid: Int32, interpreter: String) -> ProgramIdentity? {
+        let name = URL(filePath: interpreter).lastPathComponent
+        guard
+            Self.interpreters.contains(where: {
+                name == $0 || (name.hasPrefix($0) && name.dropFirst($0.count).allSatisfy { $0.isNumber || $0 == "." })
+            }),
+            let arguments = commandLine(pid), let script = Self.scriptArgument(arguments)
+        else { return nil }
+        let folder = (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(proc)/\(pid)/cwd")) ?? "/"
+        let path = script.hasPrefix("/") ? script : folder + "/" + script
+        let resolved = URL(filePath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        guard let status = try? Posix.linkStatus(resolved), status.st_mode & S_IFMT == S_IFREG else { return nil }
+        return .script(resolved, interpreter: interpreter)
+    }
+
+    /// The script among an interpreter's arguments: the first that is not an option (nor an
+    /// option's value); nil when the code comes from `-c`, `-e`, `-m` or standard input.
+    static func scriptArgument(_ arguments: [String]) -> String? {
+        var rest = arguments.dropFirst()
+        while let argument = rest.first {
+            rest = rest.dropFirst()
+            if ["-c", "-e", "-m", "-", "--eval", "--print", "-p", "-E"].contains(argument) { return nil }
+            if ["-W", "-X", "-r", "--require", "-I"].contains(argument) {
+                rest = rest.dropFirst()
+                continue
+            }
+            if argument == "--" { return rest.first }
+            if !argument.hasPrefix("-") { return argument.isEmpty ? nil : argument }
+        }
+        return nil
     }
 
     private func mountNamespace(_ process: String) -> String? {

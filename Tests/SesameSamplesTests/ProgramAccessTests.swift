@@ -276,6 +276,40 @@ struct ProcessIdentificationTests {
         #expect(identification.tokenCommandRequester(50) == nil)
     }
 
+    @Test("a script run by an interpreter is the script, not python: two MSAL apps are two programs; -c and consoles are python")
+    func scripts() throws {
+        let fake = FakeProc()
+        defer { fake.remove() }
+        try FileManager.default.createDirectory(at: fake.proc.appending(path: "self/ns"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: fake.proc.appending(path: "self/ns/mnt").path, withDestinationPath: "mnt:[1]")
+        let home = fake.root.appending(path: "home")
+        try FileManager.default.createDirectory(at: home.appending(path: "bin"), withIntermediateDirectories: true)
+        for name in ["bin/mail-app.py", "bin/teams.py"] { try Data("print()\n".utf8).write(to: home.appending(path: name)) }
+        func run(_ pid: Int, _ exe: String, _ arguments: [String], in folder: URL) throws {
+            try fake.process(pid, exe: exe, namespace: 1, arguments: arguments)
+            try FileManager.default.createSymbolicLink(
+                atPath: fake.proc.appending(path: "\(pid)/cwd").path, withDestinationPath: folder.path)
+        }
+        try run(10, "/usr/bin/python3.11", ["python3", "-u", "-X", "dev", "bin/mail-app.py", "--flag"], in: home)
+        try run(11, "/usr/bin/python3.11", ["python3", home.appending(path: "bin/teams.py").path], in: fake.root)
+        try run(12, "/usr/bin/python3.11", ["python3", "-c", "import msal"], in: home)
+        try run(13, "/usr/bin/python3.11", ["python3"], in: home)
+        try run(14, "/usr/bin/python3.11", ["python3", "missing.py"], in: home)
+        try run(15, "/usr/bin/node", ["node", "bin/teams.py"], in: home)
+        let identification = fake.identification
+        let real = { (name: String) in home.appending(path: name).resolvingSymlinksInPath().path }
+        #expect(identification.caller(10)?.program == .script(real("bin/mail-app.py"), interpreter: "/usr/bin/python3.11"))
+        #expect(identification.caller(10)?.program.name == "mail-app.py")
+        #expect(identification.caller(11)?.program == .script(real("bin/teams.py"), interpreter: "/usr/bin/python3.11"))
+        #expect(identification.caller(12)?.program == .executable("/usr/bin/python3.11"), "code from -c is no file")
+        #expect(identification.caller(13)?.program == .executable("/usr/bin/python3.11"))
+        #expect(identification.caller(14)?.program == .executable("/usr/bin/python3.11"), "a script that is not there")
+        #expect(identification.caller(15)?.program == .script(real("bin/teams.py"), interpreter: "/usr/bin/node"))
+        // Kept as decisions are kept, and read back.
+        let kept = try JSONEncoder().encode(try #require(identification.caller(10)?.program))
+        #expect(try JSONDecoder().decode(ProgramIdentity.self, from: kept) == identification.caller(10)?.program)
+    }
+
     @Test("this very process: its executable, and a fingerprint that holds between two reads")
     func ownProcess() throws {
         let identification = ProcessIdentification()

@@ -279,7 +279,9 @@ public struct BrokerFailure: Error, Sendable, Equatable {
                 "brokerTokenResponse": .object([
                     "error": .object([
                         "status": .number(Double(status.rawValue)), "errorCode": .number(Double(errorCode)), "tag": .number(Double(tag)),
-                        "context": .string(context), "protocolError": .string(""), "subStatus": .number(0),
+                        // The client appends ". Status: …" itself.
+                        "context": .string(context.hasSuffix(".") ? String(context.dropLast()) : context), "protocolError": .string(""),
+                        "subStatus": .number(0),
                     ])
                 ])
             ]))

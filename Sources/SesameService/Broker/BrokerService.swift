@@ -141,7 +141,9 @@ public final class BrokerService {
         let accountType = try await configure(parameters)
         let visible = try await accounts(clientID: parameters.clientID, authority: parameters.authority, for: program)
         guard let account = Self.pick(parameters, from: visible) else {
-            throw BrokerFailure(.interactionRequired, tag: 0x5E5A_0102, "Sign in first: this app has no signed-in account in Sesame.")
+            throw BrokerFailure(
+                .interactionRequired, tag: 0x5E5A_0102,
+                "Sesame has no sign-in for this app that this program may use without asking: sign in interactively.")
         }
         return try await token(for: account, accountType: accountType, parameters, program: program)
     }

@@ -1,0 +1,184 @@
+import Foundation
+import SesameTestSupport
+import XCTest
+
+/// Sesame as the desktop's identity broker (`com.microsoft.identity.broker1`), used by programs
+/// built on Microsoft's MSAL for Python, unchanged (`enable_broker_on_linux=True`, through
+/// Microsoft's pymsalruntime), while the user answers in the real window: the sign-in pages
+/// through WebDriver, the question about the program through the accessibility tree.
+///
+/// MSAL and pymsalruntime know the identity platform only as `https://login.microsoftonline.com`,
+/// so the identity emulator serves that name on port 443 with TLS, at a loopback address of the
+/// test's own; the flow and all it starts (Sesame too) run in a private mount namespace whose
+/// `/etc/hosts` leads Microsoft's names there and whose `/etc/ssl/certs` trusts the emulator's CA
+/// (EndToEnd/microsoft_hosts.sh). The flow is EndToEnd/broker_flow.py; the programs are
+/// EndToEnd/msal_broker_app.py, msal_second_app.py and msal_third_app.py.
+final class BrokerEndToEndTests: XCTestCase {
+    /// Where Microsoft's host names lead in the flow's namespace: the emulator listens here (all
+    /// of 127.0.0.0/8 is this machine's, so port 443 here is free of whatever serves 127.0.0.1).
+    static let address = "127.0.84.43"
+    /// The two programs' app registrations (multi-tenant, with MSAL's broker redirect URI).
+    static let firstClient = "5b0a2c1d-8f3e-4a6b-9c7d-1e2f3a4b5c6d"
+    static let secondClient = "c7e4a9d2-3b1f-4e6a-8d5c-2f9b0a7e6d13"
+    static let username = "alex@contoso.onmicrosoft.com"
+
+    func testMSALProgramsSignInThroughSesameWithTheUsersSay() throws {
+        let started = Date()
+        let run = try flow()
+        let seen = run.seen
+        print("BrokerEndToEndTests: the flow took \(Int(Date().timeIntervalSince(started))) s")
+        XCTAssertNil(seen["failed"], "the flow stopped: \(seen["failed"] ?? "")\n\(run.stderr.suffix(3000))")
+
+        // 1. The first program's interactive sign-in: Sesame showed its sign-in page and asked about
+        // the program (once, Always offered); MSAL got a token for alex, from the broker, that
+        // Graph takes.
+        let first = step(seen, "first")
+        XCTAssertEqual(first["broker_enabled"] as? Bool, true, "MSAL found no broker: \(first)")
+        XCTAssertEqual(first["token_source"] as? String, "broker", "\(first)")
+        XCTAssertEqual(first["graph"] as? Int, 200, "the first program got no token Graph takes: \(first)")
+        XCTAssertEqual(first["graph_user"] as? String, Self.username)
+        XCTAssertEqual(claims(first)["appid"] as? String, Self.firstClient, "the token is not for the program's client")
+        XCTAssertEqual((first["sign_ins"] as? [Any])?.count, 1, "the sign-in page did not show once: \(first)")
+        let firstQuestions = questions(first)
+        XCTAssertEqual(firstQuestions.count, 1, "the program was not asked about once: \(first)")
+        XCTAssertEqual(firstQuestions.first?["always_offered"] as? Bool, true, "Always was not offered: \(firstQuestions)")
+        XCTAssertTrue(methods(first).contains("acquireTokenInteractively"), "\(first)")
+
+        // 2. It lists alex.
+        XCTAssertEqual(step(seen, "accounts")["accounts"] as? [String], [Self.username])
+
+        // 3. Its token due, a new one silently: no page, no question.
+        let silent = step(seen, "silent")
+        XCTAssertEqual(silent["token_source"] as? String, "broker", "\(silent)")
+        XCTAssertEqual(silent["graph"] as? Int, 200, "the silent sign-in got no token Graph takes: \(silent)")
+        XCTAssertNotNil(digest(silent))
+        XCTAssertNotEqual(digest(silent), digest(first), "the silent sign-in returned the first token again")
+        XCTAssertEqual(silent["shown"] as? [String], [], "a silent sign-in showed something: \(silent)")
+        XCTAssertTrue(methods(silent).contains("acquireTokenSilently"), "\(silent)")
+
+        // The question names the program as the system identifies it — the script, not python —
+        // and the app it signs in as.
+        let firstProgram = firstQuestions.first?["program"] as? String ?? ""
+        XCTAssertTrue(firstProgram.hasPrefix("The script "), "\(firstProgram)")
+        XCTAssertTrue(firstProgram.contains("msal_broker_app.py"), "\(firstProgram)")
+        XCTAssertTrue(firstProgram.contains("It signs in as the app \(Self.firstClient)"), "\(firstProgram)")
+
+        // 4. Another program, with another app, is asked about on its own: a token for its client.
+        let second = step(seen, "second")
+        XCTAssertEqual(questions(second).count, 1, "the second program was not asked about: \(second)")
+        XCTAssertTrue((questions(second).first?["program"] as? String ?? "").contains("msal_second_app.py"))
+        XCTAssertEqual(second["graph"] as? Int, 200, "the second program got no token Graph takes: \(second)")
+        XCTAssertEqual(claims(second)["appid"] as? String, Self.secondClient)
+
+        // 5. A third program with the first one's app is another program: asked; denied, it gets
+        // MSAL's error and no token; asking again, no page and no question, the same refusal.
+        let denied = step(seen, "third_denied")
+        XCTAssertEqual(questions(denied).count, 1, "the third program was not asked about: \(denied)")
+        XCTAssertNil(denied["token"], "a denied program got a token: \(denied)")
+        XCTAssertTrue("\(denied)".contains("You did not allow this program"), "\(denied)")
+        let again = step(seen, "third_again")
+        XCTAssertEqual(again["shown"] as? [String], [], "a denied program was shown a page or asked again: \(again)")
+        XCTAssertNil(again["token"], "a denied program got a token: \(again)")
+
+        // 6. The first program signs out (MSAL forgets it); the second one's sign-in stays.
+        XCTAssertEqual(step(seen, "removed")["removed"] as? [String], [Self.username])
+        XCTAssertEqual(step(seen, "accounts_after_remove")["accounts"] as? [String], [])
+        let kept = step(seen, "second_silent")
+        XCTAssertEqual(kept["graph"] as? Int, 200, "the second program had no token after the first one signed out: \(kept)")
+        XCTAssertEqual(kept["shown"] as? [String], [], "\(kept)")
+
+        // Sesame kept its sign-ins in its files: the keyring holds only what pymsalruntime put there.
+        let keyring = seen["keyring_items"] as? [String] ?? []
+        XCTAssertFalse(keyring.contains { $0.hasPrefix("Sesame") }, "Sesame's tokens went to the programs' keyring: \(keyring)")
+        XCTAssertFalse(run.traceText.contains("eyJ"), "a token reached the trace")
+    }
+
+    // MARK: Reading what the flow saw
+
+    private func step(_ seen: [String: Any], _ name: String) -> [String: Any] { seen[name] as? [String: Any] ?? [:] }
+    private func questions(_ step: [String: Any]) -> [[String: Any]] { step["questions"] as? [[String: Any]] ?? [] }
+    private func claims(_ step: [String: Any]) -> [String: Any] { (step["token"] as? [String: Any])?["claims"] as? [String: Any] ?? [:] }
+    private func digest(_ step: [String: Any]) -> String? { (step["token"] as? [String: Any])?["digest"] as? String }
+    private func methods(_ step: [String: Any]) -> [String] {
+        (step["broker_calls"] as? [[String: Any]] ?? []).compactMap { $0["method"] as? String }
+    }
+
+    // MARK: Running the flow
+
+    struct Run {
+        let seen: [String: Any]
+        let stdout: String
+        let stderr: String
+        let traceText: String
+    }
+
+    /// The emulator as `login.microsoftonline.com:443` (access tokens that live two minutes, well
+    /// inside the five minutes before expiry at which MSAL, pymsalruntime and Sesame renew them,
+    /// so each silent request needs a new one), a session bus of the test's own, and the flow in
+    /// its namespace.
+    func flow() throws -> Run {
+        try XCTSkipUnless(getuid() == 0, "Microsoft's host names on this machine need root (a mount namespace)")
+        XCTAssertTrue(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/WebKitWebDriver"),
+            "WebKitWebDriver is missing: install webkit2gtk-driver (make test does)")
+        let python = try Repository.python()
+        let broker = try ProcessRunner.run(python, ["-c", "import importlib.util as u; print(bool(u.find_spec('pymsalruntime')))"])
+        guard broker.stdout.hasPrefix("True") else {
+            throw TestSupportError("\(python.path) has no pymsalruntime: run `make test` (its venv installs msal[broker])")
+        }
+        let scratch = Repository.temporaryDirectory("sesame-broker")
+        // What the flow saw, whole, when something failed.
+        final class Printed: @unchecked Sendable { var text = "" }
+        let printed = Printed()
+        addTeardownBlock { [weak self] in
+            if self?.testRun?.hasSucceeded == false { print("BrokerEndToEndTests: the flow saw \(printed.text)") }
+        }
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let redirect = "https://login.microsoftonline.com/common/oauth2/nativeclient"
+        let emulator = try EmulatorProcess(
+            [
+                "--host", Self.address, "--hostname", "login.microsoftonline.com", "--port", "443", "--tls", "--users", "50",
+                "--state-dir", scratch.appending(path: "emulator").path, "--demo", "--access-token-lifetime", "120",
+                "--client", "\(Self.firstClient)=\(redirect)", "--client", "\(Self.secondClient)=\(redirect)",
+                "--multi-tenant", Self.firstClient, "--multi-tenant", Self.secondClient,
+            ])
+        defer { emulator.stop() }
+        guard emulator.readLine()?.hasPrefix("identity-emulator listening on ") == true, let caLine = emulator.readLine(),
+            caLine.hasPrefix("ca-certificate ")
+        else {
+            emulator.stop()
+            throw TestSupportError(
+                "The identity emulator could not serve login.microsoftonline.com on \(Self.address):443 (does another server "
+                    + "listen on port 443 there, or on every address?): \(emulator.standardError)")
+        }
+        let certificateAuthority = String(caLine.dropFirst("ca-certificate ".count))
+        // Its one-time codes are shown on the pages (--demo); its output is read so it never blocks.
+        Thread.detachNewThread { [emulator] in
+            while emulator.readLine() != nil {}
+        }
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = scratch.appending(path: "data").path
+        let bus = try SessionBus(environment: environment)
+        defer { bus.stop() }
+
+        let endToEnd = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "EndToEnd")
+        var flowEnvironment = ProcessInfo.processInfo.environment
+        flowEnvironment["SESAME_E2E_APP_BUS"] = bus.address
+        flowEnvironment["REQUESTS_CA_BUNDLE"] = certificateAuthority
+        let result = try ProcessRunner.run(
+            endToEnd.appending(path: "microsoft_hosts.sh"),
+            [
+                Self.address, certificateAuthority, "--", python.path, endToEnd.appending(path: "broker_flow.py").path,
+                try Repository.product("sesame").path, scratch.path, Self.firstClient, Self.secondClient,
+            ],
+            environment: flowEnvironment)
+        printed.text = result.stdout
+        let seen = try XCTUnwrap(
+            try? JSONSerialization.jsonObject(with: Data((result.stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any],
+            "the flow printed no result: \(result.stderr.suffix(3000))")
+        XCTAssertEqual(result.status, 0, "the flow failed: \(result.stderr.suffix(3000))")
+        let trace = (try? String(contentsOf: scratch.appending(path: "trace-1.jsonl"), encoding: .utf8)) ?? ""
+        return Run(seen: seen, stdout: result.stdout, stderr: result.stderr, traceText: trace)
+    }
+}
