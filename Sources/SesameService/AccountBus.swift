@@ -66,8 +66,14 @@ public final class AccountBus {
             trace.record("service-failed", [("error", error.message)])
         }
         bus?.onNameAcquired = { trace.record("service-started", [("name", Self.busName)]) }
-        bus?.onNameLost = { trace.record("service-not-started", [("name", Self.busName)]) }
+        bus?.onNameLost = { [weak self] in
+            trace.record("service-not-started", [("name", Self.busName)])
+            self?.onNameLost?()
+        }
     }
+
+    /// Called when the name could not be had or was lost (another Sesame has it, or the bus went).
+    public var onNameLost: (() -> Void)?
 
     /// Whether this process answers on the bus.
     public var isServing: Bool { bus?.ownsName ?? false }

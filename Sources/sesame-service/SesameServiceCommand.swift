@@ -100,6 +100,8 @@ final class Served {
         service.questioner = face
         service.signer = face
         let bus = AccountBus(service: service, trace: trace)
+        // Another Sesame serves the session, or the session ended (its bus went): nothing to do.
+        bus.onNameLost = { MainLoop.quit() }
         accounts = bus
         let hosts = await BrokerService.settingsHosts(of: model.store, accountTypes: model.samples.map(\.accountType))
         let brokerService = BrokerService(
