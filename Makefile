@@ -179,7 +179,7 @@ emulator: build
 
 ## bench: release builds, then every wait a user feels as a ratio against its baseline, measured
 ## side by side (bench/bench.py); prints a table and writes bench/results.json
-BENCH_PACKAGES := xdotool curl libjson-glib-dev libsoup-3.0-dev
+BENCH_PACKAGES := xdotool curl libjson-glib-dev libsoup-3.0-dev gnome-online-accounts
 # The release build (RELEASE_BUILD_FLAGS), as installed and packaged. One `swift build` for every
 # product: the build system keeps both cores busy across products (one invocation per product left
 # a core idle at each one's last module and link).

@@ -697,6 +697,65 @@ def failing_network():
 
 # 5 and 7. The emulator ------------------------------------------------------------------------
 
+# 12. What the service costs the session all day ----------------------------------------------
+
+def idle_service():
+    """The account service and identity broker live all session long: `sesame-service` as D-Bus
+    activation starts it (a program's call, no window, no account), its proportional memory 10 s
+    after it started, against GNOME Online Accounts' `goa-daemon` started the same way on the same
+    bus (what a GNOME session already pays for its accounts). Goal: at most 1.5× goa-daemon's.
+    Each round is a bus of its own; the services end with it."""
+    print("12. the service all session long: PSS while idle, beside goa-daemon", flush=True)
+    if not os.path.exists("/usr/libexec/goa-daemon"):
+        raise SystemExit("goa-daemon is missing: `make bench` installs gnome-online-accounts")
+    data = scratch / "idle-service"
+    (data / "dbus-1/services").mkdir(parents=True, exist_ok=True)
+    (data / "sesame").mkdir(parents=True, exist_ok=True)
+    (data / "sesame/storage").write_text("files\n")
+    (data / "dbus-1/services/org.sesame.Sesame.service").write_text(
+        f"[D-BUS Service]\nName=org.sesame.Sesame\nExec={release / 'sesame-service'}\n")
+    script = scratch / "idle-service.sh"
+    script.write_text(
+        "#!/bin/bash\n"
+        "timeout 20 gdbus call --session --dest org.gnome.OnlineAccounts --object-path /org/gnome/OnlineAccounts "
+        "--method org.freedesktop.DBus.ObjectManager.GetManagedObjects > /dev/null\n"
+        "timeout 20 gdbus call --session --dest org.sesame.Sesame --object-path /org/sesame/Sesame "
+        "--method org.sesame.Accounts1.ListAccounts > /dev/null\n"
+        "sleep 10\n"
+        "for name in org.gnome.OnlineAccounts org.sesame.Sesame; do\n"
+        "  pid=$(timeout 5 gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus "
+        "--method org.freedesktop.DBus.GetConnectionUnixProcessID $name | sed 's/.*uint32 \\([0-9]*\\).*/\\1/')\n"
+        "  echo \"$name $(readlink /proc/$pid/exe) $(grep -E '^(Pss|Pss_Anon):' /proc/$pid/smaps_rollup | tr -s ' \\n' ' ')\"\n"
+        "done\n")
+    script.chmod(0o755)
+    env = dict(os.environ, XDG_DATA_HOME=str(data), XDG_STATE_HOME=str(scratch / "idle-state"),
+               XDG_DATA_DIRS=f"{data}:/usr/local/share:/usr/share")
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+    kinds = {"org.gnome.OnlineAccounts": [], "org.sesame.Sesame": []}
+    anonymous = {"org.gnome.OnlineAccounts": [], "org.sesame.Sesame": []}
+    for _ in range(3):
+        output = scratch / "idle-service.out"
+        # Into a file, never a pipe: the services the bus started hold what they were given.
+        with open(output, "w") as out:
+            subprocess.run(["dbus-run-session", "--", str(script)], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                           env=env, timeout=90)
+        for line in output.read_text().splitlines():
+            parts = line.split()
+            if parts and parts[0] in kinds and "Pss:" in parts:
+                kinds[parts[0]].append(int(parts[parts.index("Pss:") + 1]) / 1024)
+                anonymous[parts[0]].append(int(parts[parts.index("Pss_Anon:") + 1]) / 1024)
+                if parts[0] == "org.sesame.Sesame" and not parts[1].endswith("/sesame-service"):
+                    raise SystemExit(f"the bus started {parts[1]}, not sesame-service")
+    if not all(len(values) == 3 for values in kinds.values()):
+        raise SystemExit(f"the idle services were not both measured: {output.read_text()[-2000:]}")
+    sesame, goa = statistics.median(kinds["org.sesame.Sesame"]), statistics.median(kinds["org.gnome.OnlineAccounts"])
+    figure("service PSS while idle, 10 s after activation, no window (sesame-service)", sesame, "MiB",
+           "goa-daemon (GNOME Online Accounts), idle on the same bus", goa, "≤ 1.5×", sesame <= 1.5 * goa,
+           detail=f"anonymous {statistics.median(anonymous['org.sesame.Sesame']):.1f} MiB against goa-daemon's "
+           f"{statistics.median(anonymous['org.gnome.OnlineAccounts']):.1f} MiB; no GTK and no WebKit are loaded until a "
+           "window is needed (0.3.0's `sesame --service` carried them: 96 MiB)")
+
+
 def emulator_figures():
     print("5 and 7. the emulator: start, search, throughput", flush=True)
     done = subprocess.run([str(release / "emulator-bench"), str(release / "identity-emulator")], capture_output=True, text=True,
@@ -742,6 +801,7 @@ def main():
         timed("failures", failing_network)
         timed("dbus", dbus_token, emulator, tls_emulator)
         timed("mail", mail_token, emulator, tls_emulator)
+        timed("idle", idle_service)
     finally:
         emulator.stop()
         tls_emulator.stop()
