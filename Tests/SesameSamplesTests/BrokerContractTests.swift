@@ -76,6 +76,39 @@ struct BrokerContractTests {
         }
     }
 
+    @Test("the methods MSAL for Python never calls, from the public references: each parses, and Sesame answers in their shape")
+    func otherMethods() throws {
+        let edge = "d7b530a4-7680-4c23-a8bf-c52c121d2e87"
+        #expect(try Self.parse(Self.fixture("reference-getLinuxBrokerVersion")) == .version)
+        let versionReply = try #require(Self.json(BrokerReply.version("0.3.0")))
+        #expect(Set(versionReply.keys) == Set(try #require(Self.fixture("reference-getLinuxBrokerVersion").reply).keys))
+        #expect(versionReply["linuxBrokerVersion"] is String)
+
+        guard case .removeAccount(let clientID, let account?) = try Self.parse(Self.fixture("reference-removeAccount")) else {
+            Issue.record("removeAccount did not parse with its account")
+            return
+        }
+        #expect(clientID == edge)
+        #expect(account.homeAccountID == "4c1b9a54-7f4e-4f2b-9a5f-2a0c6c1d7e01.9f2b1c3e-5a7d-4e2b-8c41-0d6a3f5b7e21")
+        #expect(account.username == "alex@contoso.onmicrosoft.com")
+        #expect(try #require(Self.json(BrokerReply.empty)).isEmpty)
+
+        #expect(try Self.parse(Self.fixture("reference-cancelInteractiveFlow")) == .cancelInteractiveFlow)
+        // The device-bound methods: parsed, and answered with the broker's error shape, status 17.
+        #expect(try Self.parse(Self.fixture("reference-acquirePrtSsoCookie")) == .prtSsoCookie)
+        #expect(try Self.parse(Self.fixture("reference-generateSignedHttpRequest")) == .signedHTTPRequest)
+        let refusal = BrokerFailure(.deviceNotRegistered, tag: 0x5E5A_0017, "This device is not registered.")
+        let error = try #require((Self.json(refusal.reply)?["brokerTokenResponse"] as? [String: Any])?["error"] as? [String: Any])
+        #expect(error["status"] as? Int == 17)
+        #expect((error["tag"] as? Int ?? 0) != 0)
+        #expect(error["errorCode"] is Int)
+        #expect(error["context"] as? String == "This device is not registered", "the client appends its own full stop")
+    }
+
+    static func json(_ text: String) -> [String: Any]? {
+        try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+    }
+
     @Test("hostile requests: the broker's ApiContractViolation with a non-zero tag, never a trap")
     func hostile() throws {
         let cases: [(String, String)] = [
