@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `make test`'s run, after its debug build: XCTest, with swift-testing beside it (its tests are
-# mostly computation, XCTest's mostly waiting for WebKit, the emulator and D-Bus: together they
-# take 40 s less), then the window's fit at GDK scale 2, each from the test binary in a private
-# session (scripts/test-session.sh), every line kept in LOG (swift-testing's after XCTest's). Not `swift test`: it would wait for SwiftPM's lock on .build while the
+# `make test`'s run, after its debug build, from the test binary in private sessions
+# (scripts/test-session.sh), two side by side: the window's XCTest classes (WebKit, AT-SPI); and
+# the command line's (processes, mail servers, proxies), then swift-testing. Both mostly wait — for
+# WebKit, the emulator, D-Bus — so together they take minutes less than one after the other. Then
+# the window's fit at GDK scale 2. Every line is kept in LOG (the command line's after the window's). Not `swift test`: it would wait for SwiftPM's lock on .build while the
 # release build below holds it.
 #
 #     scripts/run-tests.sh BIN_DIR LOG [RELEASE_COMMAND...]
@@ -37,14 +38,24 @@ stop_background() {
 trap 'stop_background; [ -n "${testing:-}" ] && kill "$testing" 2> /dev/null; exit 130' INT TERM
 
 failed=0
-testing_log="$log.swift-testing"
-scripts/test-session.sh "$tests" --testing-library swift-testing > "$testing_log" 2>&1 &
+# Every XCTest class, in one of the two shards.
+classes=$("$tests" --list-tests 2> /dev/null | sed -n 's|^\([A-Za-z]*Tests\.[A-Za-z]*\)/.*|\1|p' | sort -u)
+[ -n "$classes" ] || { echo "run-tests: $tests lists no XCTest class" >&2; exit 1; }
+command_line=$(grep '^SesameCLITests\.' <<< "$classes" | paste -sd, -)
+windows=$(grep -v '^SesameCLITests\.' <<< "$classes" | paste -sd, -)
+shard_log="$log.command-line"
+(
+    shard_failed=0
+    scripts/test-session.sh "$tests" "$command_line" > "$shard_log" 2>&1 || shard_failed=1
+    scripts/test-session.sh "$tests" --testing-library swift-testing >> "$shard_log" 2>&1 || shard_failed=1
+    exit "$shard_failed"
+) &
 testing=$!
-scripts/test-session.sh "$tests" 2>&1 | tee -a "$log"
+scripts/test-session.sh "$tests" "$windows" 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
 wait "$testing" || failed=1
-cat "$testing_log" | tee -a "$log" > /dev/null
-grep -E "Test run with|✘" "$testing_log" | tail -n 20
+cat "$shard_log" >> "$log"
+grep -E "Executed .* tests?, with|Test run with|✘|error:" "$shard_log" | tail -n 20
 # GDK_SCALE is read when the display opens: the window's fit at scale 2, in a process of its own.
 GDK_SCALE=2 SESAME_SCREENSHOTS="$PWD/.build/screenshots/scale-2" scripts/test-session.sh \
     "$tests" SesameGtkTests.DesktopConventionsTests/testTheLongestNamesFitTheWindow 2>&1 | tee -a "$log"

@@ -47,7 +47,8 @@ final class BrokerEndToEndTests: XCTestCase {
         // 2. It lists alex.
         XCTAssertEqual(step(seen, "accounts")["accounts"] as? [String], [Self.username])
 
-        // 3. Its token due, a new one silently: no page, no question.
+        // 3. Its token expired, a new one silently: no page, no question.
+        XCTAssertEqual(seen["silent_after_expiry"] as? Bool, true, "the silent sign-in did not wait for the token to expire")
         let silent = step(seen, "silent")
         XCTAssertEqual(silent["token_source"] as? String, "broker", "\(silent)")
         XCTAssertEqual(silent["graph"] as? Int, 200, "the silent sign-in got no token Graph takes: \(silent)")
@@ -112,10 +113,10 @@ final class BrokerEndToEndTests: XCTestCase {
         let traceText: String
     }
 
-    /// The emulator as `login.microsoftonline.com:443` (access tokens that live two minutes, well
-    /// inside the five minutes before expiry at which MSAL, pymsalruntime and Sesame renew them,
-    /// so each silent request needs a new one), a session bus of the test's own, and the flow in
-    /// its namespace.
+    /// The emulator as `login.microsoftonline.com:443` (access tokens that live 6 s, well inside
+    /// the five minutes before expiry at which MSAL, pymsalruntime and Sesame renew them, so each
+    /// silent request needs a new one, and the flow can wait for one to expire), a session bus of
+    /// the test's own, and the flow in its namespace.
     func flow() throws -> Run {
         try XCTSkipUnless(getuid() == 0, "Microsoft's host names on this machine need root (a mount namespace)")
         XCTAssertTrue(
@@ -138,7 +139,7 @@ final class BrokerEndToEndTests: XCTestCase {
         let emulator = try EmulatorProcess(
             [
                 "--host", Self.address, "--hostname", "login.microsoftonline.com", "--port", "443", "--tls", "--users", "50",
-                "--state-dir", scratch.appending(path: "emulator").path, "--demo", "--access-token-lifetime", "120",
+                "--state-dir", scratch.appending(path: "emulator").path, "--demo", "--access-token-lifetime", "6",
                 "--client", "\(Self.firstClient)=\(redirect)", "--client", "\(Self.secondClient)=\(redirect)",
                 "--multi-tenant", Self.firstClient, "--multi-tenant", Self.secondClient,
             ])

@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from broker_e2e import PROGRAM_TIMEOUT, BrokerDesktop, answer_meanwhile, broker_calls, told_events
 from sesame_e2e import StepFailed
@@ -80,8 +81,11 @@ def broker_flow(desktop):
     seen["first"] = step(desktop, first, first_client, "interactive", "Always allow this program")
     # 2. The program lists alex (from its own cache).
     seen["accounts"] = step(desktop, first, first_client, "accounts")
-    # 3. Its access token is due (it lives 2 minutes, inside every cache's 5-minute margin): a new
-    # one, silently — no page, no question.
+    # 3. Its access token has expired (it lives 6 s here): a new one, silently — no page, no
+    # question.
+    expires = ((seen["first"].get("token") or {}).get("claims") or {}).get("exp", 0)
+    time.sleep(max(0, expires + 1 - time.time()))
+    seen["silent_after_expiry"] = time.time() > expires > 0
     seen["silent"] = step(desktop, first, first_client, "silent")
     # 4. Another program, with another app registration, is asked about on its own: allowed.
     second = "msal_second_app.py"

@@ -31,7 +31,7 @@ SCOPES = ["User.Read"]
 AUTHORITY = "https://login.microsoftonline.com/organizations"
 # The identity emulator serves Graph on its own host (its certificate names no other).
 GRAPH_ME = "https://login.microsoftonline.com/v1.0/me"
-CLAIMS = ("aud", "scp", "azp", "appid", "tid", "preferred_username", "upn")
+CLAIMS = ("aud", "scp", "azp", "appid", "tid", "preferred_username", "upn", "exp")
 
 
 def claims(token):
