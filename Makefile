@@ -49,7 +49,10 @@ TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-pymsalruntim
 # FoundationEssentials linked in, so the programs need no Swift toolchain (no libswift*.so) and start
 # faster (the dynamic loader's symbol lookups were 70 % of `sesame`'s start before its window: perf).
 # Why FoundationEssentials and three programs: docs/INSTALL.md.
-RELEASE_BUILD_FLAGS := -c release -debug-info-format none --static-swift-stdlib
+# A scratch folder of its own, so that `make test` builds it beside the debug build (SwiftPM locks
+# its scratch folder for a build).
+RELEASE_BUILD_FLAGS := -c release -debug-info-format none --static-swift-stdlib --scratch-path .build/release-scratch
+RELEASE_BIN := .build/release-scratch/release
 # Sesame's version is written in one place, Sources/SesameSamples/SesameVersion.swift.
 VERSION := $(shell sed -n 's/^ *public static let current = "\(.*\)"$$/\1/p' Sources/SesameSamples/SesameVersion.swift)
 PACKAGE_DIR := .build/package
@@ -104,11 +107,12 @@ run: build
 ## test: lint, then build and pass every test, inside a private D-Bus session with an unlocked
 ## gnome-keyring; then the Debian package on a clean Debian 12 root (test-package)
 test: deps hooks translations lint $(TEST_VENV_STAMP)
-	swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS)
-	@# The tests, with the release build for test-package meanwhile (scripts/run-tests.sh); the
-	@# output is kept in .build/test-output.log, and on a failure what failed is printed last.
+	@# The debug build and the tests, with the release build for test-package beside them from the
+	@# start (scripts/run-tests.sh); the output is kept in .build/test-output.log, and on a failure
+	@# what failed is printed last.
 	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/run-tests.sh \
-	  "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)" .build/test-output.log $(MAKE) --no-print-directory release
+	  "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)" .build/test-output.log \
+	  "swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS)" $(MAKE) --no-print-directory release
 	$(MAKE) --no-print-directory test-package
 
 ## test-package: `make deb`, then the package in a clean Debian 12 root (mmdebstrap, cached in
@@ -195,7 +199,7 @@ bench: deps $(TEST_VENV_STAMP)
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 	swift build $(BENCH_BUILD_FLAGS)
-	scripts/test-session.sh $(TEST_VENV)/bin/python bench/bench.py .build/release bench/results.json
+	scripts/test-session.sh $(TEST_VENV)/bin/python bench/bench.py $(RELEASE_BIN) bench/results.json
 
 ## release: `sesame`, `sesame-service`, `identity-emulator` and `git-credential-sesame` as installed and packaged
 ## (RELEASE_BUILD_FLAGS), and their man pages and bash/zsh/fish completions generated from their parsers (packaging/generate-docs.sh)
@@ -206,7 +210,7 @@ release: deps
 	for product in sesame sesame-service identity-emulator git-credential-sesame; do \
 	  swift build $(RELEASE_BUILD_FLAGS) --product $$product || exit 1; \
 	done
-	packaging/generate-docs.sh .build/release $(PACKAGE_DIR)/generated
+	packaging/generate-docs.sh $(RELEASE_BIN) $(PACKAGE_DIR)/generated
 
 ## install: the app and the emulator, their data (settings, translations), desktop entry, AppStream
 ## metainfo, icons (full-colour and symbolic), man pages, shell completions, git's credential
@@ -221,10 +225,10 @@ install: release
 	  "$(DESTDIR)$(PREFIX)/share/man/man1" "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
 	  "$(DESTDIR)$(PREFIX)/share/zsh/$(ZSH_COMPLETIONS)" "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d" \
 	  "$(DESTDIR)$(PREFIX)/share/dbus-1/services" "$(DESTDIR)$(PREFIX)/libexec/sesame" "$(DESTDIR)$(PREFIX)/share/sesame/dbus-1"
-	install -m 755 .build/release/sesame .build/release/identity-emulator .build/release/git-credential-sesame \
+	install -m 755 $(RELEASE_BIN)/sesame $(RELEASE_BIN)/identity-emulator $(RELEASE_BIN)/git-credential-sesame \
 	  "$(DESTDIR)$(PREFIX)/bin/"
 	@# The service D-Bus activation starts (through `sesame --service`): no GTK, no WebKit.
-	install -m 755 .build/release/sesame-service "$(DESTDIR)$(PREFIX)/libexec/sesame/"
+	install -m 755 $(RELEASE_BIN)/sesame-service "$(DESTDIR)$(PREFIX)/libexec/sesame/"
 	install -m 644 Resources/settings/*.plist "$(DESTDIR)$(PREFIX)/share/sesame/settings/"
 	install -m 644 Resources/desktop/org.sesame.Sesame.desktop "$(DESTDIR)$(PREFIX)/share/applications/"
 	install -m 644 Resources/desktop/org.sesame.Sesame.metainfo.xml "$(DESTDIR)$(PREFIX)/share/metainfo/"

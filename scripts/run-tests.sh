@@ -6,19 +6,22 @@
 # the window's fit at GDK scale 2. Every line is kept in LOG (the command line's after the window's). Not `swift test`: it would wait for SwiftPM's lock on .build while the
 # release build below holds it.
 #
-#     scripts/run-tests.sh BIN_DIR LOG [RELEASE_COMMAND...]
+#     scripts/run-tests.sh BIN_DIR LOG BUILD_COMMAND [RELEASE_COMMAND...]
 #
-# With a RELEASE_COMMAND and root (test-package, which follows, needs both), what test-package
-# needs is made meanwhile at the lowest priority: the release programs and their man pages
-# (RELEASE_COMMAND: `make release`; .build/release-build.log) and the clean Debian root
-# (packaging/test/clean-root.sh; .build/clean-root.log). They take the cores the tests leave idle
-# while they wait for WebKit, the emulator and D-Bus, instead of running for minutes after them.
+# BUILD_COMMAND (one string: the debug build of the tests) runs first. With a RELEASE_COMMAND and
+# root (test-package, which follows, needs both), what test-package needs is made beside it from
+# the start, at the lowest priority: the release programs and their man pages (RELEASE_COMMAND:
+# `make release`, in a scratch folder of its own; .build/release-build.log) and the clean Debian
+# root (packaging/test/clean-root.sh; .build/clean-root.log). They take the cores the debug build's
+# links and the tests' waits for WebKit, the emulator and D-Bus leave idle, instead of running for
+# minutes after them.
 # On a failure, what failed is printed last (scripts/test-failures.sh), since CI keeps only the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=$1
 log=$2
-shift 2
+build=$3
+shift 3
 tests="$bin/SesamePackageTests.xctest"
 : > "$log"
 
@@ -36,6 +39,12 @@ stop_background() {
     wait 2> /dev/null
 }
 trap 'stop_background; [ -n "${testing:-}" ] && kill "$testing" 2> /dev/null; exit 130' INT TERM
+
+if ! bash -c "$build"; then
+    stop_background
+    echo "The debug build failed."
+    exit 1
+fi
 
 failed=0
 # Every XCTest class, in one of the two shards.

@@ -20,7 +20,7 @@ final class BrokerEndToEndTests: XCTestCase {
     /// The two programs' app registrations (multi-tenant, with MSAL's broker redirect URI).
     static let firstClient = "5b0a2c1d-8f3e-4a6b-9c7d-1e2f3a4b5c6d"
     static let secondClient = "c7e4a9d2-3b1f-4e6a-8d5c-2f9b0a7e6d13"
-    static let username = "alex@contoso.onmicrosoft.com"
+    static let username = "megan@contoso.onmicrosoft.com"
 
     func testMSALProgramsSignInThroughSesameWithTheUsersSay() throws {
         let started = Date()
@@ -30,8 +30,8 @@ final class BrokerEndToEndTests: XCTestCase {
         XCTAssertNil(seen["failed"], "the flow stopped: \(seen["failed"] ?? "")\n\(run.stderr.suffix(3000))")
 
         // 1. The first program's interactive sign-in: Sesame showed its sign-in page and asked about
-        // the program (once, Always offered); MSAL got a token for alex, from the broker, that
-        // Graph takes.
+        // the program (once, Always offered); megan's sign-in asked for her SMS code (MFA); MSAL got
+        // a token for her, from the broker, that Graph takes.
         let first = step(seen, "first")
         XCTAssertEqual(first["broker_enabled"] as? Bool, true, "MSAL found no broker: \(first)")
         XCTAssertEqual(first["token_source"] as? String, "broker", "\(first)")
@@ -39,12 +39,14 @@ final class BrokerEndToEndTests: XCTestCase {
         XCTAssertEqual(first["graph_user"] as? String, Self.username)
         XCTAssertEqual(claims(first)["appid"] as? String, Self.firstClient, "the token is not for the program's client")
         XCTAssertEqual((first["sign_ins"] as? [Any])?.count, 1, "the sign-in page did not show once: \(first)")
+        let pages = (first["sign_ins"] as? [[String: Any]])?.first ?? [:]
+        XCTAssertNotNil(pages["sms_page"], "megan's sign-in through the broker asked for no SMS code: \(pages)")
         let firstQuestions = questions(first)
         XCTAssertEqual(firstQuestions.count, 1, "the program was not asked about once: \(first)")
         XCTAssertEqual(firstQuestions.first?["always_offered"] as? Bool, true, "Always was not offered: \(firstQuestions)")
         XCTAssertTrue(methods(first).contains("acquireTokenInteractively"), "\(first)")
 
-        // 2. It lists alex.
+        // 2. It lists megan.
         XCTAssertEqual(step(seen, "accounts")["accounts"] as? [String], [Self.username])
 
         // 3. Its token expired, a new one silently: no page, no question.

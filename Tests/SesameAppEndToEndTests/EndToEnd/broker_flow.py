@@ -21,8 +21,12 @@ import subprocess
 import sys
 import time
 
+import broker_e2e
 from broker_e2e import PROGRAM_TIMEOUT, BrokerDesktop, answer_meanwhile, broker_calls, told_events
 from sesame_e2e import StepFailed
+
+# Megan's sign-in asks for a one-time SMS code: multi-factor authentication through the broker.
+broker_e2e.USER = "megan@contoso.onmicrosoft.com"
 
 binary, scratch, first_client, second_client = sys.argv[1:5]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -76,10 +80,10 @@ def broker_flow(desktop):
     desktop.wait_for_broker()
 
     # 1. The first program signs in: Sesame shows its sign-in page and asks about the program;
-    # the user signs in as alex and allows it always. The program gets a token Graph takes.
+    # the user signs in as megan (password, SMS code) and allows it always. The program gets a token Graph takes.
     first = "msal_broker_app.py"
     seen["first"] = step(desktop, first, first_client, "interactive", "Always allow this program")
-    # 2. The program lists alex (from its own cache).
+    # 2. The program lists megan (from its own cache).
     seen["accounts"] = step(desktop, first, first_client, "accounts")
     # 3. Its access token has expired (it lives 6 s here): a new one, silently — no page, no
     # question.
