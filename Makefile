@@ -49,10 +49,8 @@ TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-pymsalruntim
 # FoundationEssentials linked in, so the programs need no Swift toolchain (no libswift*.so) and start
 # faster (the dynamic loader's symbol lookups were 70 % of `sesame`'s start before its window: perf).
 # Why FoundationEssentials and three programs: docs/INSTALL.md.
-# A scratch folder of its own, so that `make test` builds it beside the debug build (SwiftPM locks
-# its scratch folder for a build).
-RELEASE_BUILD_FLAGS := -c release -debug-info-format none --static-swift-stdlib --scratch-path .build/release-scratch
-RELEASE_BIN := .build/release-scratch/release
+RELEASE_BUILD_FLAGS := -c release -debug-info-format none --static-swift-stdlib
+RELEASE_BIN := .build/release
 # Sesame's version is written in one place, Sources/SesameSamples/SesameVersion.swift.
 VERSION := $(shell sed -n 's/^ *public static let current = "\(.*\)"$$/\1/p' Sources/SesameSamples/SesameVersion.swift)
 PACKAGE_DIR := .build/package
@@ -107,12 +105,11 @@ run: build
 ## test: lint, then build and pass every test, inside a private D-Bus session with an unlocked
 ## gnome-keyring; then the Debian package on a clean Debian 12 root (test-package)
 test: deps hooks translations lint $(TEST_VENV_STAMP)
-	@# The debug build and the tests, with the release build for test-package beside them from the
-	@# start (scripts/run-tests.sh); the output is kept in .build/test-output.log, and on a failure
-	@# what failed is printed last.
+	swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS)
+	@# The tests, with the release build for test-package meanwhile (scripts/run-tests.sh); the
+	@# output is kept in .build/test-output.log, and on a failure what failed is printed last.
 	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/run-tests.sh \
-	  "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)" .build/test-output.log \
-	  "swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS)" $(MAKE) --no-print-directory release
+	  "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)" .build/test-output.log $(MAKE) --no-print-directory release
 	$(MAKE) --no-print-directory test-package
 
 ## test-package: `make deb`, then the package in a clean Debian 12 root (mmdebstrap, cached in

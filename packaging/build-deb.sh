@@ -70,6 +70,7 @@ mkdir -p "$stage/DEBIAN"
 chmod 644 "$stage/DEBIAN/control" "$stage/DEBIAN/md5sums"
 
 rm -f "$deb"
-dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >/dev/null
+# xz at level 3: a tenth larger than the default 6, in 40 % of its time (26 s → 10.5 s here).
+dpkg-deb --root-owner-group -Zxz -z3 --build "$stage" "$deb" >/dev/null
 echo "make deb: built $deb"
 sed -n 's/^\(Version\|Depends\|Installed-Size\): /  \1: /p' "$stage/DEBIAN/control"

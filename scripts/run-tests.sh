@@ -1,38 +1,34 @@
 #!/usr/bin/env bash
-# `make test`'s run, after its debug build, from the test binary in private sessions
-# (scripts/test-session.sh), two side by side: the window's XCTest classes (WebKit, AT-SPI); and
-# the command line's (processes, mail servers, proxies), then swift-testing. Both mostly wait — for
-# WebKit, the emulator, D-Bus — so together they take minutes less than one after the other. Then
-# the window's fit at GDK scale 2. Every line is kept in LOG (the command line's after the window's). Not `swift test`: it would wait for SwiftPM's lock on .build while the
+# `make test`'s run, after its debug build: XCTest, with swift-testing beside it (its tests are
+# mostly computation, XCTest's mostly waiting for WebKit, the emulator and D-Bus: together they
+# take 40 s less), then the window's fit at GDK scale 2, each from the test binary in a private
+# session (scripts/test-session.sh), every line kept in LOG (swift-testing's after XCTest's). Not `swift test`: it would wait for SwiftPM's lock on .build while the
 # release build below holds it.
 #
-#     scripts/run-tests.sh BIN_DIR LOG BUILD_COMMAND [RELEASE_COMMAND...]
+#     scripts/run-tests.sh BIN_DIR LOG [RELEASE_COMMAND...]
 #
-# BUILD_COMMAND (one string: the debug build of the tests) runs first. With a RELEASE_COMMAND and
-# root (test-package, which follows, needs both), what test-package needs is made beside it from
-# the start, at the lowest priority: the release programs and their man pages (RELEASE_COMMAND:
-# `make release`, in a scratch folder of its own; .build/release-build.log) and the clean Debian
-# root (packaging/test/clean-root.sh; .build/clean-root.log). They take the cores the debug build's
-# links and the tests' waits for WebKit, the emulator and D-Bus leave idle, instead of running for
-# minutes after them.
+# With a RELEASE_COMMAND and root (test-package, which follows, needs both), what test-package
+# needs is made meanwhile at the lowest priority: the release programs and their man pages
+# (RELEASE_COMMAND: `make release`; .build/release-build.log) and the clean Debian root
+# (packaging/test/clean-root.sh; .build/clean-root.log). They take the cores the tests leave idle
+# while they wait for WebKit, the emulator and D-Bus, instead of running for minutes after them.
 # On a failure, what failed is printed last (scripts/test-failures.sh), since CI keeps only the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=$1
 log=$2
-build=$3
-shift 3
+shift 2
 tests="$bin/SesamePackageTests.xctest"
 : > "$log"
 
 background=()
 if [ "$#" -gt 0 ] && [ "$(id -u)" = 0 ]; then
     echo "Meanwhile, at the lowest priority: the release build (.build/release-build.log) and the clean root (.build/clean-root.log)."
-    # Each in a process group of its own, so that a failure here ends all of it. SCHED_IDLE, not
-    # only nice: SwiftPM's build system starts its compilers at nice 0 again, but keeps the policy.
-    setsid chrt --idle 0 nice -n 19 "$@" > .build/release-build.log 2>&1 &
+    # Each in a process group of its own, so that a failure here ends all of it. (SwiftPM's build
+    # system starts its compilers at nice 0 again: the release build takes its share of the cores.)
+    setsid nice -n 19 "$@" > .build/release-build.log 2>&1 &
     background+=("$!")
-    setsid chrt --idle 0 nice -n 19 packaging/test/clean-root.sh .build/package > .build/clean-root.log 2>&1 &
+    setsid nice -n 19 packaging/test/clean-root.sh .build/package > .build/clean-root.log 2>&1 &
     background+=("$!")
 fi
 stop_background() {
@@ -41,31 +37,15 @@ stop_background() {
 }
 trap 'stop_background; [ -n "${testing:-}" ] && kill "$testing" 2> /dev/null; exit 130' INT TERM
 
-if ! bash -c "$build"; then
-    stop_background
-    echo "The debug build failed."
-    exit 1
-fi
-
 failed=0
-# Every XCTest class, in one of the two shards.
-classes=$("$tests" --list-tests 2> /dev/null | sed -n 's|^\([A-Za-z]*Tests\.[A-Za-z]*\)/.*|\1|p' | sort -u)
-[ -n "$classes" ] || { echo "run-tests: $tests lists no XCTest class" >&2; exit 1; }
-command_line=$(grep '^SesameCLITests\.' <<< "$classes" | paste -sd, -)
-windows=$(grep -v '^SesameCLITests\.' <<< "$classes" | paste -sd, -)
-shard_log="$log.command-line"
-(
-    shard_failed=0
-    scripts/test-session.sh "$tests" "$command_line" > "$shard_log" 2>&1 || shard_failed=1
-    scripts/test-session.sh "$tests" --testing-library swift-testing >> "$shard_log" 2>&1 || shard_failed=1
-    exit "$shard_failed"
-) &
+testing_log="$log.swift-testing"
+scripts/test-session.sh "$tests" --testing-library swift-testing > "$testing_log" 2>&1 &
 testing=$!
-scripts/test-session.sh "$tests" "$windows" 2>&1 | tee -a "$log"
+scripts/test-session.sh "$tests" 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
 wait "$testing" || failed=1
-cat "$shard_log" >> "$log"
-grep -E "Executed .* tests?, with|Test run with|✘|error:" "$shard_log" | tail -n 20
+cat "$testing_log" | tee -a "$log" > /dev/null
+grep -E "Test run with|✘" "$testing_log" | tail -n 20
 # GDK_SCALE is read when the display opens: the window's fit at scale 2, in a process of its own.
 GDK_SCALE=2 SESAME_SCREENSHOTS="$PWD/.build/screenshots/scale-2" scripts/test-session.sh \
     "$tests" SesameGtkTests.DesktopConventionsTests/testTheLongestNamesFitTheWindow 2>&1 | tee -a "$log"
