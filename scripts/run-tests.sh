@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# `make test`'s run, after its debug build: XCTest, with swift-testing and a few XCTest classes
-# beside it (XCTest mostly waits for WebKit, the emulator and D-Bus), then the window's fit at GDK
-# scale 2, each from the test binary in a private session (scripts/test-session.sh), every line
-# kept in LOG (what ran beside after the rest). Not `swift test`: it would wait for SwiftPM's lock on .build while the
+# `make test`'s run, after its debug build: XCTest, with swift-testing beside it (its tests are
+# mostly computation, XCTest's mostly waiting for WebKit, the emulator and D-Bus: together they
+# take 40 s less), then the window's fit at GDK scale 2, each from the test binary in a private
+# session (scripts/test-session.sh), every line kept in LOG (swift-testing's after XCTest's). Not `swift test`: it would wait for SwiftPM's lock on .build while the
 # release build below holds it.
 #
 #     scripts/run-tests.sh BIN_DIR LOG [RELEASE_COMMAND...]
@@ -38,29 +38,14 @@ stop_background() {
 trap 'stop_background; [ -n "${testing:-}" ] && kill "$testing" 2> /dev/null; exit 130' INT TERM
 
 failed=0
-# Beside the XCTest run, in a session of its own: swift-testing, then the command line's servers
-# (Dovecot, the company's proxy: about two minutes of waiting). Fewer would leave the release build
-# the tail; more would take its cores (the work is CPU-bound: about 21 CPU-minutes on two cores).
-beside="SesameCLITests.MailTests,SesameCLITests.CompanyNetworkTests,SesameCLITests.DoctorAtWorkTests"
-classes=$("$tests" --list-tests 2> /dev/null | sed -n 's|^\([A-Za-z]*Tests\.[A-Za-z]*\)/.*|\1|p' | sort -u)
-for class in ${beside//,/ }; do
-    grep -qx "$class" <<< "$classes" || { echo "run-tests: $tests has no XCTest class $class" >&2; exit 1; }
-done
-main=$(grep -vxF -f <(tr , '\n' <<< "$beside") <<< "$classes" | paste -sd, -)
-[ -n "$main" ] || { echo "run-tests: $tests lists no XCTest class" >&2; exit 1; }
-beside_log="$log.beside"
-(
-    beside_failed=0
-    scripts/test-session.sh "$tests" --testing-library swift-testing > "$beside_log" 2>&1 || beside_failed=1
-    scripts/test-session.sh "$tests" "$beside" >> "$beside_log" 2>&1 || beside_failed=1
-    exit "$beside_failed"
-) &
+testing_log="$log.swift-testing"
+scripts/test-session.sh "$tests" --testing-library swift-testing > "$testing_log" 2>&1 &
 testing=$!
-scripts/test-session.sh "$tests" "$main" 2>&1 | tee -a "$log"
+scripts/test-session.sh "$tests" 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
 wait "$testing" || failed=1
-cat "$beside_log" >> "$log"
-grep -E "Executed .* tests?, with|Test run with|✘" "$beside_log" | tail -n 20
+cat "$testing_log" | tee -a "$log" > /dev/null
+grep -E "Test run with|✘" "$testing_log" | tail -n 20
 # GDK_SCALE is read when the display opens: the window's fit at scale 2, in a process of its own.
 GDK_SCALE=2 SESAME_SCREENSHOTS="$PWD/.build/screenshots/scale-2" scripts/test-session.sh \
     "$tests" SesameGtkTests.DesktopConventionsTests/testTheLongestNamesFitTheWindow 2>&1 | tee -a "$log"
