@@ -114,6 +114,25 @@ static inline void sesame_settings_prefer_dark_theme(gboolean dark) {
     g_object_set(gtk_settings_get_default(), "gtk-application-prefer-dark-theme", dark, NULL);
 }
 
+// A popover's menu item (GtkModelButton's "text" and "role" are set through g_object_set, which
+// is variadic); a check item when `check`.
+static inline GtkWidget *sesame_model_button_new(const char *text, gboolean check) {
+    GtkWidget *button = gtk_model_button_new();
+    g_object_set(button, "text", text, NULL);
+    if (check) g_object_set(button, "role", GTK_BUTTON_ROLE_CHECK, NULL);
+    return button;
+}
+
+static inline void sesame_model_button_set_active(GtkWidget *button, gboolean active) {
+    g_object_set(button, "active", active, NULL);
+}
+
+static inline void sesame_model_button_set_text(GtkWidget *button, const char *text) {
+    g_object_set(button, "text", text, NULL);
+}
+
+static inline GtkOrientable *sesame_orientable(gpointer object) { return GTK_ORIENTABLE(object); }
+
 // WEBKIT_*_VERSION are macros.
 static inline guint sesame_webkit_major_version(void) { return WEBKIT_MAJOR_VERSION; }
 static inline guint sesame_webkit_minor_version(void) { return WEBKIT_MINOR_VERSION; }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameCore
+import SesameService
 import SesameSystem
 
 /// The v2.0 sample without its widgets: search the organisation's people as the user types,
@@ -112,9 +113,46 @@ public final class DirectorySearch {
     /// Whether a search or a page is on its way.
     public var isLoading: Bool { status == .searching || pageTask != nil }
 
-    /// The page came into view: sign in if nobody is, then list everyone.
+    /// What the page shows in place of its list, if anything: nobody signed in (the whole page),
+    /// no one matching or a failure (the list's place; the old rows are gone).
+    public var pageStatus: PageStatus? {
+        switch status {
+        case .signedOut:
+            PageStatus(
+                .signedOut, title: L("Sign in to search your organisation"),
+                description: L("Find anyone in your organisation by name, e-mail address or user name, and see how to reach them."),
+                action: .sample(.signIn))
+        case .signedOutByUser:
+            PageStatus(
+                .signedOut, title: L("Signed out"), description: L("Sign in to search your organisation’s people."),
+                action: .sample(.signIn))
+        case .noMatches:
+            PageStatus(
+                .nothingYet, title: String(formatting: L("No one matches “%@”"), DisplayText.isolated(text)),
+                description: L("Check the spelling, or search by e-mail address or user name."), action: .showEveryone)
+        case .failed(let message, let action):
+            PageStatus(.failed, title: L("Can’t search the directory"), description: message, action: .sample(action))
+        case .searching, .found, .signOutFailed:
+            nil
+        }
+    }
+
+    /// The text of the latest search.
+    public var searchText: String { text }
+
+    /// Does what the status page offers.
+    public func perform(_ action: PageStatus.Action) async {
+        switch action {
+        case .sample: await performAction()
+        case .showEveryone: search("")
+        case .call: break
+        }
+    }
+
+    /// The page came into view: list everyone when someone is signed in (or a sign-in under way
+    /// brings someone); never a sign-in of its own.
     public func appear() async {
-        guard await session.signedInAccount() != nil else {
+        guard await session.accountWithoutAsking() != nil else {
             setStatus(.signedOut)
             return
         }

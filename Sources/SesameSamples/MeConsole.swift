@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameCore
+import SesameService
 import SesameSystem
 
 /// The MSAL sample without its widgets: "Call Microsoft Graph" gets a token silently when an
@@ -41,6 +42,21 @@ public final class MeConsole {
 
     private struct NoUserInfo: UserFacingError {
         var userMessage: String { L("The identity provider publishes no userinfo endpoint.") }
+    }
+
+    /// What the page shows before the first call: who would call, and the call itself as its one
+    /// action; nil once the log has a line.
+    public var pageStatus: PageStatus? {
+        guard lines.isEmpty else { return nil }
+        guard let account = session.account else {
+            return PageStatus(
+                .signedOut,
+                title: graphURI == nil ? L("Read your profile from your identity provider") : L("Read your profile from Microsoft Graph"),
+                description: L("Sesame signs you in, calls the API with your token and shows each step here."), action: .call(actionTitle))
+        }
+        return PageStatus(
+            .nothingYet, title: String(formatting: L("Signed in as %@"), DisplayText.isolated(account.displayName)),
+            description: L("Your sign-in is kept: the call gets a token without asking you again."), action: .call(actionTitle))
     }
 
     /// Whether an account is cached (sign-out is possible).

@@ -68,6 +68,14 @@ public final class SampleSession {
         return await signIn()
     }
 
+    /// The stored account, or the one a sign-in under way brings (the one the window's start
+    /// began); never a sign-in of its own: a page that appears asks nobody to sign in.
+    public func accountWithoutAsking() async -> Account? {
+        if let account = await restore() { return account }
+        if let current { return await current.value }
+        return nil
+    }
+
     /// Signs in interactively (someone else may sign in: the store asks who, after a sign-out).
     /// An error from the identity service is shown with Retry and Cancel; Retry starts over.
     /// A call while a sign-in is under way returns `nil` at once (see ``signInOnRequest()``).

@@ -37,9 +37,43 @@ public final class TaskList {
     /// Whether an account is signed in.
     public var isSignedIn: Bool { session.account != nil }
 
-    /// The page came into view: sign in if nobody is, then list the tasks.
+    /// Whether the user signed out (the status page says so).
+    private var signedOutByUser = false
+    /// Whether the last read failed.
+    private var failed = false
+
+    /// What the page shows in place of its list, if anything: nobody signed in (the whole page),
+    /// no tasks yet, or a failure to read them.
+    public var pageStatus: PageStatus? {
+        if !isSignedIn {
+            return signedOutByUser
+                ? PageStatus(.signedOut, title: L("Signed out"), description: L("Sign in to see your tasks."), action: .sample(.signIn))
+                : PageStatus(
+                    .signedOut, title: L("Sign in to see your tasks"),
+                    description: L("Your task list is kept by the task service; each person sees only their own."), action: .sample(.signIn)
+                )
+        }
+        if failed, let action {
+            return PageStatus(.failed, title: L("Can’t read your tasks"), description: statusText, action: .sample(action))
+        }
+        if tasks.isEmpty, action == nil, hasRead {
+            return PageStatus(.nothingYet, title: L("No tasks yet"), description: L("Type a task above and press Enter."), action: nil)
+        }
+        return nil
+    }
+
+    /// Whether the list was read at least once since the sign-in.
+    private var hasRead = false
+
+    /// Does what the status page offers.
+    public func perform(_ action: PageStatus.Action) async {
+        if case .sample = action { await performAction() }
+    }
+
+    /// The page came into view: list the tasks when someone is signed in (or a sign-in under way
+    /// brings someone); never a sign-in of its own.
     public func appear() async {
-        guard await session.signedInAccount() != nil else {
+        guard await session.accountWithoutAsking() != nil else {
             action = .signIn
             statusText = L("Sign in to see your tasks.")
             changed()
@@ -52,7 +86,9 @@ public final class TaskList {
     public func performAction() async {
         switch action {
         case .signIn?:
-            await appear()
+            guard await session.signInOnRequest() != nil else { return }
+            signedOutByUser = false
+            await reload()
         case .signInAgain?:
             guard await session.signInOnRequest() != nil else { return }
             await reload()
@@ -73,10 +109,15 @@ public final class TaskList {
         }
         do {
             tasks = try await service.tasks()
+            failed = false
+            hasRead = true
             statusText =
                 tasks.isEmpty ? L("No tasks yet.") : String(formatting: tasks.count == 1 ? L("%d task") : L("%d tasks"), tasks.count)
             action = nil
         } catch {
+            // The tasks on screen may be stale: gone, with the failure in their place.
+            tasks = []
+            failed = true
             statusText = session.message(for: error)
             action = SampleAction.after(error)
         }
@@ -122,7 +163,7 @@ public final class TaskList {
     /// Signs out, then in as someone else (the service asks who).
     public func switchUser() async {
         guard await signOut() else { return }
-        await appear()
+        await performAction()
     }
 
     /// Signs out: the list empties.
@@ -137,6 +178,9 @@ public final class TaskList {
             return false
         }
         tasks = []
+        hasRead = false
+        failed = false
+        signedOutByUser = true
         statusText = L("Signed out.")
         action = .signIn
         changed()

@@ -16,11 +16,12 @@ public struct WindowState: Codable, Sendable, Equatable {
     public var maximized: Bool
     /// The inspector's handle: the width of the pane left of it.
     public var inspectorPosition: Int
-    /// Whether the flow inspector is shown (F9 toggles it).
+    /// Whether the flow inspector is shown (F9 or the primary menu toggles it; hidden at first:
+    /// the samples are what a newcomer came for).
     public var inspectorShown: Bool
 
     /// The window of a first start.
-    public static let initial = WindowState(width: 1240, height: 720, maximized: false, inspectorPosition: 660, inspectorShown: true)
+    public static let initial = WindowState(width: 1240, height: 720, maximized: false, inspectorPosition: 660, inspectorShown: false)
 
     /// A state; see each property (numbers are kept within sense).
     public init(width: Int, height: Int, maximized: Bool, inspectorPosition: Int, inspectorShown: Bool) {

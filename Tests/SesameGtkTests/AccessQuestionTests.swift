@@ -146,8 +146,10 @@ final class AccessQuestionTests: GUITestCase {
         }
     }
 
-    /// At 800×600 the question leaves the window's size as it was, and after the answer the
-    /// keyboard is back where it was.
+    /// At 800×600 the question leaves the window's size as it was, and after each answer — Allow
+    /// once, Always, Deny — the keyboard is back where it was. In Programs with Access, Take back
+    /// moves the keyboard to the next decision, then to Close; closed, it is back on the page, as
+    /// after About.
     func testAQuestionLeavesTheWindowAsItWas() throws {
         try MainActor.assumeIsolated {
             let scene = try Scene()
@@ -161,25 +163,63 @@ final class AccessQuestionTests: GUITestCase {
             scene.gui.drainIdle()
             let focused = window.focusedWidget
             XCTAssertTrue(focused === search)
-            let program = ProgramIdentity.executable("/opt/some/rather-long-program-name-to-see-whether-it-wraps")!
-            let request = scene.request(program)
-            scene.waitForArmedQuestion(about: program)
-            scene.gui.drainIdle()
-            XCTAssertEqual(window.size.width, 800)
-            XCTAssertEqual(window.size.height, 600)
-            let dialogWindow = try XCTUnwrap(scene.dialog.shownWindow)
-            XCTAssertLessThanOrEqual(dialogWindow.size.width, 800)
-            try Screenshot.save(dialogWindow, to: GUIHarness.screenshots.appending(path: "access-question-800x600.png"))
-            scene.dialog.press(.allowOnce)
-            var finished = false
-            Task { @MainActor in
-                _ = await request.value
-                finished = true
+            let backOnThePage = { (moment: String) in
+                XCTAssertTrue(
+                    MainLoopBridge.spin(timeout: 10) { window.isActive && window.focusedWidget === focused },
+                    "after \(moment) the keyboard did not come back to the search field")
             }
-            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { finished && window.isActive })
-            XCTAssertEqual(window.size.width, 800)
-            XCTAssertEqual(window.size.height, 600)
-            XCTAssertTrue(window.focusedWidget === focused, "the keyboard did not come back to the search field")
+            for (index, answer) in AccessAnswer.allCases.enumerated() {
+                let program = ProgramIdentity.executable("/opt/some/rather-long-program-name-to-see-whether-it-wraps-\(index)")!
+                let request = scene.request(program)
+                scene.waitForArmedQuestion(about: program)
+                scene.gui.drainIdle()
+                XCTAssertEqual(window.size.width, 800)
+                XCTAssertEqual(window.size.height, 600)
+                let dialogWindow = try XCTUnwrap(scene.dialog.shownWindow)
+                XCTAssertLessThanOrEqual(dialogWindow.size.width, 800)
+                if index == 0 {
+                    try Screenshot.save(dialogWindow, to: GUIHarness.screenshots.appending(path: "access-question-800x600.png"))
+                }
+                scene.dialog.press(answer)
+                var finished = false
+                Task { @MainActor in
+                    _ = await request.value
+                    finished = true
+                }
+                XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { finished })
+                backOnThePage("\(answer)")
+                XCTAssertEqual(window.size.width, 800)
+                XCTAssertEqual(window.size.height, 600)
+            }
+
+            // Always and Deny are kept: two decisions to take back.
+            _ = MainLoopBridge.spin(timeout: 5) { scene.dialog.shownWindow?.isMapped != true }
+            let programs = try XCTUnwrap(scene.gui.window.primaryMenu.showPrograms())
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { programs.window.isMapped })
+            XCTAssertEqual(programs.takeBackButtons.count, 2)
+            // The window's own focus (it has the keyboard once the window manager gives it the window).
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 5) { programs.window.focusedWidget === programs.takeBackButtons.first },
+                "no Take back has the keyboard: \(programs.window.focusedWidget?.accessibleName ?? "nothing") has it")
+            try Screenshot.save(programs.window, to: GUIHarness.screenshots.appending(path: "programs-with-access.png"))
+            programs.takeBackButtons[0].click()
+            XCTAssertEqual(programs.takeBackButtons.count, 1)
+            XCTAssertTrue(
+                programs.window.focusedWidget === programs.takeBackButtons[0], "after Take back the keyboard is not on the next decision")
+            programs.takeBackButtons[0].click()
+            XCTAssertTrue(programs.takeBackButtons.isEmpty)
+            XCTAssertTrue(
+                programs.window.focusedWidget?.accessibleName == L("Close"), "after the last Take back the keyboard is not on Close")
+            XCTAssertTrue(scene.service.access.all.isEmpty, "a decision taken back is still kept")
+            programs.window.sendKey(KeyPress(key: KeyPress.escape))
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { !programs.window.isMapped }, "Escape did not close Programs with Access")
+            backOnThePage("closing Programs with Access")
+
+            scene.gui.window.primaryMenu.showAbout()
+            let about = try XCTUnwrap(scene.gui.window.primaryMenu.about)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { about.isMapped })
+            about.destroy()
+            backOnThePage("closing About")
         }
     }
 }

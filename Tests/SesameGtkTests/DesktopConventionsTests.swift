@@ -60,21 +60,34 @@ final class DesktopConventionsTests: GUITestCase {
                     }, "\(press) did not refresh the page: \(gui.trace.events.dropFirst(before).map(\.name))")
             }
 
-            // F9: the flow inspector goes, and comes back.
+            // F9: the flow inspector (hidden at first) shows, and goes; the menu's item follows.
             let inspector = gui.window.inspectorSlot
+            let inspectorItem = gui.window.primaryMenu.inspectorItem
+            XCTAssertFalse(inspector.isVisible, "the inspector shows before anyone asked for it")
+            window.sendKey(KeyPress(key: KeyPress.f9))
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { inspector.isMapped }, "F9 did not show the inspector")
+            XCTAssertTrue(inspectorItem.isChecked, "the menu does not say the inspector shows")
             window.sendKey(KeyPress(key: KeyPress.f9))
             XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { !inspector.isVisible }, "F9 did not hide the inspector")
-            window.sendKey(KeyPress(key: KeyPress.f9))
-            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { inspector.isMapped }, "F9 did not bring the inspector back")
+            XCTAssertFalse(inspectorItem.isChecked)
 
-            // F10: the primary menu opens, with its two entries.
+            // F10: the primary menu opens, with the app's actions, Keyboard Shortcuts and About.
             window.sendKey(KeyPress(key: KeyPress.f10))
             let menu = gui.window.primaryMenu.button
             XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { menu.isOpen }, "F10 did not open the primary menu")
-            XCTAssertNotNil(menu.content.find(Button.self, named: L("Keyboard Shortcuts")))
-            XCTAssertNotNil(menu.content.find(Button.self, named: L("About Sesame")))
+            let items = menu.content.descendants.compactMap { $0 as? MenuItem }.map(\.title)
+            XCTAssertEqual(
+                items,
+                [
+                    L("Show Flow Inspector"), L("Programs with Access"), L("Forget This Device’s Sign-in Data"), L("Keyboard Shortcuts"),
+                    L("About Sesame"),
+                ])
             gui.screenshot("primary-menu")
-            menu.close()
+            // Its inspector item shows the inspector, as F9 does.
+            inspectorItem.click()
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 5) { inspector.isMapped && !menu.isOpen }, "the menu's item did not show the inspector")
+            window.sendKey(KeyPress(key: KeyPress.f9))
 
             // Ctrl+?: the keyboard shortcuts window.
             window.sendKey(KeyPress(character: "?", control: true, shift: true)!)
@@ -85,7 +98,7 @@ final class DesktopConventionsTests: GUITestCase {
 
             // About Sesame: the version, from the one place it is kept.
             menu.open()
-            try XCTUnwrap(menu.content.find(Button.self, named: L("About Sesame"))).click()
+            try XCTUnwrap(menu.content.find(MenuItem.self, named: L("About Sesame"))).click()
             XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { gui.window.primaryMenu.about?.isMapped == true }, "no About window")
             XCTAssertEqual(gui.window.primaryMenu.about?.version, SesameVersion.current)
             XCTAssertTrue(
@@ -182,21 +195,22 @@ final class DesktopConventionsTests: GUITestCase {
                 window.resize(width: 1000, height: 650)
                 gui.window.panes?.position = 480
                 XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { window.size == (1000, 650) }, "\(window.size)")
+                XCTAssertFalse(gui.window.inspectorSlot.isVisible, "the inspector shows at the first start")
                 window.sendKey(KeyPress(key: KeyPress.f9))
-                XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { !gui.window.inspectorSlot.isVisible })
+                XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { gui.window.inspectorSlot.isMapped })
                 // Ctrl+Q: the window is kept, and Sesame ends (a window without its app: it closes).
                 window.sendKey(KeyPress(character: "q", control: true)!)
                 XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { !window.isMapped }, "Ctrl+Q did not end the window")
             }
             XCTAssertEqual(
                 WindowState.load(from: stateFile),
-                WindowState(width: 1000, height: 650, maximized: false, inspectorPosition: 480, inspectorShown: false))
+                WindowState(width: 1000, height: 650, maximized: false, inspectorPosition: 480, inspectorShown: true))
             let again = try GUIHarness(settingsFile: "me.plist", sample: .me, stateFile: stateFile)
             defer { again.close() }
             XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { again.window.window.isMapped })
             XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { again.window.window.size == (1000, 650) }, "\(again.window.window.size)")
             XCTAssertEqual(again.window.panes?.position, 480)
-            XCTAssertFalse(again.window.inspectorSlot.isVisible, "the inspector came back though it was hidden")
+            XCTAssertTrue(again.window.inspectorSlot.isVisible, "the inspector the user showed did not come back")
         }
     }
 
@@ -285,11 +299,21 @@ final class DesktopConventionsTests: GUITestCase {
                 let frame = try XCTUnwrap(button.frameInWindow, "\(look.name): \(name) is not on screen")
                 XCTAssertLessThanOrEqual(frame.x + frame.width, look.width, "\(look.name), \(script): \(name) is pushed out of the window")
             }
-            let inspector = try XCTUnwrap(gui.window.inspector?.root.frameInWindow, "\(look.name): the inspector is not on screen")
+            // The inspector hidden (as at first), the table's columns all fit, none cut or scrolled away.
+            let table = try XCTUnwrap(gui.people)
+            XCTAssertFalse(gui.window.inspectorSlot.isVisible)
+            XCTAssertTrue(table.columnWidths.allSatisfy { $0 >= 100 }, "\(look.name): a column is too narrow: \(table.columnWidths)")
             XCTAssertLessThanOrEqual(
-                inspector.x + inspector.width, look.width, "\(look.name), \(script): the inspector is pushed out of the window")
+                table.columnWidths.reduce(0, +), table.visibleWidth, "\(look.name), \(script): the table's columns do not fit")
             gui.screenshot(script)
         }
+        // Shown (F9), the inspector stays inside the window too.
+        window.sendKey(KeyPress(key: KeyPress.f9))
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { gui.window.inspector?.root.isMapped == true })
+        gui.drainIdle()
+        let inspector = try XCTUnwrap(gui.window.inspector?.root.frameInWindow, "\(look.name): the inspector is not on screen")
+        XCTAssertLessThanOrEqual(inspector.x + inspector.width, look.width, "\(look.name): the inspector is pushed out of the window")
+        gui.screenshot("inspector")
     }
 
     /// Alt+1, Alt+2, Alt+3: the samples in the switcher's order, as GNOME apps switch tabs.

@@ -122,19 +122,32 @@ final class GUIHarness {
 
     var peopleRows: Int { people?.rowCount ?? 0 }
 
+    /// The pages, once built.
+    var directoryPage: DirectoryPage? { window.samples[.directory] as? DirectoryPage }
+    var tasksPage: TasksPage? { window.samples[.tasks] as? TasksPage }
+    var mePage: MePage? { window.samples[.me] as? MePage }
+
+    /// What the directory says in its list's place (its status page's sentence), if it shows one.
+    var directorySays: String {
+        guard let page = directoryPage, page.listStatus.root.isMapped else { return "" }
+        return page.listStatus.status?.description ?? ""
+    }
+
     /// Presses a button by its accessible name, once it is on screen and sensitive (as a user
     /// can only press what they see).
     func click(button name: String) {
-        var found: Button?
+        var found: Widget?
         let shown = MainLoopBridge.spin(timeout: 15) {
-            found = self.window.window.find(Button.self, named: L(name))
+            found =
+                self.window.window.descendants.first { ($0 is Button || $0 is MenuItem) && $0.accessibleName == L(name) && $0.isMapped }
+                ?? self.window.window.find(Button.self, named: L(name))
             return found.map { $0.isMapped && $0.isSensitive } ?? false
         }
-        guard let button = found, shown else {
+        guard let widget = found, shown else {
             XCTFail("no button named '\(name)' showed")
             return
         }
-        button.click()
+        if let item = widget as? MenuItem { item.click() } else { (widget as? Button)?.click() }
     }
 
     /// Types into the directory's search field.

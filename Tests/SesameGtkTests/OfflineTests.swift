@@ -68,8 +68,8 @@ final class OfflineTests: GUITestCase {
             service.stop()
             XCTAssertEqual(gui.offlineBar, UserMessage.offline)
             gui.search("meg")
-            let status = try XCTUnwrap(gui.window.window.find(Label.self, named: L("Search status")))
-            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { status.text == UserMessage.offline }, "the page said: \(status.text)")
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 15) { gui.directorySays == UserMessage.offline }, "the page said: \(gui.directorySays)")
             // The rows of the earlier search do not stay under the failed one's sentence.
             XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { gui.peopleRows == 0 }, "the earlier rows stayed: \(gui.peopleRows)")
 
@@ -77,7 +77,7 @@ final class OfflineTests: GUITestCase {
             network.update(isOnline: true)
             XCTAssertTrue(
                 MainLoopBridge.spin(timeout: 15) { gui.people?.text(row: 0, column: 0)?.hasPrefix("Meg") == true },
-                "the search did not run again when the network came back: \(status.text)")
+                "the search did not run again when the network came back: \(gui.directorySays)")
             XCTAssertTrue(
                 gui.trace.events.map(\.name).lastIndex(of: "list-rendered") ?? 0 > gui.trace.events.map(\.name).lastIndex(
                     of: "network-online") ?? .max)

@@ -134,8 +134,11 @@ final class SignInFlowTests: GUITestCase {
     /// and show its details, Escape follows again; the export writes a PNG and an SVG.
     @MainActor
     private static func checkTheDiagram(_ gui: GUIHarness, secrets: [String]) throws {
+        // Hidden at first: the user shows it (F9).
+        if !gui.window.inspectorSlot.isVisible { gui.window.toggleInspector() }
         let inspector: FlowInspector? = gui.window.inspector
         let view = try XCTUnwrap(inspector?.diagram)
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { view.root.isMapped }, "the inspector did not show")
         // The inspector takes events a frame after they come: the last, the rows shown, too.
         XCTAssertTrue(
             MainLoopBridge.spin(timeout: 5) { view.model.steps.contains { $0.label.contains("rows") } }, "\(view.model.steps.map(\.label))")

@@ -8,14 +8,30 @@ import Testing
 @MainActor
 @Suite("The Directory page's model")
 struct DirectorySearchTests {
-    @Test("appearing signs in once and lists the first page; scrolling to the end appends the next")
+    @Test("appearing signs nobody in: the page says what it is for and offers Sign in")
+    func appearingAsksNobody() async throws {
+        let fixture = try await SamplesFixture()
+        defer { fixture.remove() }
+        let search = DirectorySearch(session: fixture.session(.directory))
+        await search.appear()
+        #expect(fixture.agent.presented.isEmpty, "a page that appears opened a sign-in by itself")
+        #expect(search.pageStatus?.kind == .signedOut)
+        #expect(search.pageStatus?.title == "Sign in to search your organisation")
+        #expect(search.pageStatus?.action == .sample(.signIn))
+        await search.perform(try #require(search.pageStatus?.action))
+        try await until { search.status != .searching }
+        #expect(fixture.agent.presented.count == 1)
+        #expect(search.pageStatus == nil)
+    }
+
+    @Test("signing in lists the first page; scrolling to the end appends the next")
     func appearAndPage() async throws {
         let fixture = try await SamplesFixture()
         defer { fixture.remove() }
         let search = DirectorySearch(session: fixture.session(.directory))
         var changes: [DirectorySearch.Change] = []
         search.onChange = { changes.append($0) }
-        await search.appear()
+        await search.signIn()
         try await until { search.status != .searching }
         #expect(fixture.agent.presented.count == 1)
         #expect(search.users.count == 50)
@@ -33,7 +49,7 @@ struct DirectorySearchTests {
         let fixture = try await SamplesFixture()
         defer { fixture.remove() }
         let search = DirectorySearch(session: fixture.session(.directory))
-        await search.appear()
+        await search.signIn()
         try await until { search.status != .searching }
         fixture.apis.hold("Person")
         search.search("Person")
@@ -54,13 +70,15 @@ struct DirectorySearchTests {
         let fixture = try await SamplesFixture()
         defer { fixture.remove() }
         let search = DirectorySearch(session: fixture.session(.directory))
-        await search.appear()
+        await search.signIn()
         try await until { search.status != .searching }
         #expect(!search.users.isEmpty, "everyone was listed first")
         fixture.apis.failNext(with: 503)
         search.search("meg")
         try await until { search.status != .searching }
         #expect(search.users.isEmpty, "the rows of the earlier search stayed under the failed one's error")
+        #expect(search.pageStatus?.kind == .failed)
+        #expect(search.pageStatus?.action == .sample(.retry))
         guard case .failed(let message, _) = search.status else {
             Issue.record("not failed: \(search.status)")
             return
@@ -74,6 +92,11 @@ struct DirectorySearchTests {
         try await until { search.status != .searching }
         #expect(search.status == .noMatches)
         #expect(search.statusText == "No one matches.")
+        #expect(search.pageStatus?.kind == .nothingYet)
+        #expect(search.pageStatus?.action == .showEveryone)
+        await search.perform(.showEveryone)
+        try await until { search.status != .searching }
+        #expect(search.users.count == 50, "Show everyone lists everyone again")
     }
 
     @Test("a search the service refused runs again by itself, backed off, and recovers with no press")
@@ -82,7 +105,7 @@ struct DirectorySearchTests {
         defer { fixture.remove() }
         let search = DirectorySearch(session: fixture.session(.directory))
         search.retryDelays = [.milliseconds(20), .milliseconds(40)]
-        await search.appear()
+        await search.signIn()
         try await until { search.status != .searching }
         let before = fixture.transportRequests().filter { $0.url.host == "graph.microsoft.com" }.count
         fixture.apis.failNext(3, with: 503)
@@ -100,7 +123,7 @@ struct DirectorySearchTests {
         defer { fixture.remove() }
         let session = fixture.session(.directory)
         let search = DirectorySearch(session: session)
-        await search.appear()
+        await search.signIn()
         try await until { search.status != .searching }
         await search.signOut()
         #expect(search.users.isEmpty)
@@ -123,7 +146,7 @@ struct DirectorySearchTests {
         let fixture = try await SamplesFixture()
         defer { fixture.remove() }
         let search = DirectorySearch(session: fixture.session(.directory, agent: FakeUserAgent { _, _ in [.close] }))
-        await search.appear()
+        await search.signIn()
         #expect(search.status == .signedOut)
         #expect(!search.isSignedIn)
         #expect(fixture.transportRequests().allSatisfy { $0.url.host != "graph.microsoft.com" })
@@ -145,7 +168,7 @@ struct DirectorySearchTests {
         }
         let search = DirectorySearch(session: fixture.session(.directory, agent: agent))
         page.search = search
-        await search.appear()
+        await search.signIn()
         try await until { search.users.count == 50 }
         #expect(agent.presented.count == 2)
         #expect(search.isSignedIn)
@@ -217,7 +240,12 @@ struct TaskListTests {
         defer { fixture.remove() }
         let list = TaskList(session: fixture.session(.tasks))
         await list.appear()
+        #expect(fixture.agent.presented.isEmpty, "a page that appears opened a sign-in by itself")
+        #expect(list.pageStatus?.kind == .signedOut)
+        await list.perform(try #require(list.pageStatus?.action))
         #expect(list.tasks.isEmpty)
+        #expect(list.pageStatus?.kind == .nothingYet)
+        #expect(list.pageStatus?.title == "No tasks yet")
         #expect(list.statusText == "No tasks yet.")
         #expect(list.signedInText == "Signed in as Alex Wilber")
         #expect(await list.add("Water the plants"))
@@ -238,6 +266,7 @@ struct TaskListTests {
         defer { fixture.remove() }
         let list = TaskList(session: fixture.session(.tasks))
         await list.appear()
+        await list.performAction()
         async let first = list.add("Water the plants")
         async let second = list.add("Water the plants")
         let added = await [first, second]
@@ -266,6 +295,8 @@ struct MeConsoleTests {
         let console = MeConsole(session: fixture.session(.me))
         await console.appear()
         #expect(!console.canSignOut)
+        #expect(console.pageStatus?.kind == .signedOut)
+        #expect(console.pageStatus?.action == .call("Call Microsoft Graph"))
         await console.callGraph()
         #expect(fixture.agent.presented.count == 1)
         #expect(console.lines.first == "acquireToken (interactive)")

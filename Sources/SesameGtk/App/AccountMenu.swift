@@ -5,8 +5,9 @@ import SesameService
 import SesameSystem
 
 /// The header's account button: who is signed in for the sample showing (or "Not signed in"),
-/// and in its menu the user name, the tenant, what can be done about it — sign in, switch
-/// account, sign out, forget sign-in data — and where sign-ins are kept when no keyring is.
+/// and in its menu the user name, the tenant, and as menu items what can be done about it — sign
+/// in, switch account, sign out — and where sign-ins are kept when no keyring is. (The programs
+/// the user answered are the primary menu's "Programs with Access".)
 @MainActor
 final class AccountMenu {
     /// The header's menu button.
@@ -17,26 +18,13 @@ final class AccountMenu {
     var onSwitchAccount: (() -> Void)?
     /// "Sign out".
     var onSignOut: (() -> Void)?
-    /// "Forget sign-in data".
-    var onForget: (() -> Void)?
 
     private let name = Label("", xalign: 0)
     private let user = Label("", xalign: 0)
     private let tenant = Label("", xalign: 0)
-    private let switchAccount = Button(L("Switch account"), accessibleName: L("Sign in as someone else"))
-    private let signOut = Button(L("Sign out"), accessibleName: L("Sign out of this sample"))
-    private let signIn = Button(L("Sign in"), accessibleName: L("Sign in to this sample"))
-    private let programsHeading = Label(L("Programs with access"), xalign: 0)
-    private let programs = ListBox()
-    /// The kept decisions of programs using accounts (nil: no account service).
-    var access: ProgramAccess? {
-        didSet {
-            access?.observe { [weak self] in self?.showPrograms() }
-            showPrograms()
-        }
-    }
-    /// The account shown.
-    private var account: Account?
+    private let switchAccount = MenuItem(L("Switch Account…"))
+    private let signOut = MenuItem(L("Sign Out"))
+    private let signIn = MenuItem(L("Sign In…"))
 
     /// - Parameter filesStorage: the folder sign-ins are kept in when no keyring is in use (the
     ///   menu says so); nil when a keyring keeps them.
@@ -47,15 +35,15 @@ final class AccountMenu {
         user.addStyleClass("dim-label")
         tenant.addStyleClass("dim-label")
         name.accessibleName = L("Signed-in user")
-        for widget in [name, user, tenant, signIn, switchAccount, signOut] as [Widget] {
+        // What a screen reader says, and the tests press.
+        switchAccount.accessibleName = L("Sign in as someone else")
+        signOut.accessibleName = L("Sign out of this sample")
+        signIn.accessibleName = L("Sign in to this sample")
+        let who = Box(vertical: true, spacing: 2, [name, user, tenant])
+        who.setMargin(6)
+        for widget in [who, Separator(), signIn, switchAccount, signOut] as [Widget] {
             button.content.pack(widget)
         }
-        let forget = Button(L("Forget sign-in data"))
-        button.content.pack(forget)
-        programsHeading.setMarkup("<b>\(Markup.escaped(L("Programs with access")))</b>")
-        programs.accessibleName = L("Programs with access")
-        button.content.pack(programsHeading)
-        button.content.pack(programs)
         if let filesStorage {
             let storage = Label(
                 String(
@@ -63,6 +51,8 @@ final class AccountMenu {
                 wrap: true, xalign: 0)
             storage.accessibleName = L("Where sign-ins are kept")
             storage.addStyleClass("dim-label")
+            storage.limitWidth(characters: 40)
+            button.content.pack(Separator())
             button.content.pack(storage)
         }
         button.content.showAll()
@@ -70,7 +60,6 @@ final class AccountMenu {
         signIn.onClick { [weak self] in self?.chose(self?.onSignIn) }
         switchAccount.onClick { [weak self] in self?.chose(self?.onSwitchAccount) }
         signOut.onClick { [weak self] in self?.chose(self?.onSignOut) }
-        forget.onClick { [weak self] in self?.chose(self?.onForget) }
         show(nil)
     }
 
@@ -86,36 +75,10 @@ final class AccountMenu {
         switchAccount.isVisible = account != nil
         signOut.isVisible = account != nil
         signIn.isVisible = account == nil
-        self.account = account
-        showPrograms()
-    }
-
-    /// Lists what the user decided about programs using the account shown, each with "Take back".
-    func showPrograms() {
-        programs.removeAll()
-        let decisions = (access?.all ?? []).filter { $0.accountType == account?.accountType && $0.homeAccountID == account?.homeAccountID }
-        for decision in decisions {
-            let row = Box(vertical: false, spacing: 6)
-            let what = decision.allowed ? L("always allowed") : L("denied")
-            let scopes = decision.scopes.map(DisplayText.escaped).joined(separator: ", ")
-            let line = "\(DisplayText.isolated(decision.program.name)) — \(scopes): \(what)"
-            let label = Label(line, wrap: true, xalign: 0)
-            label.tooltip = DisplayText.escaped(decision.program.id)
-            row.pack(label, expand: true)
-            row.pack(
-                Button(L("Take back"), accessibleName: String(formatting: L("Take back the decision about %@"), decision.program.id)) {
-                    [weak self] in self?.access?.revoke(decision)
-                })
-            programs.append(row)
-        }
-        programsHeading.isVisible = !decisions.isEmpty
-        programs.isVisible = !decisions.isEmpty
-        if !decisions.isEmpty { programs.showAll() }
     }
 
     private func chose(_ action: (() -> Void)?) {
         button.close()
         action?()
     }
-
 }

@@ -5,13 +5,7 @@ extension MainWindow {
     /// The header (the samples' switcher, the account menu), the bars, the samples or the sign-in
     /// page, and the inspector's pane.
     func layOut() {
-        let header = HeaderBar(title: "Sesame")
-        let switcher = StackSwitcher(samples.stack)
-        switcher.accessibleName = L("Samples")
-        header.setCustomTitle(switcher)
-        header.packEnd(primaryMenu.button)
-        header.packEnd(accountMenu.button)
-        window.setTitlebar(header)
+        window.setTitlebar(header.bar)
         mainStack.add(samples.stack, name: "samples")
         mainStack.add(signIn.root, name: "sign-in")
         let content = Box(vertical: true, spacing: 0)
@@ -23,7 +17,7 @@ extension MainWindow {
         let panes = Paned(content, inspectorSlot, position: 660, resizeEnd: true, shrinkEnd: false)
         self.panes = panes
         window.setContent(panes)
-        header.showAll()
+        header.bar.showAll()
         panes.showAll()
         errorBar.root.hide()
     }

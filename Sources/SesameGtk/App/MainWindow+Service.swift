@@ -4,14 +4,14 @@ import SesameSamples
 import SesameService
 
 /// The window as the account service's face: it signs accounts in for programs
-/// (``ServiceSignIns``), lists the user's decisions about them in the account menu, and drops an
+/// (``ServiceSignIns``), lists the user's decisions about them (the primary menu's Programs with Access), and drops an
 /// account signed out elsewhere from its pages and menu at once. (The questions themselves are
 /// the ``AccessDialog``'s.)
 extension MainWindow {
-    /// Serves `service`: its sign-ins in this window's pages, its decisions in the account menu.
+    /// Serves `service`: its sign-ins in this window's pages, its decisions in the primary menu.
     public func serve(_ service: AccountService) {
         service.signer = serviceSignIns
-        accountMenu.access = service.access
+        primaryMenu.access = service.access
     }
 
     /// Follows the store's events: an account removed anywhere leaves every page that showed it.

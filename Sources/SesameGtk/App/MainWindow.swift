@@ -36,14 +36,15 @@ public final class MainWindow: SignInFailurePresenter {
     var storeEvents: Task<Void, Never>?
     let offlineBar = OfflineBar()
     let settingsNotice: SettingsNotice?
-    let accountMenu: AccountMenu
+    /// The title bar: the tabs, the account menu, the primary menu.
+    let header: WindowHeader
+    var accountMenu: AccountMenu { header.accountMenu }
+    var primaryMenu: PrimaryMenu { header.primaryMenu }
     /// The desktop's network monitor, feeding the model's ``NetworkStatus``.
     private var networkMonitor: NetworkMonitor?
     private var appearing: Task<Void, Never>?
     /// Watches the main loop for stalls (`Options.reportStalls`).
     private var stallWatch: MainLoopWatch?
-    /// The header's primary menu: Keyboard Shortcuts, About Sesame.
-    let primaryMenu: PrimaryMenu
     /// The samples (or sign-in) beside the flow inspector.
     var panes: Paned?
     /// The window's size and inspector, kept across restarts.
@@ -70,8 +71,6 @@ public final class MainWindow: SignInFailurePresenter {
         self.signIn = signIn
         let browserAgent = BrowserSignInAgent(pane: signIn, window: window, trace: model.trace)
         self.browserAgent = browserAgent
-        accountMenu = AccountMenu(filesStorage: options.filesStorage)
-        primaryMenu = PrimaryMenu(window: window, documentation: options.documentation)
         stateFile = options.stateFile
         self.application = application
         settingsNotice = options.settingsWarnings.isEmpty ? nil : SettingsNotice(options.settingsWarnings)
@@ -80,9 +79,13 @@ public final class MainWindow: SignInFailurePresenter {
         samples = SamplePages(model: model, initial: options.initialSample) { sample in
             SampleSession(sample: sample, model: model, userAgent: signIn, browser: browserAgent, failures: presenter)
         }
+        header = WindowHeader(
+            window: window, samples: samples.stack, filesStorage: options.filesStorage, documentation: options.documentation)
         presenter = self
         layOut()
+        inspectorSlot.isVisible = WindowState.initial.inspectorShown
         keptState.restore()
+        primaryMenu.inspectorItem.isChecked = inspectorSlot.isVisible
         connect()
         offlineBar.show(offline: !model.network.isOnline)
         model.network.observe { [weak self] online in self?.networkChanged(online: online) }
@@ -108,15 +111,26 @@ public final class MainWindow: SignInFailurePresenter {
         }
         accountMenu.onSwitchAccount = { [weak self] in self?.onCurrentPage { page in await page.switchAccount() } }
         accountMenu.onSignOut = { [weak self] in self?.onCurrentPage { page in await page.signOut() } }
-        accountMenu.onForget = { [weak self] in
+        primaryMenu.onForget = { [weak self] in
             self?.signIn.forgetSignInData()
             self?.model.trace.record("sign-in-data-forgotten")
         }
+        primaryMenu.onToggleInspector = { [weak self] in self?.toggleInspector() }
         samples.holdsHeader = { [weak self] in self?.phases.holdsHeader ?? false }
         samples.onAccountShown = { [weak self] in self?.showAccount() }
         samples.onPageShown = { [weak self] in self?.currentPageAppears() }
-        signIn.onShow = { [weak self] in self?.apply { $0.signInShown() } }
-        signIn.onHide = { [weak self] afterRedirect in self?.apply { $0.signInHidden(afterRedirect: afterRedirect) } }
+        signIn.onShow = { [weak self] in
+            // A sign-in belongs to the page it began on: the tabs wait until it ends (Cancel).
+            self?.header.isLocked = true
+            self?.apply { $0.signInShown() }
+        }
+        signIn.onHide = { [weak self] afterRedirect in
+            self?.header.isLocked = false
+            self?.apply { $0.signInHidden(afterRedirect: afterRedirect) }
+        }
+        signIn.sampleTitle = { [weak self] accountType in
+            self?.model.samples.first { $0.accountType == accountType }?.title
+        }
         // While the first sign-in page loads, the main thread is WebKit's: the rest of the
         // window is built once it has loaded (or failed), at the latest a second after showing.
         signIn.onPageFinished = { [weak self] in self?.advance(to: .complete) }
@@ -227,8 +241,9 @@ public final class MainWindow: SignInFailurePresenter {
         }
     }
 
-    /// Shows a sample, as clicking its tab does.
+    /// Shows a sample, as clicking its tab does (nothing while a sign-in is up: it belongs to its page).
     public func show(_ kind: Sample.Kind) {
+        guard !signIn.isSigningIn else { return }
         advance(to: .complete)
         samples.show(kind)
     }

@@ -1,11 +1,28 @@
 import FoundationEssentials
 import SesameSamples
+import SesameService
 
-/// The header's primary menu (F10): Keyboard Shortcuts and About Sesame, as every GNOME app has.
+/// The header's primary menu (F10): the app's own actions — the flow inspector (F9), the
+/// programs the user answered, forgetting what the sign-in pages remember on this device — then
+/// Keyboard Shortcuts and About Sesame, as every GNOME app has.
 @MainActor
 final class PrimaryMenu {
     /// The header's menu button.
     let button = MenuButton(iconName: "open-menu-symbolic")
+    /// "Show Flow Inspector", checked while it shows.
+    let inspectorItem = MenuItem(L("Show Flow Inspector"), check: true)
+    /// "Programs with Access".
+    let programsItem = MenuItem(L("Programs with Access"))
+    /// "Forget This Device’s Sign-in Data".
+    let forgetItem = MenuItem(L("Forget This Device’s Sign-in Data"))
+    /// The inspector's item was chosen.
+    var onToggleInspector: (() -> Void)?
+    /// The forget item was chosen.
+    var onForget: (() -> Void)?
+    /// The programs' decisions (nil: no account service in this window).
+    var access: ProgramAccess?
+    /// The Programs with Access window while it is open.
+    private(set) var programs: ProgramsWindow?
     private weak var window: Window?
     /// Sesame's documentation (the user guide), linked from the About window when it is found.
     private let documentation: URL?
@@ -17,21 +34,36 @@ final class PrimaryMenu {
         self.window = window
         self.documentation = documentation
         button.accessibleName = L("Main menu")
-        let shortcutsButton = Button(L("Keyboard Shortcuts"))
-        let aboutButton = Button(L("About Sesame"))
-        for item in [shortcutsButton, aboutButton] {
-            item.addStyleClass("flat")
+        let shortcutsItem = MenuItem(L("Keyboard Shortcuts"))
+        let aboutItem = MenuItem(L("About Sesame"))
+        forgetItem.tooltip = L(
+            "The sign-in pages forget who signed in on this computer (“Stay signed in”) and ask for the user name and password again. Accounts stay signed in to Sesame."
+        )
+        for item in [inspectorItem, programsItem, Separator(), forgetItem, Separator(), shortcutsItem, aboutItem] as [Widget] {
             button.content.pack(item)
         }
         button.content.showAll()
-        shortcutsButton.onClick { [weak self] in
-            self?.button.close()
-            self?.showShortcuts()
-        }
-        aboutButton.onClick { [weak self] in
-            self?.button.close()
-            self?.showAbout()
-        }
+        inspectorItem.onClick { [weak self] in self?.chose(self?.onToggleInspector) }
+        programsItem.onClick { [weak self] in self?.chose { self?.showPrograms() } }
+        forgetItem.onClick { [weak self] in self?.chose(self?.onForget) }
+        shortcutsItem.onClick { [weak self] in self?.chose { self?.showShortcuts() } }
+        aboutItem.onClick { [weak self] in self?.chose { self?.showAbout() } }
+    }
+
+    private func chose(_ action: (() -> Void)?) {
+        button.close()
+        action?()
+    }
+
+    /// The Programs with Access window (one at a time).
+    @discardableResult
+    func showPrograms() -> ProgramsWindow? {
+        guard let window else { return nil }
+        let shown = programs ?? ProgramsWindow(access: access, parent: window)
+        shown.onClose = { [weak self] in self?.programs = nil }
+        programs = shown
+        shown.present()
+        return shown
     }
 
     /// The keyboard shortcuts window (made once).

@@ -83,3 +83,36 @@ enum WindowShortcut: Hashable {
         ShortcutsWindow.Shortcut("<Alt>1...3", WindowShortcut.showSample(1).title)
     }
 }
+
+extension WindowShortcut {
+    /// Does what a shortcut says; `false` leaves the key to the focused widget (a shortcut that
+    /// means nothing on the page showing: Ctrl+F in the sign-in view is the page's own).
+    @MainActor
+    func perform(in main: MainWindow) -> Bool {
+        let page = main.signIn.isSigningIn ? nil : main.samples.current
+        switch self {
+        case .quit:
+            main.keptState.save()
+            if let application = main.application { application.quit() } else { main.window.close() }
+        case .closeWindow:
+            main.window.close()
+        case .find:
+            guard let field = page?.searchField else { return false }
+            field.grabFocus()
+        case .refresh:
+            guard let page else { return false }
+            main.model.trace.record("page-refreshed", [("sample", page.session.sample.kind.rawValue)])
+            page.refresh()
+        case .showShortcuts:
+            main.primaryMenu.showShortcuts()
+        case .primaryMenu:
+            main.primaryMenu.button.open()
+        case .toggleInspector:
+            main.toggleInspector()
+        case .showSample(let number):  // not while signing in: the sign-in page keeps the window
+            guard !main.signIn.isSigningIn, let sample = main.model.samples.dropFirst(number - 1).first else { return false }
+            main.show(sample.kind)
+        }
+        return true
+    }
+}

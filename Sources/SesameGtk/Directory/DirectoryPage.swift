@@ -5,19 +5,26 @@ import SesameSamples
 import SesameService
 
 /// The v2.0 sample's widgets over ``DirectorySearch``: a search field, the people as a table
-/// (only visible rows are drawn, however many pages load), a status line with Retry or Sign in,
-/// and one person's details.
+/// (only visible rows are drawn, however many pages load), a status line, and one person's
+/// details beside the list (under it in a narrow window). With nobody signed in the whole page is
+/// a status page with Sign in; no one matching, or a failure, is a status page in the list's place.
 @MainActor
 final class DirectoryPage: SamplePage {
     let root: Widget
+    private let pages = Stack(sizedByVisibleChild: true)
     let model: DirectorySearch
     private let trace: FlowTrace
     private let search: SearchEntry
     private let table: TextTable
     private let spinner = Spinner()
     private let status = Label("", wrap: true, xalign: 0.5)
-    /// Says what it does: "Sign in", "Sign in again" or "Retry".
-    private let actionButton: Button
+    /// The whole page while nobody is signed in.
+    let signedOutPage = StatusPage(name: L("Directory status"))
+    /// In the list's place: no one matches, or the search failed.
+    let listStatus = StatusPage(name: L("Search status"))
+    private let listArea = Stack(sizedByVisibleChild: true)
+    /// The list beside the details, or above them in a narrow window.
+    let split: Paned
     private let details = Grid(rowSpacing: 2)
     /// A sign-in just ended: the search field takes the focus once it takes input.
     private var focusWhenSearchable = false
@@ -30,19 +37,25 @@ final class DirectoryPage: SamplePage {
         table = TextTable(columns: [L("Name"), L("Mail"), L("User name")])
         table.accessibleName = L("People")
         spinner.accessibleName = L("Loading")
-        status.accessibleName = L("Search status")
-        actionButton = Button(L("Sign in"))
+        status.accessibleName = L("Search progress")
         details.setMargin(12)
 
         let left = Box(vertical: true, spacing: 6)
         left.setMargin(12)
         left.pack(search)
-        left.pack(Box(vertical: false, spacing: 6, [spinner, status, actionButton]))
+        left.pack(Box(vertical: false, spacing: 6, [spinner, status]))
         let scrolled = ScrolledWindow(table, horizontal: true)
-        left.pack(scrolled, expand: true)
-        root = Paned(left, ScrolledWindow(details), position: 520, resizeEnd: true, shrinkEnd: false)
+        listArea.add(scrolled, name: "table")
+        listArea.add(listStatus.root, name: "status")
+        left.pack(listArea, expand: true)
+        // The list takes what the window has to spare; the details keep their width.
+        split = Paned(left, ScrolledWindow(details), position: 520, resizeEnd: false, shrinkEnd: false)
+        pages.add(signedOutPage.root, name: "status")
+        pages.add(split, name: "content")
+        root = pages
+        split.onSizeAllocated { [weak self] width, height in self?.adapt(width: width, height: height) }
         root.showAll()
-        actionButton.hide()
+        pages.visibleChildName = "content"
         search.isSensitive = false
         showDetails(of: nil)
 
@@ -58,9 +71,16 @@ final class DirectoryPage: SamplePage {
             self.model.select(self.table.selectedRow)
         }
         scrolled.onBottomReached { [weak self] in self?.model.loadMore() }
-        actionButton.onClick { [weak self] in
+        signedOutPage.onAction = { [weak self] action in
             guard let self else { return }
-            Task { await self.model.performAction() }
+            Task { await self.model.perform(action) }
+        }
+        listStatus.onAction = { [weak self] action in
+            guard let self else { return }
+            // The button goes with the status page: the keyboard goes to the search field.
+            self.search.grabFocus()
+            if action == .showEveryone { self.search.text = "" }
+            Task { await self.model.perform(action) }
         }
     }
 
@@ -92,6 +112,7 @@ final class DirectoryPage: SamplePage {
     func refresh() { model.retry() }
 
     func focusFirstControlWhenReady() {
+        if pages.visibleChildName == "status", signedOutPage.focusAction() { return }
         focusWhenSearchable = true
         focusSearchIfReady()
     }
@@ -111,16 +132,60 @@ final class DirectoryPage: SamplePage {
             appendRows(range)
         case .status:
             showProgress()
-            if let action = model.action {
-                actionButton.title = action.title
-                actionButton.accessibleName = action.title
-            }
-            actionButton.isVisible = model.action != nil
+            showPageStatus()
             search.isSensitive = model.isSignedIn
             focusSearchIfReady()
         case .selection:
             showDetails(of: model.selected)
         }
+    }
+
+    /// Below this width the details go under the list: beside it, either would be too narrow.
+    static let narrowWidth = 900
+    /// The details' width beside the list.
+    static let detailsWidth = 340
+    private var laidOutNarrow: Bool?
+
+    /// Lays the page out for its size: the details beside the list, or under it in a narrow
+    /// window — decided when the size changes across ``narrowWidth`` (and first), changed after
+    /// this allocation (never inside it).
+    private func adapt(width: Int, height: Int) {
+        let narrow = width < Self.narrowWidth
+        guard narrow != laidOutNarrow else { return }
+        laidOutNarrow = narrow
+        MainLoop.whenIdle { [weak self] in
+            guard let self else { return }
+            // The size now, not the one that crossed the line (a window being resized goes on).
+            let size = self.split.frameInWindow.map { ($0.width, $0.height) } ?? (width, height)
+            self.split.isVertical = narrow
+            self.split.position = narrow ? max(size.1 * 11 / 20, 200) : max(size.0 - Self.detailsWidth, 420)
+            self.trace.record("directory-layout", [("layout", narrow ? "details-under-list" : "details-beside-list")])
+        }
+    }
+
+    /// The status pages: the whole page while nobody is signed in, the list's place for no
+    /// matches or a failure (offline: the network's icon).
+    private func showPageStatus() {
+        let pageStatus = model.pageStatus
+        if let pageStatus, pageStatus.kind == .signedOut {
+            // The keyboard was on the page, or was to go there (a sign-in closed): to Sign in.
+            let hadFocus = listStatus.button.hasFocus || search.hasFocus || focusWhenSearchable
+            signedOutPage.show(pageStatus)
+            pages.visibleChildName = "status"
+            if hadFocus {
+                focusWhenSearchable = false
+                signedOutPage.focusAction()
+            }
+            return
+        }
+        pages.visibleChildName = "content"
+        if let pageStatus {
+            listStatus.show(pageStatus, iconName: model.session.network.isOnline ? nil : "network-offline-symbolic")
+            listArea.visibleChildName = "status"
+        } else {
+            listArea.visibleChildName = "table"
+        }
+        status.isVisible = pageStatus == nil
     }
 
     /// The status line and the spinner. A search starting shows nothing for ``progressDelay``:

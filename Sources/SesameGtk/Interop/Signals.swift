@@ -12,6 +12,17 @@ extension Signals {
         owner.connect(signal, unsafeBitCast(trampoline, to: GCallback.self), SignalBox(handler))
     }
 
+    /// `void handler(GtkWidget*, GdkRectangle*, gpointer)`: size-allocate, with the width and height.
+    static func allocation(_ owner: GObjectReference, _ handler: @escaping @MainActor (Int, Int) -> Void) {
+        let trampoline: @convention(c) (gpointer?, UnsafeMutablePointer<GdkRectangle>?, gpointer?) -> Void = { _, rectangle, data in
+            let box: SignalBox<@MainActor (Int, Int) -> Void> = Signals.box(data)
+            guard let rectangle else { return }
+            let (width, height) = (Int(rectangle.pointee.width), Int(rectangle.pointee.height))
+            MainActor.assumeIsolated { box.handler(width, height) }
+        }
+        owner.connect("size-allocate", unsafeBitCast(trampoline, to: GCallback.self), SignalBox(handler))
+    }
+
     /// `gboolean handler(GtkWidget*, cairo_t*, gpointer)`: draw.
     static func draw(_ owner: GObjectReference, _ handler: @escaping @MainActor (OpaquePointer) -> Void) {
         let trampoline: @convention(c) (gpointer?, OpaquePointer?, gpointer?) -> gboolean = { _, context, data in

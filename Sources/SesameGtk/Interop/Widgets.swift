@@ -99,6 +99,19 @@ public class Widget: GObjectReference {
     /// Whether the keyboard focus is on this widget.
     public var hasFocus: Bool { gtk_widget_has_focus(widget) != 0 }
 
+    /// Puts the widget in the middle of the space it is given, at its own size (a status page's
+    /// column); `false` fills the space again.
+    public func centerInItsSpace(_ centered: Bool = true) {
+        gtk_widget_set_halign(widget, centered ? GTK_ALIGN_CENTER : GTK_ALIGN_FILL)
+        gtk_widget_set_valign(widget, centered ? GTK_ALIGN_CENTER : GTK_ALIGN_FILL)
+    }
+
+    /// Runs `action` with the widget's width and height each time GTK gives it its size (a
+    /// window resized).
+    public func onSizeAllocated(_ action: @escaping @MainActor (Int, Int) -> Void) {
+        Signals.allocation(self, action)
+    }
+
     /// The text shown when the pointer rests on the widget (and read by screen readers).
     public var tooltip: String? {
         get {
@@ -224,6 +237,9 @@ public final class Label: Widget {
         get { gtk_label_get_text(label).map { String(cString: $0) } ?? "" }
         set { gtk_label_set_text(label, newValue) }
     }
+
+    /// Centres each line of a wrapped text (a status page's sentence).
+    public func centerLines() { gtk_label_set_justify(label, GTK_JUSTIFY_CENTER) }
 
     /// Sets Pango markup (`<b>…</b>`); escape what is not markup.
     public func setMarkup(_ markup: String) { gtk_label_set_markup(label, markup) }
@@ -397,6 +413,45 @@ public final class MenuButton: Widget {
     }
 }
 
+/// A menu item in a popover (GTK's model button): its text, a check mark when it is a check item.
+@MainActor
+public final class MenuItem: Widget {
+    /// An item saying `title`; a check item (``isChecked``) when `check`.
+    public init(_ title: String, check: Bool = false, action: @escaping @MainActor () -> Void = {}) {
+        super.init(new: sesame_model_button_new(title, check ? 1 : 0))
+        self.accessibleName = title
+        onClick(action)
+    }
+
+    /// Runs `action` each time the item is chosen.
+    public func onClick(_ action: @escaping @MainActor () -> Void) { Signals.void(self, "clicked", action) }
+
+    /// The item's text.
+    public var title: String {
+        get { accessibleName }
+        set {
+            sesame_model_button_set_text(widget, newValue)
+            accessibleName = newValue
+        }
+    }
+
+    /// Whether a check item shows its check mark.
+    public var isChecked: Bool = false {
+        didSet { sesame_model_button_set_active(widget, isChecked ? 1 : 0) }
+    }
+
+    /// Chooses it, as a click does.
+    public func click() { gtk_button_clicked(sesame_button(object)) }
+}
+
+/// A line between groups of menu items.
+@MainActor
+public final class Separator: Widget {
+    public init() {
+        super.init(new: gtk_separator_new(GTK_ORIENTATION_HORIZONTAL))
+    }
+}
+
 /// One child shown at a time, by name.
 @MainActor
 public final class Stack: Widget {
@@ -489,6 +544,12 @@ public final class Paned: Widget {
         gtk_paned_set_position(sesame_paned(object), position)
         keep(start)
         keep(end)
+    }
+
+    /// Whether the panes are one above the other (a narrow window) rather than side by side.
+    public var isVertical: Bool {
+        get { gtk_orientable_get_orientation(sesame_orientable(object)) == GTK_ORIENTATION_VERTICAL }
+        set { gtk_orientable_set_orientation(sesame_orientable(object), newValue ? GTK_ORIENTATION_VERTICAL : GTK_ORIENTATION_HORIZONTAL) }
     }
 
     /// Where the handle is: the start pane's width.
@@ -722,6 +783,18 @@ public final class TextTable: Widget {
     /// Removes every row.
     public func removeAll() { gtk_list_store_clear(listStore) }
 
+    /// Each column's width on screen, in pixels.
+    public var columnWidths: [Int] {
+        (0..<columnCount).map { index in gtk_tree_view_get_column(tree, Int32(index)).map { Int(gtk_tree_view_column_get_width($0)) } ?? 0 }
+    }
+
+    /// The width of the table's part that is on screen (its scrolled window's view).
+    public var visibleWidth: Int {
+        var rectangle = GdkRectangle()
+        gtk_tree_view_get_visible_rect(tree, &rectangle)
+        return Int(rectangle.width)
+    }
+
     /// How many rows there are.
     public var rowCount: Int { Int(gtk_tree_model_iter_n_children(sesame_tree_model(listStore), nil)) }
 
@@ -774,6 +847,13 @@ public final class Image: Widget {
     /// The theme's icon `iconName` (a symbolic one draws in the text's colour) at `pixels`.
     public init(iconName: String, pixels: Int32) {
         super.init(shared: gtk_image_new_from_icon_name(iconName, GTK_ICON_SIZE_DIALOG)!)
+        gtk_image_set_pixel_size(sesame_image(object), pixels)
+    }
+
+    /// Shows another of the theme's icons, at the same size.
+    public func setIcon(_ iconName: String) {
+        let pixels = gtk_image_get_pixel_size(sesame_image(object))
+        gtk_image_set_from_icon_name(sesame_image(object), iconName, GTK_ICON_SIZE_DIALOG)
         gtk_image_set_pixel_size(sesame_image(object), pixels)
     }
 }

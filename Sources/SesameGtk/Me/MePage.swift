@@ -3,13 +3,18 @@ import SesameCore
 import SesameSamples
 
 /// The MSAL sample's widgets over ``MeConsole``: "Call Microsoft Graph" (or, for another OpenID
-/// provider, "Call the userinfo endpoint"), and the log.
+/// provider, "Call the userinfo endpoint"), and the log. Before the first call the page is a
+/// status page — who is signed in (a cached account counts), or that the call signs in first —
+/// with the call as its one action.
 @MainActor
 final class MePage: SamplePage {
     let root: Widget
+    private let pages = Stack(sizedByVisibleChild: true)
     let model: MeConsole
     private let log = TextLog()
     private let call: Button
+    /// The page before the first call.
+    let statusPage = StatusPage(name: L("Console status"))
 
     init(session: SampleSession) {
         model = MeConsole(session: session)
@@ -19,17 +24,19 @@ final class MePage: SamplePage {
         page.setMargin(12)
         page.pack(Box(vertical: false, spacing: 8, [call]))
         page.pack(ScrolledWindow(log), expand: true)
-        root = page
+        pages.add(statusPage.root, name: "status")
+        pages.add(page, name: "content")
+        root = pages
         root.showAll()
+        render()
 
         model.onLine = { [weak self] line in
             self?.log.append(line + "\n")
+            self?.render()
             self?.onContentShown?()
         }
-        call.onClick { [weak self] in
-            guard let self else { return }
-            Task { await self.model.callGraph() }
-        }
+        call.onClick { [weak self] in self?.callGraph() }
+        statusPage.onAction = { [weak self] _ in self?.callGraph() }
     }
 
     var title: String { model.session.sample.title }
@@ -41,9 +48,15 @@ final class MePage: SamplePage {
         await model.callGraph()
     }
 
-    func appear() async { await model.appear() }
+    func appear() async {
+        await model.appear()
+        render()
+    }
 
-    func signOut() async { await model.signOut() }
+    func signOut() async {
+        await model.signOut()
+        render()
+    }
 
     func close() { model.close() }
 
@@ -57,5 +70,25 @@ final class MePage: SamplePage {
     /// The console calls only when asked: nothing to read again.
     func refresh() {}
 
-    func focusFirstControlWhenReady() { call.grabFocus() }
+    func focusFirstControlWhenReady() {
+        if pages.visibleChildName == "status", statusPage.focusAction() { return }
+        call.grabFocus()
+    }
+
+    private func callGraph() {
+        Task { await self.model.callGraph() }
+    }
+
+    /// The status page until the log has a line, then the console (the call button keeps the
+    /// keyboard when the status page's button had it).
+    private func render() {
+        if let status = model.pageStatus {
+            statusPage.show(status, iconName: status.kind == .nothingYet ? "avatar-default-symbolic" : nil)
+            pages.visibleChildName = "status"
+        } else if pages.visibleChildName != "content" {
+            let hadFocus = statusPage.button.hasFocus
+            pages.visibleChildName = "content"
+            if hadFocus { call.grabFocus() }
+        }
+    }
 }

@@ -21,6 +21,8 @@ final class SignInPane: SignInUserAgent {
     private(set) var current: SignInSession?
     /// The program a sign-in is for, when another program asked for it (the identity broker).
     var requestedBy: String?
+    /// The sample a sign-in's account type is for, by its title ("Tasks"); nil for none.
+    var sampleTitle: ((String) -> String?)?
     /// The view of the session on screen, or of the last one.
     private(set) var view: SignInView?
     /// The window shows the sign-in page.
@@ -95,6 +97,9 @@ final class SignInPane: SignInUserAgent {
     /// Whether a sign-in is on screen.
     var isSigningIn: Bool { current != nil }
 
+    /// What the sign-in page's bar says it is ("Signing in to Tasks — …").
+    var heading: String { title.text }
+
     nonisolated func present(_ session: SignInSession) async throws {
         await show(session)
     }
@@ -112,7 +117,9 @@ final class SignInPane: SignInUserAgent {
         self.view = view
         title.text =
             requestedBy.map { String(formatting: L("Sign in for %@ — the identity service’s own page"), DisplayText.isolated($0)) }
+            ?? sampleTitle?(session.accountType).map { String(formatting: L("Signing in to %@ — the identity service’s own page"), $0) }
             ?? L("Sign in — the identity service’s own page")
+        title.tooltip = title.text
         // The page is asked for first: WebKit starts its processes while the window shows.
         view.begin(session)
         // After `begin` shows it: a stack makes only a visible child the one on screen.

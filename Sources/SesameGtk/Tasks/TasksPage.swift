@@ -5,10 +5,12 @@ import SesameSamples
 import SesameService
 
 /// The B2C sample's widgets over ``TaskList``: who is signed in, the tasks, a field to add one
-/// (its text stays until the service has it), and "Sign in as someone else".
+/// (its text stays until the service has it). With nobody signed in the whole page is a status
+/// page with Sign in; no tasks yet, or a failure to read them, is a status page in the list's place.
 @MainActor
 final class TasksPage: SamplePage {
     let root: Widget
+    private let pages = Stack(sizedByVisibleChild: true)
     let model: TaskList
     private let trace: FlowTrace
     private let who = Label("", xalign: 0)
@@ -16,8 +18,11 @@ final class TasksPage: SamplePage {
     private let entry: Entry
     private let status = Label("", wrap: true, xalign: 0)
     private let add: Button
-    /// Says what it does: "Sign in", "Sign in again" or "Retry".
-    private let actionButton = Button(L("Sign in"))
+    /// The whole page while nobody is signed in.
+    let signedOutPage = StatusPage(name: L("Tasks page status"))
+    /// In the list's place: no tasks yet, or they could not be read.
+    let listStatus = StatusPage(name: L("Task list status"))
+    private let listArea = Stack(sizedByVisibleChild: true)
     /// A sign-in just ended: the new-task entry takes the focus once it takes input.
     private var focusWhenWritable = false
 
@@ -32,25 +37,35 @@ final class TasksPage: SamplePage {
         let page = Box(vertical: true, spacing: 8)
         page.setMargin(12)
         add = Button(L("Add"), accessibleName: L("Add the task"))
-        page.pack(Box(vertical: false, spacing: 8, [who, actionButton]))
+        page.pack(who)
         let addRow = Box(vertical: false, spacing: 6)
         addRow.pack(entry, expand: true)
         addRow.pack(add)
         page.pack(addRow)
         page.pack(status)
-        page.pack(ScrolledWindow(list), expand: true)
-        root = page
+        listArea.add(ScrolledWindow(list), name: "list")
+        listArea.add(listStatus.root, name: "status")
+        page.pack(listArea, expand: true)
+        pages.add(signedOutPage.root, name: "status")
+        pages.add(page, name: "content")
+        root = pages
         root.showAll()
-        actionButton.hide()
+        pages.visibleChildName = "content"
         entry.isSensitive = false
         add.isSensitive = false
 
         model.onChange = { [weak self] in self?.render() }
         add.onClick { [weak self] in self?.addTask() }
         entry.onActivate { [weak self] in self?.addTask() }
-        actionButton.onClick { [weak self] in
+        signedOutPage.onAction = { [weak self] action in
             guard let self else { return }
-            Task { await self.model.performAction() }
+            Task { await self.model.perform(action) }
+        }
+        listStatus.onAction = { [weak self] action in
+            guard let self else { return }
+            // The button goes with the status page: the keyboard goes to the new task's field.
+            self.entry.grabFocus()
+            Task { await self.model.perform(action) }
         }
     }
 
@@ -79,6 +94,7 @@ final class TasksPage: SamplePage {
     }
 
     func focusFirstControlWhenReady() {
+        if pages.visibleChildName == "status", signedOutPage.focusAction() { return }
         focusWhenWritable = true
         focusEntryIfReady()
     }
@@ -95,12 +111,28 @@ final class TasksPage: SamplePage {
         status.text = model.statusText
         entry.isSensitive = model.isSignedIn
         add.isSensitive = model.isSignedIn
-        focusEntryIfReady()
-        if let action = model.action {
-            actionButton.title = action.title
-            actionButton.accessibleName = action.title
+        let pageStatus = model.pageStatus
+        if let pageStatus, pageStatus.kind == .signedOut {
+            // The keyboard was on the page, or was to go there (a sign-in closed): to Sign in.
+            let hadFocus = entry.hasFocus || add.hasFocus || listStatus.button.hasFocus || focusWhenWritable
+            signedOutPage.show(pageStatus)
+            pages.visibleChildName = "status"
+            if hadFocus {
+                focusWhenWritable = false
+                signedOutPage.focusAction()
+            }
+        } else {
+            pages.visibleChildName = "content"
+            if let pageStatus {
+                listStatus.show(pageStatus, iconName: Self.iconName(for: pageStatus, online: model.session.network.isOnline))
+                listArea.visibleChildName = "status"
+            } else {
+                listArea.visibleChildName = "list"
+            }
         }
-        actionButton.isVisible = model.action != nil
+        // The status page says it already; a count or a failed add stays in the status line.
+        status.isVisible = pageStatus == nil && !model.statusText.isEmpty
+        focusEntryIfReady()
         list.removeAll()
         for task in model.tasks {
             let row = Label(task.text, wrap: true, xalign: 0)
@@ -112,6 +144,14 @@ final class TasksPage: SamplePage {
         if rows > 0 { onContentShown?() }
         MainLoop.afterNextPaint(of: list) { [weak self] in
             self?.trace.record("list-rendered", [("view", "tasks"), ("rows", String(rows))])
+        }
+    }
+
+    private static func iconName(for status: PageStatus, online: Bool) -> String? {
+        switch status.kind {
+        case .nothingYet: "checkbox-checked-symbolic"
+        case .failed where !online: "network-offline-symbolic"
+        default: nil
         }
     }
 

@@ -215,15 +215,20 @@ def sign_up(app):
     seen["signs_in_again"] = wait("the signed-in line", lambda: signed_in_as(app))
 
 
+def me_log(app):
+    """The console's log, once there is one (before the first call the page is a status page)."""
+    return next(iter(app.ui.all("text", "Log")), None)
+
+
 def call_graph(app):
-    log = app.ui.find("text", "Log")
-    before = app.ui.text(log).count("→ 200")
+    log = me_log(app)
+    before = app.ui.text(log).count("→ 200") if log else 0
     app.ui.click("Call Microsoft Graph")
     return log, before
 
 
 def wait_for_me(app, log, before):
-    wait("/me to answer 200 in the log", lambda: app.ui.text(log).count("→ 200") > before)
+    wait("/me to answer 200 in the log", lambda: (lambda shown: shown and app.ui.text(shown).count("→ 200") > before)(me_log(app)))
 
 
 def me(app):

@@ -77,6 +77,13 @@ class RefreshLock:
         os.close(self.descriptor)
 
 
+def take_back(app, program):
+    """The primary menu's Programs with Access: Take back the decision about `program`, then Close."""
+    app.ui.from_menu("Main menu", "Programs with Access")
+    app.ui.click(f"Take back the decision about {program}")
+    app.ui.click("Close")
+
+
 def question(app, answered=()):
     """The program the window asks about now (the dialog's "Where the program is"), once it is a
     new one."""
@@ -200,8 +207,8 @@ def service(app):
     seen["flatpak"] = outcome(process)
     seen["decisions_after_sandboxes"] = len(app.trace.find("access-answer"))
 
-    # Taking the decision back (the account menu's "Programs with access") asks again.
-    app.ui.from_menu("Account", f"Take back the decision about {tools[0]}")
+    # Taking the decision back (the primary menu's "Programs with Access") asks again.
+    take_back(app, tools[0])
     process = call(tools[0], "GetAccessToken", "myGraphService", "", "[]", wait_for_answer=False)
     seen["asked_again"] = question(app, [])
     answer(app, "Allow this program once")
@@ -363,7 +370,7 @@ def git_flow(app):
     seen["plain_http_authorizations"] = list(plain.authorizations)
     seen["plain_http_token_requests"] = len(app.trace.find("service-token-request", since=mark))
     # Taken back: git's next push asks again; denied, git fails as for any refused password.
-    app.ui.from_menu("Account", f"Take back the decision about {helper}")
+    take_back(app, helper)
     subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "Second"], cwd=work, env=environment, check=True)
     push = git(["-c", "credential.helper=sesame", "push", "-q", "origin", "HEAD:main"], work, environment)
     seen["git_asked_again"] = question(app, [])

@@ -1,0 +1,52 @@
+import FoundationEssentials
+
+/// What a sample's page says when it has nothing to show — nobody signed in, nothing yet, or a
+/// failure — in place of its list (GNOME's status page: a title, a sentence, and at most one
+/// action, the one that helps).
+public struct PageStatus: Equatable, Sendable {
+    /// Why the page has nothing to show.
+    public enum Kind: Equatable, Sendable {
+        /// Nobody is signed in for the sample.
+        case signedOut
+        /// Signed in, and there is nothing (yet): no one matches, no tasks, no call made.
+        case nothingYet
+        /// Reading failed; the action retries or signs in again.
+        case failed
+    }
+
+    /// What the page's one button does.
+    public enum Action: Equatable, Sendable {
+        /// Signs in (again), or retries (``SampleAction``).
+        case sample(SampleAction)
+        /// Shows everyone again (the directory's search emptied).
+        case showEveryone
+        /// Calls the API (the console's button).
+        case call(String)
+
+        /// The button's label.
+        public var title: String {
+            switch self {
+            case .sample(let action): action.title
+            case .showEveryone: L("Show everyone")
+            case .call(let title): title
+            }
+        }
+    }
+
+    /// Why there is nothing to show.
+    public var kind: Kind
+    /// The heading, a few words.
+    public var title: String
+    /// One or two sentences: what the page is for, or what went wrong and what to do.
+    public var description: String
+    /// The one action, if the page offers one here (typing is the action of "no tasks yet").
+    public var action: Action?
+
+    /// A status; see each property.
+    public init(_ kind: Kind, title: String, description: String, action: Action?) {
+        self.kind = kind
+        self.title = title
+        self.description = description
+        self.action = action
+    }
+}
