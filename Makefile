@@ -98,9 +98,10 @@ translations: deps
 	  msgfmt --check-format -o ".build/locale/$$lang/LC_MESSAGES/sesame.mo" "$$po"; \
 	done
 
-## run: the identity emulator on a free port and the app against it; the emulator stops with the app
+## run: the app on the embedded demo (`sesame --demo`: the identity emulator on a free port, which
+## stops with the app); ARGS adds options, e.g. `make run ARGS=--sample=tasks`
 run: build
-	WEBKIT_DISABLE_COMPOSITING_MODE=$${WEBKIT_DISABLE_COMPOSITING_MODE-1} scripts/run-with-emulator.sh "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)"
+	WEBKIT_DISABLE_COMPOSITING_MODE=$${WEBKIT_DISABLE_COMPOSITING_MODE-1} "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/sesame" --demo $(ARGS)
 
 ## test: lint, then build and pass every test, inside a private D-Bus session with an unlocked
 ## gnome-keyring; then the Debian package on a clean Debian 12 root (test-package)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Dispatch
 import FoundationEssentials
 import Glibc
 import IdentityEmulator
@@ -66,6 +67,11 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
 
     @Flag(help: "Show one-time codes on the pages too (they are always printed on stdout).")
     var demo = false
+
+    @Flag(
+        name: .customLong("stop-when-input-ends"),
+        help: "Stop when standard input ends: started by a program (sesame --demo) that holds it open, it ends with that program.")
+    var stopWhenInputEnds = false
 
     @Option(
         name: .customLong("key-rollover"),
@@ -210,6 +216,7 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         configuration.clockOffset = TimeInterval(clockOffset)
         configuration.announce = { line in Self.say(line) }
 
+        if stopWhenInputEnds { Self.stopWhenInputEnds() }
         let emulator: IdentityEmulator
         do {
             emulator = try await IdentityEmulator(configuration: configuration)
@@ -230,6 +237,21 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
             throw ExitCode.failure
         }
     }
+
+    /// Ends the process once standard input reaches its end (the program holding its other end
+    /// ended, however it ended): a dispatch source reads what comes, and the end ends it.
+    static func stopWhenInputEnds() {
+        let source = DispatchSource.makeReadSource(fileDescriptor: 0, queue: .global())
+        source.setEventHandler {
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let count = Glibc.read(0, &buffer, buffer.count)
+            if count == 0 || (count < 0 && errno != EINTR && errno != EAGAIN) { Glibc.exit(0) }
+        }
+        source.resume()
+        inputWatch = source
+    }
+
+    nonisolated(unsafe) private static var inputWatch: (any DispatchSourceRead)?
 
     /// One line on stdout, written at once (tools read these lines while the emulator runs).
     static func say(_ line: String) {

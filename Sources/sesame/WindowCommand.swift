@@ -38,6 +38,12 @@ extension SesameCommand {
         @Flag(name: .customLong("service-face"), help: .hidden)
         var serviceFace = false
 
+        @Flag(
+            help:
+                "Try Sesame with no cloud: start the identity emulator installed with it and sign in there (alex@contoso.onmicrosoft.com, password Passw0rd!)."
+        )
+        var demo = false
+
         /// WebKitWebDriver starts its browser with `--automation`; accepted as a synonym.
         @Flag(name: .customLong("automation"), help: .hidden)
         var automation = false
@@ -46,10 +52,20 @@ extension SesameCommand {
             if let sample, Sample.Kind(rawValue: sample) == nil {
                 throw ValidationError("--sample must be directory, tasks, me or openid, not '\(sample)'.")
             }
+            if demo, options.emulator != nil { throw ValidationError("--demo starts its own emulator: leave out --emulator.") }
+            if demo, service || serviceFace { throw ValidationError("--demo opens the window: leave out --service.") }
         }
 
         func run() throws {
             if service { try runService() }
+            var options = self.options
+            let demoEmulator =
+                try demo ? MainActor.assumeIsolated { try DemoEmulator(environment: ProcessInfo.processInfo.environment) } : nil
+            defer { MainActor.assumeIsolated { demoEmulator?.stop() } }
+            if let demoEmulator {
+                options.emulator = MainActor.assumeIsolated { demoEmulator.base.absoluteString }
+                Posix.writeStandardError(String(formatting: DemoEmulator.hint, options.emulator ?? ""))
+            }
             let files = try options.loadSettings()
             let profiles = files.map(\.settings)
             let traceFile = traceEvents.map { URL(fileURLWithPath: $0) }
@@ -90,7 +106,8 @@ extension SesameCommand {
                     filesStorage: (storage as? FileTokenStorage)?.directory, reportStalls: traceFile != nil,
                     settingsWarnings: files.flatMap(\.warnings),
                     stateFile: WindowState.defaultFile(environment: ProcessInfo.processInfo.environment),
-                    documentation: BundledResources.userGuide())
+                    documentation: BundledResources.userGuide(),
+                    tryDemo: demo || options.emulator != nil || automation ? nil : Self.restartAsDemo(sample: sample))
                 let environment = ProcessInfo.processInfo.environment
                 let serving = SesameApplication.ServiceOptions(
                     accessFile: ProgramAccess.defaultFile(environment: environment),
@@ -107,6 +124,16 @@ extension SesameCommand {
             // What the window stored is on the disk before the process ends.
             Durability.shared.waitUntilFlushed()
             if status != 0 { throw ExitCode(status) }
+        }
+
+        /// "Try the Demo Instead": this process becomes `sesame --demo` on the same sample (the
+        /// window closes as the process is replaced, and the demo's opens).
+        private static func restartAsDemo(sample: String?) -> @MainActor () -> Void {
+            {
+                guard let program = RunningExecutable.url?.path else { return }
+                let failure = ProgramReplacement.exec(program, ["sesame", "--demo"] + (sample.map { ["--sample", $0] } ?? []))
+                Posix.writeStandardError("sesame: the demo could not be started: \(failure)\n")
+            }
         }
 
         /// `--service`: the account service is `sesame-service`, which loads no GTK: this process

@@ -67,7 +67,7 @@ final class GUIHarness {
         configure: @escaping @Sendable (inout EmulatorConfiguration) -> Void = { _ in },
         adjust: (SampleSettings) -> SampleSettings = { $0 }, transportTimeout: Duration = .seconds(60),
         service: URL? = nil, network: NetworkStatus? = nil, settingsWarnings: [SettingsWarning] = [], stateFile: URL? = nil,
-        moreSettingsFiles: [String] = [], storageDirectory: URL? = nil
+        moreSettingsFiles: [String] = [], storageDirectory: URL? = nil, tryDemo: (@MainActor () -> Void)? = nil
     ) throws {
         self.screenshotPrefix = screenshotPrefix
         emulator = try service == nil ? RunningEmulator.startBlocking(configure: configure) : nil
@@ -91,7 +91,7 @@ final class GUIHarness {
             application: nil, model: try XCTUnwrap(model),
             options: .init(
                 webDataDirectory: nil, initialSample: sample, followsDesktopNetwork: network == nil, settingsWarnings: settingsWarnings,
-                stateFile: stateFile))
+                stateFile: stateFile, tryDemo: tryDemo))
     }
 
     /// Closes the window, as the user does.

@@ -131,4 +131,26 @@ final class NewcomerTests: GUITestCase {
             XCTAssertTrue(search.hasFocus, "after Retry the keyboard is not in the search field")
         }
     }
+
+    /// Installed on a machine that cannot reach the identity service: the sign-in page says so,
+    /// and offers the demo that needs no cloud (the installed app starts again as `sesame --demo`).
+    func testASignInPageThatCannotBeReachedOffersTheDemo() throws {
+        try MainActor.assumeIsolated {
+            let gone = try RunningEmulator.startBlocking()
+            let base = gone.base
+            gone.stop()
+            var chosen = 0
+            let gui = try GUIHarness(
+                settingsFile: "directory.plist", sample: .directory, screenshotPrefix: "unreachable-", service: base,
+                tryDemo: { chosen += 1 })
+            defer { gui.close() }
+            var demo: Button? { gui.window.window.find(Button.self, named: L("Try Sesame with its built-in demo instead")) }
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { demo?.isMapped == true }, "the demo is not offered")
+            XCTAssertTrue(gui.has("sign-in-failed"))
+            gui.screenshot("cannot-reach")
+            gui.click(button: "Try Sesame with its built-in demo instead")
+            XCTAssertEqual(chosen, 1)
+            XCTAssertTrue(gui.has("demo-chosen"))
+        }
+    }
 }

@@ -2,10 +2,11 @@
 
     python3 sign_in.py SCRATCH_DIR
 
-Starts the installed `identity-emulator --demo`, a virtual display (Xvfb) and the installed
-`/usr/bin/sesame --automation-mode` under WebKitWebDriver; signs alex in on the emulator's pages
-(user name, password, stay signed in, consent); waits for the app's `token-acquired` trace event;
-then asks `sesame accounts`, which must list alex. Prints one line per step; exits 1 with the step
+Starts a virtual display (Xvfb) and the installed `/usr/bin/sesame --demo --automation-mode`
+under WebKitWebDriver — the demo a person who installed the package can try with no cloud: the
+app starts the installed `identity-emulator` itself; signs alex in on the emulator's pages (user
+name, password, stay signed in, consent); waits for the app's `token-acquired` trace event; then
+asks `sesame accounts`, which must list alex, and checks that the emulator ended with the app. Prints one line per step; exits 1 with the step
 that did not happen. Only Debian's packages: python3-selenium, xvfb, webkit2gtk-driver — no AT-SPI
 (the trace says what the app did), no source tree.
 
@@ -17,8 +18,9 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
+import urllib.parse
+import urllib.request
 
 from selenium import webdriver
 from selenium.common.exceptions import (NoSuchElementException, NoSuchFrameException, NoSuchWindowException,
@@ -93,11 +95,11 @@ class Trace:
 class App:
     """The installed app under WebKitWebDriver; its browsing context is the sign-in view."""
 
-    def __init__(self, emulator, trace_path):
+    def __init__(self, trace_path):
         options = webdriver.WebKitGTKOptions()
         options.binary_location = "/usr/bin/sesame"
         options.set_capability("browserName", "sesame")
-        for argument in ("--automation-mode", f"--emulator={emulator}", f"--trace-events={trace_path}", "--sample=directory"):
+        for argument in ("--automation-mode", "--demo", f"--trace-events={trace_path}", "--sample=directory"):
             options.add_argument(argument)
         # Debian 12's Selenium (4.8) takes the driver's path itself, not a Service.
         self.driver = webdriver.WebKitGTK(executable_path="/usr/bin/WebKitWebDriver", options=options,
@@ -180,15 +182,20 @@ def children(pid):
     return found
 
 
-def start_emulator():
-    """The installed emulator on a free port; its first line names its base URL."""
-    emulator = subprocess.Popen(["identity-emulator", "--demo", "--port", "0"], stdout=subprocess.PIPE, text=True)
-    first = emulator.stdout.readline().strip()
-    if not first.startswith("identity-emulator listening on "):
-        raise StepFailed(f"the emulator's first line was {first!r}")
-    # Its later lines (one-time codes) are drained, so that it never blocks on a full pipe.
-    threading.Thread(target=emulator.stdout.read, daemon=True).start()
-    return emulator, first.split()[-1]
+def demo_base(trace):
+    """The demo emulator's base URL, from the first sign-in page the app loaded."""
+    loaded = wait("the trace event 'page-loaded'", lambda: trace.find("page-loaded"))[0]
+    parts = urllib.parse.urlsplit(loaded.get("url", ""))
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def answers(base):
+    """Whether something answers HTTP at base."""
+    try:
+        urllib.request.urlopen(base + "/common/v2.0/.well-known/openid-configuration", timeout=5).close()
+        return True
+    except OSError:
+        return False
 
 
 def start_display():
@@ -214,13 +221,12 @@ def main():
     started = []
     app = None
     try:
-        emulator, url = start_emulator()
-        started.append(emulator)
-        step(f"the installed emulator answers at {url}")
         started.append(start_display())
         step(f"Xvfb on {os.environ['DISPLAY']}")
-        app = App(url, trace_path)
-        step("WebKitWebDriver started /usr/bin/sesame --automation-mode")
+        app = App(trace_path)
+        step("WebKitWebDriver started /usr/bin/sesame --demo --automation-mode")
+        url = demo_base(app.trace)
+        step(f"sesame --demo started the installed emulator at {url}")
         app.page_with("i0116", "the user name page")
         app.fill("i0116", USER)
         app.submit("idSIButton9")
@@ -239,6 +245,8 @@ def main():
         step(f"the directory shows {rows.get('rows')} people")
         finished, app = app, None
         finished.quit()
+        wait("the demo's emulator to end with the app", lambda: not answers(url), timeout=15)
+        step("the demo's emulator ended with the app")
         accounts = subprocess.run(["sesame", "accounts", f"--emulator={url}"], capture_output=True, text=True, check=True).stdout
         step("sesame accounts:\n" + accounts.rstrip())
         if USER not in accounts:

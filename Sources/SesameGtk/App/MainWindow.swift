@@ -69,6 +69,7 @@ public final class MainWindow: SignInFailurePresenter {
         window = Window(application: application, title: "Sesame", width: 1240, height: 720)
         let signIn = SignInPane(trace: model.trace, webDataDirectory: options.webDataDirectory, automation: options.automation)
         self.signIn = signIn
+        signIn.onTryDemo = options.tryDemo
         let browserAgent = BrowserSignInAgent(pane: signIn, window: window, trace: model.trace)
         self.browserAgent = browserAgent
         stateFile = options.stateFile

@@ -27,11 +27,14 @@ public struct WindowOptions: Sendable {
     public var stateFile: URL?
     /// Sesame's user guide, linked from the About window.
     public var documentation: URL?
+    /// What "Try the Demo Instead" does when a sign-in page cannot be reached (the installed app:
+    /// start again as `sesame --demo`); nil: not offered (already the demo, or an emulator).
+    public var tryDemo: (@MainActor () -> Void)?
 
     public init(
         webDataDirectory: URL?, automation: Bool = false, initialSample: Sample.Kind? = nil, filesStorage: URL? = nil,
         reportStalls: Bool = false, followsDesktopNetwork: Bool = true, settingsWarnings: [SettingsWarning] = [],
-        stateFile: URL? = nil, documentation: URL? = nil
+        stateFile: URL? = nil, documentation: URL? = nil, tryDemo: (@MainActor () -> Void)? = nil
     ) {
         self.webDataDirectory = webDataDirectory
         self.automation = automation
@@ -42,5 +45,6 @@ public struct WindowOptions: Sendable {
         self.settingsWarnings = settingsWarnings
         self.stateFile = stateFile
         self.documentation = documentation
+        self.tryDemo = tryDemo
     }
 }

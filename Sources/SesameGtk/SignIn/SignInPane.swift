@@ -35,6 +35,10 @@ final class SignInPane: SignInUserAgent {
     /// "Continue in your browser": always there while the view is up; suggested when a page
     /// cannot load or cannot be trusted.
     private let browserButton: Button
+    /// "Try the Demo Instead": offered when a page cannot be reached and ``onTryDemo`` is set.
+    private let demoButton = Button(L("Try the Demo Instead"), accessibleName: L("Try Sesame with its built-in demo instead"))
+    /// What "Try the Demo Instead" does (nil: it is not offered).
+    var onTryDemo: (() -> Void)?
     /// What the window shows while the sign-in goes on in the system browser.
     private let browserPage: Box
     /// A tenant's refusal on the service's page: Sesame's sentence and the one action that helps.
@@ -68,6 +72,7 @@ final class SignInPane: SignInUserAgent {
         root.pack(views, expand: true)
         browserButton = Button(L("Continue in your browser"), accessibleName: L("Continue the sign-in in your web browser"))
         bar.pack(browserButton)
+        bar.pack(demoButton)
         let cancelButton = Button(L("Cancel"), accessibleName: L("Cancel sign-in"))
         bar.pack(cancelButton)
         let heading = Label(L("Finish signing in in your browser"), xalign: 0.5)
@@ -83,6 +88,10 @@ final class SignInPane: SignInUserAgent {
         views.add(browserPage, name: "browser")
         browserButton.onClick { [weak self] in self?.continueInBrowser() }
         cancelButton.onClick { [weak self] in self?.cancel() }
+        demoButton.onClick { [weak self] in
+            self?.trace.record("demo-chosen")
+            self?.onTryDemo?()
+        }
         if automation {
             // Only one context may allow automation, and WebDriver's session starts with the
             // app: the view exists from the start.
@@ -112,6 +121,7 @@ final class SignInPane: SignInUserAgent {
         current = session
         browserButton.show()
         browserButton.removeStyleClass("suggested-action")
+        demoButton.hide()
         showRefusal(nil)
         let view = signInView(forGroup: session.storageGroup)
         self.view = view
@@ -250,6 +260,10 @@ final class SignInPane: SignInUserAgent {
             dataDirectory: webDataDirectory?.appending(path: group), trace: trace, automation: automation, context: context)
         view.onLoadFinished = { [weak self] in self?.onPageFinished?() }
         view.onTrouble = { [weak self] in self?.browserButton.addStyleClass("suggested-action") }
+        view.onUnreachable = { [weak self] in
+            guard let self, self.onTryDemo != nil else { return }
+            self.demoButton.show()
+        }
         view.onRefusalPage = { [weak self] details in
             guard let self, let current = self.current else { return }
             self.showRefusal(RefusalNotice(page: details, authorizationURL: current.authorizationURL))

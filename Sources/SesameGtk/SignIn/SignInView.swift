@@ -38,6 +38,8 @@ final class SignInView {
     /// Called when a page could not load or could not be trusted: the system browser may do
     /// better.
     var onTrouble: (() -> Void)?
+    /// A page could not be reached at all (no network, a host that does not answer).
+    var onUnreachable: (() -> Void)?
 
     /// - Parameter dataDirectory: where cookies and web data persist (per storage group), so
     ///   single sign-on survives a restart; nil keeps them in memory (tests).
@@ -270,6 +272,7 @@ final class SignInView {
         unreachablePage = URL(string: uri)
         trace.record("sign-in-failed", [("error", "load failed: \(error.message)")])
         onTrouble?()
+        onUnreachable?()
         showPage(title: String(formatting: L("Can’t reach %@"), host), message: error.message, for: uri)
         return true
     }

@@ -1,0 +1,53 @@
+import Foundation
+import SesameTestSupport
+import XCTest
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `sesame --demo` (what `make run` runs, and what an installed Sesame offers someone who cannot
+/// reach Microsoft): it starts the installed identity emulator, opens the window on its sign-in
+/// page — every time, however busy the machine, since the address comes on a pipe and no log
+/// file is read — and when Sesame ends, however it ends, the emulator ends with it.
+final class DemoTests: XCTestCase {
+    func testTheDemoOpensOnItsOwnEmulatorEveryTimeAndTakesItAlongWhenItEnds() throws {
+        let folder = Repository.temporaryDirectory("sesame-demo")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_STATE_HOME"] = folder.appending(path: "state").path
+        environment["XDG_DATA_HOME"] = folder.appending(path: "data").path
+        for (run, signal) in [(1, SIGTERM), (2, SIGKILL), (3, SIGTERM)] {
+            let trace = folder.appending(path: "trace-\(run).jsonl")
+            let sesame = try DeviceCodeLoginTests.RunningProgram(
+                try Repository.product("sesame"), ["--demo", "--trace-events", trace.path], environment: environment)
+            let base = try sesame.waitForStderr("demo's identity service is at (http://127\\.0\\.0\\.1:[0-9]+)")
+            XCTAssertTrue(sesame.stderr.contains("Passw0rd!"), "the demo does not say how to sign in: \(sesame.stderr)")
+            XCTAssertTrue(
+                Eventually.holdsBlocking(within: .seconds(60), every: .milliseconds(100)) {
+                    let events = (try? String(contentsOf: trace, encoding: .utf8)) ?? ""
+                    return events.contains("\"window-shown\"") && events.contains("\"page-loaded\"") && events.contains(base)
+                }, "run \(run): the window did not open on the demo's sign-in page: \(sesame.stderr)")
+            // Killed outright (run 2) as much as ended: the emulator goes with it.
+            kill(sesame.process.processIdentifier, signal)
+            sesame.process.waitUntilExit()
+            XCTAssertTrue(
+                Eventually.holdsBlocking(within: .seconds(10), every: .milliseconds(100)) { !Self.answers(base) },
+                "run \(run): the emulator at \(base) outlived sesame (signal \(signal))")
+        }
+    }
+
+    /// Whether something answers HTTP at `base` (its OpenID configuration).
+    private static func answers(_ base: String) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        final class Box: @unchecked Sendable { var answered = false }
+        let box = Box()
+        let url = URL(string: base + "/common/v2.0/.well-known/openid-configuration")!
+        URLSession.shared.dataTask(with: url) { _, response, _ in
+            box.answered = response != nil
+            done.signal()
+        }.resume()
+        _ = done.wait(timeout: .now() + 5)
+        return box.answered
+    }
+}
