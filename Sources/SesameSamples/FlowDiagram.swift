@@ -58,7 +58,8 @@ public struct FlowDiagram: Sendable {
         public let time: Double
     }
 
-    /// The rows, oldest first.
+    /// The rows, oldest first: by their time (a request is drawn when it left, which may be
+    /// before rows already drawn), in the order they came when times are equal.
     public private(set) var steps: [Step] = []
     /// The events the rows come from, by ``Step/event``.
     public private(set) var events: [FlowTrace.Event] = []
@@ -85,8 +86,32 @@ public struct FlowDiagram: Sendable {
         if lanes.count < Lane.allCases.count, added.contains(where: { $0.from == .organization || $0.to == .organization }) {
             lanes = Lane.allCases
         }
-        steps += added
+        for step in added {
+            // Usually the newest: the search from the end stops at once. A request's time is its
+            // answer's less its latency in whole milliseconds: a row within that millisecond stays
+            // above it (the redirect intercepted, then the token request it caused).
+            let position = (steps.lastIndex { $0.time <= step.time + Self.timePrecision } ?? -1) + 1
+            steps.insert(step, at: position)
+        }
         return steps.count - before
+    }
+
+    /// How precisely a row's time is known: a latency is recorded in whole milliseconds.
+    static let timePrecision = 0.001
+
+    /// A row's time as the time column shows it: milliseconds for the first 100 s, then tenths,
+    /// then whole seconds, then minutes and seconds — never more than seven characters, so the
+    /// column never cuts it ("121.1…").
+    public static func timeLabel(_ seconds: Double) -> String {
+        let seconds = max(0, seconds.isFinite ? seconds : 0)
+        switch seconds {
+        case ..<100: return String(formatting: "%.3f", seconds)
+        case ..<1000: return String(formatting: "%.1f", seconds)
+        case ..<10_000: return String(formatting: "%.0f", seconds)
+        default:
+            let whole = Int(min(seconds, 5_999_999))
+            return String(formatting: "%d:%02d", whole / 60, whole % 60)
+        }
     }
 
     private mutating func learnServiceHost(from event: FlowTrace.Event) {

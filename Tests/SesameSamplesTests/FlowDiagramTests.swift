@@ -9,40 +9,48 @@ struct FlowDiagramTests {
     /// The events of a sign-in and a search, as the window records them.
     static func signInAndSearch() throws -> FlowTrace {
         let trace = try FlowTrace(file: nil)
+        // A tenth of a second between events (more when a request took longer), as in a real
+        // flow: a request is drawn when it left, its answer's time less its latency.
+        var now = ContinuousClock.now
+        func record(_ name: String, _ fields: [(String, String)] = [], after gap: Duration = .milliseconds(100)) {
+            now += gap
+            trace.record(name, fields, at: now)
+        }
         let authorize = "https://127.0.0.1:8443/contoso.onmicrosoft.com/oauth2/v2.0/authorize?client_id=<redacted>&state=<redacted>"
-        trace.record("window-shown")
-        trace.record("navigation", [("url", authorize), ("kind", "page"), ("action", "show")])
-        trace.record("page-loaded", [("url", authorize)])
-        trace.record(
+        record("window-shown")
+        record("navigation", [("url", authorize), ("kind", "page"), ("action", "show")])
+        record("page-loaded", [("url", authorize)])
+        record(
             "navigation",
             [("method", "POST"), ("url", "https://127.0.0.1:8443/contoso.onmicrosoft.com/login"), ("kind", "page"), ("action", "show")])
-        trace.record(
+        record(
             "navigation",
             [
                 ("url", "https://login.microsoftonline.com/common/oauth2/nativeclient?code=<redacted>"), ("kind", "redirect"),
                 ("action", "intercept"),
             ])
-        trace.record("redirect-intercepted", [("accountType", "AzureAD")])
-        trace.record(
+        record("redirect-intercepted", [("accountType", "AzureAD")])
+        record(
             "token-request",
             [("method", "POST"), ("url", "https://127.0.0.1:8443/contoso/oauth2/v2.0/token"), ("status", "200"), ("ms", "41")])
-        trace.record(
+        record(
             "discovery",
             [
                 ("method", "GET"), ("url", "https://127.0.0.1:8443/contoso/v2.0/.well-known/openid-configuration"), ("status", "200"),
                 ("ms", "3"),
             ])
-        trace.record("token-acquired", [("accountType", "AzureAD")])
-        trace.record(
+        record("token-acquired", [("accountType", "AzureAD")])
+        record(
             "api-call",
             [("method", "GET"), ("url", "https://127.0.0.1:8443/v1.0/users?$filter=<redacted>"), ("status", "503"), ("ms", "12")])
-        trace.record(
+        record(
             "api-call",
-            [("method", "GET"), ("url", "https://127.0.0.1:8443/v1.0/users?$top=<redacted>"), ("error", "timed out"), ("ms", "9000")])
-        trace.record("list-rendered", [("view", "directory"), ("rows", "50")])
-        trace.record("token-silent", [("accountType", "AzureAD")])
-        trace.record("list-rendered", [("view", "directory"), ("rows", "1")])
-        trace.record("automation-session")
+            [("method", "GET"), ("url", "https://127.0.0.1:8443/v1.0/users?$top=<redacted>"), ("error", "timed out"), ("ms", "9000")],
+            after: .seconds(9.1))
+        record("list-rendered", [("view", "directory"), ("rows", "50")])
+        record("token-silent", [("accountType", "AzureAD")])
+        record("list-rendered", [("view", "directory"), ("rows", "1")])
+        record("automation-session")
         return trace
     }
 
@@ -162,5 +170,38 @@ struct FlowTraceFileTests {
             #expect(object["status"] as? Int == 200)
             #expect(abs((object["t"] as? Double ?? .nan) - time) < 0.0006)
         }
+    }
+}
+
+@Suite("The flow inspector's time column")
+struct FlowDiagramTimeTests {
+    @Test("a time is never more than seven characters, so the column never cuts it")
+    func timeLabels() {
+        #expect(FlowDiagram.timeLabel(1.2345) == "1.234" || FlowDiagram.timeLabel(1.2345) == "1.235")
+        #expect(FlowDiagram.timeLabel(99.9994) == "99.999")
+        #expect(FlowDiagram.timeLabel(121.14) == "121.1")
+        #expect(FlowDiagram.timeLabel(4321.4) == "4321")
+        #expect(FlowDiagram.timeLabel(12_345) == "205:45")
+        #expect(FlowDiagram.timeLabel(-3) == "0.000")
+        #expect(FlowDiagram.timeLabel(.nan) == "0.000")
+        for seconds in stride(from: 0.0, through: 400_000, by: 97.3) { #expect(FlowDiagram.timeLabel(seconds).count <= 7) }
+    }
+
+    @Test("rows are in time order: a request that left during earlier rows is drawn above them, never above what caused it")
+    func rowsInTimeOrder() {
+        var diagram = FlowDiagram()
+        diagram.append(FlowTrace.Event(time: 10.000, name: "window-shown"))
+        diagram.append(FlowTrace.Event(time: 10.100, name: "redirect-intercepted"))
+        diagram.append(FlowTrace.Event(time: 10.150, name: "list-rendered", fields: [("rows", "3")]))
+        // Sent at 10.1004 (within the intercept's millisecond), answered at 10.2004 after 100 ms.
+        diagram.append(
+            FlowTrace.Event(
+                time: 10.2004, name: "token-request",
+                fields: [("method", "POST"), ("url", "https://h/t/token"), ("status", "200"), ("ms", "100")]))
+        let times = diagram.steps.map(\.time)
+        #expect(times == times.sorted() || zip(times, times.dropFirst()).allSatisfy { $0 <= $1 + 0.001 }, "\(times)")
+        let labels = diagram.steps.map(\.label)
+        #expect(labels.firstIndex(of: "POST …/token")! > labels.firstIndex(of: L("authorization code → app"))!, "\(labels)")
+        #expect(labels.firstIndex(of: "POST …/token")! < labels.firstIndex(of: String(format: L("%d rows on screen"), 3))!, "\(labels)")
     }
 }

@@ -127,6 +127,7 @@ final class FlowDiagramView {
         details.accessibleName = L("Step details")
         root.pack(heading)
         root.pack(scroller, expand: true)
+        showLaneTitles()
         root.pack(details)
         showDetails()
 
@@ -151,10 +152,24 @@ final class FlowDiagramView {
     /// Adds an event's rows; the view follows them unless a row is selected.
     func append(_ event: FlowTrace.Event) {
         let lanes = model.lanes
+        // A row may go in before the selected one (rows are in time order): the selection stays on its row.
+        let kept = selected.map { model.steps[$0] }
         guard model.append(event) > 0 else { return }
-        if model.lanes != lanes { heading.redraw() }
+        if let kept, let moved = model.steps.lastIndex(of: kept), moved != selected {
+            selected = moved
+            showDetails()
+        }
+        if model.lanes != lanes {
+            heading.redraw()
+            showLaneTitles()
+        }
         rows.setContentHeight(Int(Double(model.steps.count) * Geometry.rowHeight))
         rows.redraw()
+    }
+
+    /// The lanes' titles in full, for a heading too narrow for them (a long language: "…").
+    private func showLaneTitles() {
+        heading.tooltip = ([L("Time")] + model.lanes.map(\.title)).joined(separator: " · ")
     }
 
     /// Selects `row` (nothing: follow the newest again) and shows its details.
@@ -287,7 +302,7 @@ final class FlowDiagramView {
             }
             let color = step.isFailure ? palette.failure : step.isHighlighted ? palette.accent : palette.text
             canvas.text(
-                String(formatting: "%.3f", step.time), x: 4, y: top + 9, width: Geometry.timeColumn - 6, font: "Monospace 7", palette.dim)
+                FlowDiagram.timeLabel(step.time), x: 4, y: top + 9, width: Geometry.timeColumn - 6, font: "Monospace 7", palette.dim)
             let from = Geometry.x(of: step.from, among: lanes, width: width)
             let to = Geometry.x(of: step.to, among: lanes, width: width)
             if step.style == .note {
