@@ -30,7 +30,7 @@ final class TranslationTests: GUITestCase {
                 setenv("LANGUAGE", language, 1)
                 // A running program does not usually change language; setlocale drops gettext's cache.
                 setlocale(LC_ALL, "")
-                XCTAssertEqual(L("Sign out"), signOut, language)
+                XCTAssertEqual(L("Sign Out"), signOut, language)
                 let gui = try GUIHarness(
                     settingsFile: "directory.plist", sample: .directory,
                     screenshotPrefix: language == "es" ? "translated-es-" : nil)
@@ -44,7 +44,7 @@ final class TranslationTests: GUITestCase {
             }
             unsetenv("LANGUAGE")
             setlocale(LC_ALL, "")
-            XCTAssertEqual(L("Sign out"), "Sign out")
+            XCTAssertEqual(L("Sign Out"), "Sign Out")
         }
     }
 }

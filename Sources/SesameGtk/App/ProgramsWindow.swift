@@ -84,6 +84,7 @@ final class ProgramsWindow {
             row.pack(label, expand: true)
             let takeBack = Button(
                 L("Take back"), accessibleName: String(formatting: L("Take back the decision about %@"), decision.program.id))
+            takeBack.centerInItsSpace()
             takeBack.onClick { [weak self] in self?.takeBack(decision, at: position) }
             row.pack(takeBack)
             takeBackButtons.append(takeBack)
