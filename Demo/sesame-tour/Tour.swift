@@ -46,6 +46,8 @@ final class Tour {
     /// Plays every step; throws at the first one that does not happen.
     func run() async throws {
         var segment = trace.events.count
+        // The tour shows the flow as it happens: the inspector, which a newcomer opens with F9.
+        window.showsInspector = true
         try await waitFor("the sign-in page") { self.signInShown && self.pages > 0 }
         try await settle()
         try capture("directory-sign-in")
@@ -77,7 +79,11 @@ final class Tour {
 
         segment = trace.events.count
         window.show(.tasks)
+        try await settle()
+        try capture("tasks-signed-out")
         let before = pages
+        // A page never signs in by itself: its status page's Sign in.
+        try shownButton("Sign in").click()
         try await waitFor("the B2C sign-in page") { self.signInShown && self.pages > before }
         try await settle()
         try signInPage().evaluateJavaScript(
@@ -99,7 +105,7 @@ final class Tour {
         window.show(.me)
         try await settle()
         let mePages = pages
-        try widget(Button.self, "Call Microsoft Graph").click()
+        try shownButton("Call Microsoft Graph").click()
         try await waitFor("the Me sign-in page") { self.signInShown && self.pages > mePages }
         try await settle()
         try await act(
@@ -116,7 +122,7 @@ final class Tour {
         try capture("me-interactive")
         let navigations = events("navigation")
         let silentCalls = events("api-call")
-        try widget(Button.self, "Call Microsoft Graph").click()
+        try shownButton("Call Microsoft Graph").click()
         try await waitFor("the silent /me call") { self.events("api-call") > silentCalls }
         try await settle()
         guard events("navigation") == navigations else { throw Failure(description: "the second call was not silent") }
@@ -132,6 +138,16 @@ final class Tour {
 
     private func widget<W: Widget>(_ type: W.Type, _ name: String) throws -> W {
         guard let found = window.window.find(type, named: L(name)) else { throw Failure(description: "no \(W.self) named '\(name)'") }
+        return found
+    }
+
+    /// The button on screen named `name` (a page and its status page may both have one).
+    private func shownButton(_ name: String) throws -> Button {
+        guard
+            let found = window.window.descendants.lazy.compactMap({ $0 as? Button }).first(where: {
+                $0.accessibleName == L(name) && $0.isMapped
+            })
+        else { throw Failure(description: "no button named '\(name)' on screen") }
         return found
     }
 

@@ -89,9 +89,11 @@ public struct FlowDiagram: Sendable {
         for step in added {
             // Usually the newest: the search from the end stops at once. A request's time is its
             // answer's less its latency in whole milliseconds: a row within that millisecond stays
-            // above it (the redirect intercepted, then the token request it caused).
-            let position = (steps.lastIndex { $0.time <= step.time + Self.timePrecision } ?? -1) + 1
-            steps.insert(step, at: position)
+            // above it. Nothing moves above the intercepted redirect: what follows it is what it
+            // caused (the token request may leave before the trace has recorded the redirect).
+            let byTime = (steps.lastIndex { $0.time <= step.time + Self.timePrecision } ?? -1) + 1
+            let afterRedirect = (steps.lastIndex { $0.isHighlighted } ?? -1) + 1
+            steps.insert(step, at: max(byTime, afterRedirect))
         }
         return steps.count - before
     }

@@ -8,6 +8,12 @@ extension MainWindow {
     /// the focused widget.
     func perform(_ shortcut: WindowShortcut) -> Bool { shortcut.perform(in: self) }
 
+    /// Whether the flow inspector shows; setting it is what F9 does when it changes anything.
+    public var showsInspector: Bool {
+        get { inspectorSlot.isVisible }
+        set { if newValue != inspectorSlot.isVisible { toggleInspector() } }
+    }
+
     /// F9 or the primary menu: shows or hides the flow inspector (kept for the next start).
     func toggleInspector() {
         inspectorPane.toggle()
