@@ -218,7 +218,8 @@ final class AccessQuestionTests: GUITestCase {
             programs.takeBackButtons[0].click()
             XCTAssertTrue(programs.takeBackButtons.isEmpty)
             XCTAssertTrue(
-                programs.window.focusedWidget?.accessibleName == L("Close"), "after the last Take back the keyboard is not on Close")
+                programs.window.focusedWidget?.accessibleName == L("Close Programs with Access"),
+                "after the last Take back the keyboard is not on Close")
             XCTAssertTrue(scene.service.access.all.isEmpty, "a decision taken back is still kept")
             programs.window.sendKey(KeyPress(key: KeyPress.escape))
             XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { !programs.window.isMapped }, "Escape did not close Programs with Access")

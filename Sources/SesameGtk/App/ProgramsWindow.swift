@@ -12,7 +12,7 @@ final class ProgramsWindow {
     let window: Window
     private let list = ListBox()
     private let empty = Label(L("No program has asked to use your accounts yet."), wrap: true, xalign: 0.5)
-    private let closeButton = Button(L("Close"))
+    private let closeButton = Button(L("Close"), accessibleName: L("Close Programs with Access"))
     private let access: ProgramAccess?
     private var observer: UUID?
     /// Each row's Take back, in order.

@@ -88,12 +88,13 @@ def openid_console(seen):
 """)
     app = Sesame(binary, emulator, os.path.join(scratch, "trace-1.jsonl"), "openid", extra_arguments=[f"--settings={settings}"])
     try:
-        log = app.ui.find("text", "Log")
+        # Before the first call the page is a status page whose one button is the call.
         app.ui.click("Call the userinfo endpoint")
         field = subject_field(app)
         seen["provider_page"] = app.url
         field.send_keys("alice", Keys.ENTER)
         app.trace.wait_for("token-acquired", accountType="openid")
+        log = app.ui.find("text", "Log")
         wait("userinfo to answer 200 in the log", lambda: "/userinfo → 200" in app.ui.text(log))
         seen["log"] = app.ui.text(log)
     finally:

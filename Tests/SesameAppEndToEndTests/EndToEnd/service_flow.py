@@ -81,7 +81,7 @@ def take_back(app, program):
     """The primary menu's Programs with Access: Take back the decision about `program`, then Close."""
     app.ui.from_menu("Main menu", "Programs with Access")
     app.ui.click(f"Take back the decision about {program}")
-    app.ui.click("Close")
+    app.ui.click("Close Programs with Access")
 
 
 def question(app, answered=()):
