@@ -70,10 +70,15 @@ static inline WebKitAutomationSession *sesame_automation_session(gpointer object
 // G_TYPE_STRING is a macro.
 static inline GType sesame_type_string(void) { return G_TYPE_STRING; }
 
-// A row of three strings (gtk_list_store_insert_with_values is variadic).
+// A row of three strings and its tooltip, the three escaped as markup, one a line, in column 3
+// (gtk_list_store_insert_with_values is variadic).
 static inline void sesame_string_list_store_append(GtkListStore *store, const char *a, const char *b, const char *c) {
     GtkTreeIter iter;
-    gtk_list_store_insert_with_values(store, &iter, -1, 0, a, 1, b, 2, c, -1);
+    gchar *escaped[3] = {g_markup_escape_text(a, -1), g_markup_escape_text(b, -1), g_markup_escape_text(c, -1)};
+    gchar *tooltip = g_strjoin("\n", escaped[0], escaped[1], escaped[2], NULL);
+    gtk_list_store_insert_with_values(store, &iter, -1, 0, a, 1, b, 2, c, 3, tooltip, -1);
+    g_free(tooltip);
+    for (int i = 0; i < 3; i++) g_free(escaped[i]);
 }
 
 // One string cell (gtk_tree_model_get is variadic); the caller frees it with g_free.

@@ -305,6 +305,10 @@ final class DesktopConventionsTests: GUITestCase {
             XCTAssertTrue(table.columnWidths.allSatisfy { $0 >= 100 }, "\(look.name): a column is too narrow: \(table.columnWidths)")
             XCTAssertLessThanOrEqual(
                 table.columnWidths.reduce(0, +), table.visibleWidth, "\(look.name), \(script): the table's columns do not fit")
+            // A cell too narrow for its text ends in "…"; the row's tooltip has them whole.
+            XCTAssertTrue(
+                table.text(row: 0, column: 3)?.contains(longest.userPrincipalName) == true,
+                "\(look.name), \(script): the row's tooltip lacks the user name: \(table.text(row: 0, column: 3) ?? "none")")
             gui.screenshot(script)
         }
         // Shown (F9), the inspector stays inside the window too.

@@ -748,11 +748,12 @@ public final class TextTable: Widget {
 
     /// A table with one text column per title; the first is bold.
     public init(columns titles: [String]) {
-        // At most three columns: rows are appended through a three-string call.
-        var types = [GType](repeating: sesame_type_string(), count: min(titles.count, 3))
+        // At most three columns (rows are appended through a three-string call), and a fourth,
+        // hidden: each row's texts whole, its tooltip (a cell too narrow ends in "…").
+        var types = [GType](repeating: sesame_type_string(), count: 4)
         let store = gtk_list_store_newv(Int32(types.count), &types)!
         self.store = GObjectReference(store, .new)
-        columnCount = types.count
+        columnCount = min(titles.count, 3)
         super.init(new: gtk_tree_view_new_with_model(sesame_tree_model(store)))
         // Fixed column widths and one row height: the view measures no row it does not draw,
         // so taking rows costs the same with 50 of them or 10,000 (GTK's fixed-height mode,
@@ -767,6 +768,7 @@ public final class TextTable: Widget {
         }
         gtk_tree_view_set_fixed_height_mode(tree, 1)
         gtk_tree_view_set_enable_search(tree, 0)
+        gtk_tree_view_set_tooltip_column(tree, 3)
     }
 
     private var tree: UnsafeMutablePointer<GtkTreeView> { sesame_tree_view(object) }
