@@ -99,6 +99,26 @@ public final class TaskList {
         }
     }
 
+    /// How long after a failed read Retry can mend the list is read again by itself, one delay
+    /// per attempt (the last repeats): a task service that was down comes back without a press.
+    public var retryDelays: [Duration] = [.seconds(2), .seconds(4), .seconds(8), .seconds(15), .seconds(30), .seconds(60)]
+    private var retryTask: Task<Void, Never>?
+    private var failuresInARow = 0
+
+    /// After a failed read Retry can mend, the same read after the next delay, unless something
+    /// read the list meanwhile (the user, the network's return).
+    private func retryLater() {
+        retryTask?.cancel()
+        guard failed, action == .retry, !retryDelays.isEmpty else { return }
+        let delay = retryDelays[min(failuresInARow, retryDelays.count - 1)]
+        failuresInARow += 1
+        retryTask = Task { [weak self] in
+            try? await Task.sleep(for: delay)
+            guard let self, !Task.isCancelled, self.failed, self.action == .retry else { return }
+            await self.reload()
+        }
+    }
+
     /// Lists the tasks again.
     public func reload() async {
         guard let service = service() else {
@@ -111,6 +131,8 @@ public final class TaskList {
             tasks = try await service.tasks()
             failed = false
             hasRead = true
+            failuresInARow = 0
+            retryTask?.cancel()
             statusText =
                 tasks.isEmpty ? L("No tasks yet.") : String(formatting: tasks.count == 1 ? L("%d task") : L("%d tasks"), tasks.count)
             action = nil
@@ -120,6 +142,9 @@ public final class TaskList {
             failed = true
             statusText = session.message(for: error)
             action = SampleAction.after(error)
+            changed()
+            retryLater()
+            return
         }
         changed()
     }
@@ -180,6 +205,7 @@ public final class TaskList {
         tasks = []
         hasRead = false
         failed = false
+        retryTask?.cancel()
         signedOutByUser = true
         statusText = L("Signed out.")
         action = .signIn
@@ -189,6 +215,7 @@ public final class TaskList {
 
     /// Stops updating (the window is closing).
     public func close() {
+        retryTask?.cancel()
         onChange = nil
     }
 

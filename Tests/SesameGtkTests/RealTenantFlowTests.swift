@@ -316,6 +316,11 @@ final class RealTenantFlowTests: GUITestCase {
                 MainLoopBridge.spin(timeout: 15) { gui.has("token-acquired") && renderedRows() == 0 }, "sam's empty list never showed")
             let entry = try XCTUnwrap(gui.window.window.find(Entry.self, named: L("New task")))
             let status = try XCTUnwrap(gui.window.window.find(Label.self, named: L("Tasks status")))
+            // Nothing yet, said in the list's place.
+            let page = try XCTUnwrap(gui.tasksPage)
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 5) { page.listStatus.root.isMapped && page.listStatus.status?.title == L("No tasks yet") },
+                "no tasks yet is not said: \(String(describing: page.listStatus.status))")
 
             try gui.emulatorControl("faults", body: "tasks:status=503")
             entry.text = "Water the plants"
@@ -330,6 +335,22 @@ final class RealTenantFlowTests: GUITestCase {
             XCTAssertEqual(entry.text, "", "the added task's text stayed in the field")
             // A screen reader reads the row by the task's text.
             XCTAssertEqual(gui.window.window.find(ListBox.self, named: L("Tasks"))?.rowNames, ["Water the plants"])
+
+            // A read that fails (F5 while the service is down) takes the list with it and says so
+            // in its place; once the service is back the list comes back by itself.
+            page.model.retryDelays = [.milliseconds(300)]
+            try gui.emulatorControl("faults", body: "tasks:status=503")
+            gui.window.window.present()
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { gui.window.window.isActive })
+            gui.window.window.sendKey(KeyPress(key: KeyPress.f5))
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 15) { page.listStatus.root.isMapped && page.listStatus.status?.kind == .failed },
+                "the failed read is not said in the list's place")
+            XCTAssertEqual(page.listStatus.status?.title, L("Can’t read your tasks"))
+            try gui.emulatorControl("faults", body: "")
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 10) { !page.listStatus.root.isMapped && renderedRows() == 1 },
+                "the list did not come back by itself")
         }
     }
     /// The sign-in pages down (an injected 503): the view shows the service's own error page;

@@ -285,6 +285,27 @@ struct TaskListTests {
     }
 }
 
+extension TaskListTests {
+    @Test("a list the service refused loses its stale rows, is read again by itself, backed off, and recovers with no press")
+    func recoversByItself() async throws {
+        let fixture = try await SamplesFixture()
+        defer { fixture.remove() }
+        let list = TaskList(session: fixture.session(.tasks))
+        list.retryDelays = [.milliseconds(20), .milliseconds(40)]
+        await list.appear()
+        await list.performAction()
+        #expect(await list.add("Water the plants"))
+        fixture.apis.failNext(3, with: 503)
+        await list.reload()
+        #expect(list.tasks.isEmpty, "the tasks read before stayed under the failure")
+        #expect(list.pageStatus?.kind == .failed)
+        #expect(list.pageStatus?.action == .sample(.retry))
+        try await until { list.tasks.map(\.text) == ["Water the plants"] }
+        #expect(list.pageStatus == nil)
+        list.close()
+    }
+}
+
 @MainActor
 @Suite("The Me page's model")
 struct MeConsoleTests {
