@@ -105,8 +105,13 @@ run: build
 
 ## test: lint, then build and pass every test, inside a private D-Bus session with an unlocked
 ## gnome-keyring; then the Debian package on a clean Debian 12 root (test-package)
-test: deps hooks translations lint $(TEST_VENV_STAMP)
-	swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS)
+test: deps hooks translations lint
+	@# The tests' Python (pip, mostly waiting on PyPI) is set up while the debug build compiles.
+	@mkdir -p .build
+	@$(MAKE) --no-print-directory $(TEST_VENV_STAMP) > .build/test-venv.log 2>&1 & venv=$$!; \
+	swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS); built=$$?; \
+	wait $$venv; ready=$$?; [ $$ready -eq 0 ] || { cat .build/test-venv.log; echo "test: the tests' Python could not be set up"; }; \
+	[ $$built -eq 0 ] && [ $$ready -eq 0 ]
 	@# The tests, with the release build for test-package meanwhile (scripts/run-tests.sh); the
 	@# output is kept in .build/test-output.log, and on a failure what failed is printed last.
 	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/run-tests.sh \

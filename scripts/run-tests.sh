@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `make test`'s run, after its debug build: XCTest, with swift-testing beside it (its tests are
-# mostly computation, XCTest's mostly waiting for WebKit, the emulator and D-Bus: together they
-# take 40 s less), then the window's fit at GDK scale 2, each from the test binary in a private
+# `make test`'s run, after its debug build: XCTest, with swift-testing and the window's fit at GDK
+# scale 2 beside it (their tests are mostly computation, XCTest's mostly waiting for WebKit, the
+# emulator and D-Bus: together they take 40 s less), each from the test binary in a private
 # session (scripts/test-session.sh), every line kept in LOG (swift-testing's after XCTest's). Not `swift test`: it would wait for SwiftPM's lock on .build while the
 # release build below holds it.
 #
@@ -35,21 +35,25 @@ stop_background() {
     for job in "${background[@]}"; do kill -- "-$job" 2> /dev/null; done
     wait 2> /dev/null
 }
-trap 'stop_background; [ -n "${testing:-}" ] && kill "$testing" 2> /dev/null; exit 130' INT TERM
+trap 'stop_background; for job in ${testing:-} ${scaled:-}; do kill "$job" 2> /dev/null; done; exit 130' INT TERM
 
 failed=0
 testing_log="$log.swift-testing"
+scaled_log="$log.scale-2"
 scripts/test-session.sh "$tests" --testing-library swift-testing > "$testing_log" 2>&1 &
 testing=$!
+# GDK_SCALE is read when the display opens: the window's fit at scale 2, in a process (and on a
+# display) of its own, beside the rest.
+GDK_SCALE=2 SESAME_SCREENSHOTS="$PWD/.build/screenshots/scale-2" scripts/test-session.sh \
+    "$tests" SesameGtkTests.DesktopConventionsTests/testTheLongestNamesFitTheWindow > "$scaled_log" 2>&1 &
+scaled=$!
 scripts/test-session.sh "$tests" 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
 wait "$testing" || failed=1
-cat "$testing_log" | tee -a "$log" > /dev/null
+wait "$scaled" || failed=1
+cat "$testing_log" "$scaled_log" | tee -a "$log" > /dev/null
 grep -E "Test run with|✘" "$testing_log" | tail -n 20
-# GDK_SCALE is read when the display opens: the window's fit at scale 2, in a process of its own.
-GDK_SCALE=2 SESAME_SCREENSHOTS="$PWD/.build/screenshots/scale-2" scripts/test-session.sh \
-    "$tests" SesameGtkTests.DesktopConventionsTests/testTheLongestNamesFitTheWindow 2>&1 | tee -a "$log"
-[ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
+grep -E "error:|Executed" "$scaled_log" | tail -n 5
 
 if [ "$failed" -ne 0 ]; then
     stop_background

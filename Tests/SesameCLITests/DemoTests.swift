@@ -17,7 +17,7 @@ final class DemoTests: XCTestCase {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_STATE_HOME"] = folder.appending(path: "state").path
         environment["XDG_DATA_HOME"] = folder.appending(path: "data").path
-        for (run, signal) in [(1, SIGTERM), (2, SIGKILL), (3, SIGTERM)] {
+        for (run, signal) in [(1, SIGTERM), (2, SIGKILL)] {
             let trace = folder.appending(path: "trace-\(run).jsonl")
             let sesame = try DeviceCodeLoginTests.RunningProgram(
                 try Repository.product("sesame"), ["--demo", "--trace-events", trace.path], environment: environment)

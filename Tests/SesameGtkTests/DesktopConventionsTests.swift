@@ -248,19 +248,25 @@ final class DesktopConventionsTests: GUITestCase {
                 setlocale(LC_ALL, "")
                 Appearance.preferDarkTheme(false)
             }
-            for look in Self.looks {
-                setenv("LANGUAGE", look.language, 1)
+            // One window per language (its strings are read when it is built); sizes and the
+            // theme change in it, as a user resizes or switches to dark.
+            var languages: [String] = []
+            for look in Self.looks where !languages.contains(look.language) { languages.append(look.language) }
+            for language in languages {
+                setenv("LANGUAGE", language, 1)
                 setlocale(LC_ALL, "")
-                Appearance.preferDarkTheme(look.dark)
-                try Self.fits(look)
+                let gui = try Self.signedInDirectory(screenshots: "fit-")
+                defer { gui.close() }
+                for look in Self.looks where look.language == language {
+                    Appearance.preferDarkTheme(look.dark)
+                    try Self.fits(look, in: gui)
+                }
             }
         }
     }
 
     @MainActor
-    private static func fits(_ look: Look) throws {
-        let gui = try Self.signedInDirectory(screenshots: "fit-\(look.name)-")
-        defer { gui.close() }
+    private static func fits(_ look: Look, in gui: GUIHarness) throws {
         let window = gui.window.window
         window.resize(width: look.width, height: look.height)
         XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { window.size == (look.width, look.height) }, "\(look.name): \(window.size)")
@@ -309,15 +315,17 @@ final class DesktopConventionsTests: GUITestCase {
             XCTAssertTrue(
                 table.text(row: 0, column: 3)?.contains(longest.userPrincipalName) == true,
                 "\(look.name), \(script): the row's tooltip lacks the user name: \(table.text(row: 0, column: 3) ?? "none")")
-            gui.screenshot(script)
+            gui.screenshot("\(look.name)-\(script)")
         }
-        // Shown (F9), the inspector stays inside the window too.
+        // Shown (F9), the inspector stays inside the window too; F9 again hides it for the next look.
         window.sendKey(KeyPress(key: KeyPress.f9))
         XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { gui.window.inspector?.root.isMapped == true })
         gui.drainIdle()
         let inspector = try XCTUnwrap(gui.window.inspector?.root.frameInWindow, "\(look.name): the inspector is not on screen")
         XCTAssertLessThanOrEqual(inspector.x + inspector.width, look.width, "\(look.name): the inspector is pushed out of the window")
-        gui.screenshot("inspector")
+        gui.screenshot("\(look.name)-inspector")
+        window.sendKey(KeyPress(key: KeyPress.f9))
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { gui.window.inspector?.root.isMapped == false }, "F9 did not hide the inspector")
     }
 
     /// Alt+1, Alt+2, Alt+3: the samples in the switcher's order, as GNOME apps switch tabs.

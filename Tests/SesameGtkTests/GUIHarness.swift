@@ -242,8 +242,9 @@ final class GUIHarness {
         shot += 1
         let file = Self.screenshots.appending(path: String(format: "%@%02d-%@.png", screenshotPrefix, shot, name))
         // Nothing announces that WebKit has painted a page it loaded: give it a moment, for the
-        // picture only (no test step waits on this).
-        MainLoopBridge.spin(timeout: 0.4) { false }
+        // picture only (no test step waits on this). GTK's own widgets are painted on the frame
+        // clock's next ticks: a few frames are enough.
+        MainLoopBridge.spin(timeout: signInShown ? 0.4 : 0.1) { false }
         do { try Screenshot.save(window.window, to: file) } catch { XCTFail("screenshot \(name): \(error)") }
     }
 }
