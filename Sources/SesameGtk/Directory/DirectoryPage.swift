@@ -48,8 +48,12 @@ final class DirectoryPage: SamplePage {
         listArea.add(scrolled, name: "table")
         listArea.add(listStatus.root, name: "status")
         left.pack(listArea, expand: true)
-        // The list takes what the window has to spare; the details keep their width.
-        split = Paned(left, ScrolledWindow(details), position: 520, resizeEnd: false, shrinkEnd: false)
+        // The list takes what the window has to spare; the details keep their width (they ask for
+        // it, and the handle is placed by what the panes ask for until the user drags it).
+        let detailsPane = ScrolledWindow(details)
+        detailsPane.setMinimumSize(width: Int32(Self.detailsWidth))
+        split = Paned(left, detailsPane, position: 520, resizeEnd: false, shrinkEnd: false)
+        split.unsetPosition()
         pages.add(signedOutPage.root, name: "status")
         pages.add(split, name: "content")
         root = pages
@@ -158,7 +162,7 @@ final class DirectoryPage: SamplePage {
             // The size now, not the one that crossed the line (a window being resized goes on).
             let size = self.split.frameInWindow.map { ($0.width, $0.height) } ?? (width, height)
             self.split.isVertical = narrow
-            self.split.position = narrow ? max(size.1 * 11 / 20, 200) : max(size.0 - Self.detailsWidth, 420)
+            if narrow { self.split.position = max(size.1 * 11 / 20, 200) } else { self.split.unsetPosition() }
             self.trace.record("directory-layout", [("layout", narrow ? "details-under-list" : "details-beside-list")])
         }
     }

@@ -99,6 +99,9 @@ public class Widget: GObjectReference {
     /// Whether the keyboard focus is on this widget.
     public var hasFocus: Bool { gtk_widget_has_focus(widget) != 0 }
 
+    /// The least width (and height, when given) the widget asks for.
+    public func setMinimumSize(width: Int32, height: Int32 = -1) { gtk_widget_set_size_request(widget, width, height) }
+
     /// Puts the widget in the middle of the space it is given, at its own size (a status page's
     /// column); `false` fills the space again.
     public func centerInItsSpace(_ centered: Bool = true) {
@@ -551,6 +554,11 @@ public final class Paned: Widget {
         get { gtk_orientable_get_orientation(sesame_orientable(object)) == GTK_ORIENTATION_VERTICAL }
         set { gtk_orientable_set_orientation(sesame_orientable(object), newValue ? GTK_ORIENTATION_VERTICAL : GTK_ORIENTATION_HORIZONTAL) }
     }
+
+    /// Lets the panes' own sizes place the handle (GTK's `position-set` off): the end pane gets
+    /// what it asks for when only the start pane resizes, at every size of the window, until
+    /// the user drags the handle.
+    public func unsetPosition() { gtk_paned_set_position(sesame_paned(object), -1) }
 
     /// Where the handle is: the start pane's width.
     public var position: Int {
