@@ -112,13 +112,16 @@ test: deps hooks translations lint
 	swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS); built=$$?; \
 	wait $$venv; ready=$$?; [ $$ready -eq 0 ] || { cat .build/test-venv.log; echo "test: the tests' Python could not be set up"; }; \
 	[ $$built -eq 0 ] && [ $$ready -eq 0 ]
-	@# The tests, with the release build for test-package meanwhile (scripts/run-tests.sh); the
-	@# output is kept in .build/test-output.log, and on a failure what failed is printed last.
+	@# The tests, with the release build and the package for test-package meanwhile
+	@# (scripts/run-tests.sh); the output is kept in .build/test-output.log, and on a failure what
+	@# failed is printed last.
 	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/run-tests.sh \
-	  "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)" .build/test-output.log $(MAKE) --no-print-directory release
-	$(MAKE) --no-print-directory test-package
+	  "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)" .build/test-output.log \
+	  $(MAKE) --no-print-directory release deb-unchecked
+	$(MAKE) --no-print-directory test-package PACKAGE_BUILT=1
 
-## test-package: `make deb`, then the package in a clean Debian 12 root (mmdebstrap, cached in
+## test-package: `make deb` (unless PACKAGE_BUILT=1: make test builds it beside its tests), then
+## the package in a clean Debian 12 root (mmdebstrap, cached in
 ## .build/package/root): apt-get install ./sesame_*.deb, --version, man, a whole sign-in through the
 ## installed window under Xvfb, and a purge that leaves nothing (packaging/test/test-package.sh).
 ## It needs root (chroot, mounts, namespaces), as CI has; without root it says so and is skipped.
@@ -126,7 +129,7 @@ test-package:
 	@if [ "$$(id -u)" != 0 ]; then \
 	  echo "test-package: SKIPPED: the clean-root test needs root (chroot, mounts, namespaces); run: sudo make test-package"; \
 	else \
-	  $(MAKE) --no-print-directory deb-unchecked || exit 1; \
+	  if [ -z "$(PACKAGE_BUILT)" ] || [ ! -f $(DEB) ]; then $(MAKE) --no-print-directory deb-unchecked || exit 1; fi; \
 	  packaging/check-deb.sh $(PACKAGE_DIR)/stage $(DEB) > $(PACKAGE_DIR)/check-deb.log 2>&1 & checks=$$!; \
 	  packaging/test/test-package.sh $(DEB) $(VERSION); tested=$$?; \
 	  wait $$checks; checked=$$?; cat $(PACKAGE_DIR)/check-deb.log; \
