@@ -8,8 +8,8 @@
 #     scripts/run-tests.sh BIN_DIR LOG [RELEASE_COMMAND...]
 #
 # With a RELEASE_COMMAND and root (test-package, which follows, needs both), what test-package
-# needs is made meanwhile at the lowest priority: the release programs, their man pages and the
-# package (RELEASE_COMMAND: `make release deb-unchecked`; .build/release-build.log) and the clean Debian root
+# needs is made meanwhile at the lowest priority: the release programs and their man pages
+# (RELEASE_COMMAND: `make release`; .build/release-build.log) and the clean Debian root
 # (packaging/test/clean-root.sh; .build/clean-root.log). They take the cores the tests leave idle
 # while they wait for WebKit, the emulator and D-Bus, instead of running for minutes after them.
 # On a failure, what failed is printed last (scripts/test-failures.sh), since CI keeps only the end.
@@ -27,7 +27,7 @@ if [ "$#" -gt 0 ] && [ "$(id -u)" = 0 ]; then
     # Each in a process group of its own, so that a failure here ends all of it. (SwiftPM's build
     # system starts its compilers at nice 0 again: the release build takes its share of the cores.)
     # Each says when it ended, counted from the start of the tests (where the time goes: CI keeps the log).
-    setsid nice -n 19 bash -c '"$@"; status=$?; echo "run-tests: the release build and the package ended at ${SECONDS} s"; exit $status' \
+    setsid nice -n 19 bash -c '"$@"; status=$?; echo "run-tests: the release build ended at ${SECONDS} s"; exit $status' \
         release "$@" > .build/release-build.log 2>&1 &
     background+=("$!")
     setsid nice -n 19 bash -c 'packaging/test/clean-root.sh .build/package; status=$?; echo "run-tests: the clean root ended at ${SECONDS} s"; exit $status' \
