@@ -118,10 +118,10 @@ test: deps hooks translations lint
 	@# the load: it is built after the tests.)
 	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/run-tests.sh \
 	  "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)" .build/test-output.log $(MAKE) --no-print-directory release
-	$(MAKE) --no-print-directory test-package
+	@# The release build just ended: the package's install does not run it again (15 s).
+	$(MAKE) --no-print-directory test-package RELEASE_BUILT=1
 
-## test-package: `make deb` (unless PACKAGE_BUILT=1: make test builds it beside its tests), then
-## the package in a clean Debian 12 root (mmdebstrap, cached in
+## test-package: `make deb`, then the package in a clean Debian 12 root (mmdebstrap, cached in
 ## .build/package/root): apt-get install ./sesame_*.deb, --version, man, a whole sign-in through the
 ## installed window under Xvfb, and a purge that leaves nothing (packaging/test/test-package.sh).
 ## It needs root (chroot, mounts, namespaces), as CI has; without root it says so and is skipped.
@@ -129,7 +129,7 @@ test-package:
 	@if [ "$$(id -u)" != 0 ]; then \
 	  echo "test-package: SKIPPED: the clean-root test needs root (chroot, mounts, namespaces); run: sudo make test-package"; \
 	else \
-	  if [ -z "$(PACKAGE_BUILT)" ] || [ ! -f $(DEB) ]; then $(MAKE) --no-print-directory deb-unchecked || exit 1; fi; \
+	  $(MAKE) --no-print-directory deb-unchecked || exit 1; \
 	  packaging/check-deb.sh $(PACKAGE_DIR)/stage $(DEB) > $(PACKAGE_DIR)/check-deb.log 2>&1 & checks=$$!; \
 	  packaging/test/test-package.sh $(DEB) $(VERSION); tested=$$?; \
 	  wait $$checks; checked=$$?; cat $(PACKAGE_DIR)/check-deb.log; \
@@ -224,7 +224,8 @@ release: deps
 PREFIX ?= /usr/local
 # zsh's folder for completions a package installs, or for those installed locally.
 ZSH_COMPLETIONS := $(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
-install: release
+# RELEASE_BUILT=1: the release programs and their manual were just made (make test).
+install: $(if $(RELEASE_BUILT),,release)
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/sesame/settings" \
 	  "$(DESTDIR)$(PREFIX)/share/applications" "$(DESTDIR)$(PREFIX)/share/metainfo" \
 	  "$(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps" "$(DESTDIR)$(PREFIX)/share/icons/hicolor/symbolic/apps" \
