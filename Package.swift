@@ -32,7 +32,9 @@ let package = Package(
     targets: [
         // The one boundary to the C library's file calls (Posix), and the text and URL helpers
         // FoundationEssentials lacks: below everything of Sesame's, so small programs stay small.
-        .target(name: "SesameSystem"),
+        .target(name: "SesameSystem", dependencies: ["CCloseOnExec"]),
+        // Sockets and epoll instances close-on-exec in every Sesame program (why: its .c file).
+        .target(name: "CCloseOnExec"),
         .target(
             name: "SesameCore",
             dependencies: [

@@ -1,3 +1,4 @@
+import CCloseOnExec
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -259,6 +260,41 @@ package enum Posix {
     /// Sets the permission bits of `path` (a directory Sesame tightens to 0700).
     package static func changeMode(_ path: String, _ mode: mode_t) throws(SystemCallError) {
         _ = try call("chmod") { chmod(path, mode) }
+    }
+
+    /// Marks every descriptor this process holds above standard error close-on-exec: what a
+    /// Sesame program inherited from whoever started it (a shell's, a test harness's) is not for
+    /// the programs it starts in turn. Its own descriptors are made close-on-exec where they are
+    /// opened (here, in SesameGIO's channels, and for sockets in `CCloseOnExec`).
+    package static func closeInheritedDescriptorsOnExec() {
+        guard let folder = opendir("/proc/self/fd") else { return }
+        defer { closedir(folder) }
+        let own = dirfd(folder)
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let descriptor = Int32(name), descriptor > 2, descriptor != own else { continue }
+            let flags = fcntl(descriptor, F_GETFD)
+            if flags >= 0, flags & FD_CLOEXEC == 0 { _ = fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC) }
+        }
+    }
+
+    /// Whether a descriptor is close-on-exec (false for one that is not open).
+    package static func isCloseOnExec(_ descriptor: Int32) -> Bool {
+        let flags = fcntl(descriptor, F_GETFD)
+        return flags >= 0 && flags & FD_CLOEXEC != 0
+    }
+
+    /// Whether a socket this program creates is close-on-exec (`CCloseOnExec` is linked in).
+    package static var socketsAreCloseOnExec: Bool { sesame_sockets_close_on_exec() != 0 }
+
+    /// Whether `path` (`/proc/PID/fd/0`: a process's standard input) is a terminal: a character
+    /// device of the console, a virtual terminal or a pseudo-terminal (Linux's majors 4, 5 and
+    /// 136–143) — what a person types into, as against a pipe or a file.
+    package static func isTerminal(_ path: String) -> Bool {
+        var status = stat()
+        guard fstatat(AT_FDCWD, path, &status, 0) == 0, status.st_mode & S_IFMT == S_IFCHR else { return false }
+        let major = (status.st_rdev >> 8) & 0xfff
+        return major == 4 || major == 5 || (136...143).contains(major)
     }
 
     /// This process's real user id (the owner its files must have).

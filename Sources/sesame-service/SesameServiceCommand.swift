@@ -20,6 +20,12 @@ struct SesameServiceCommand: ParsableCommand {
         abstract: "Serve Sesame's accounts and the identity broker on the session bus (D-Bus activation starts this).",
         version: SesameVersion.current)
 
+    /// Before anything else: what this program inherited is not for the programs it starts.
+    static func main() {
+        Posix.closeInheritedDescriptorsOnExec()
+        main(nil)
+    }
+
     @OptionGroup var options: CommonOptions
 
     @Option(name: .customLong("trace-events"), help: ArgumentHelp("Write the flow as JSON lines to FILE.", valueName: "FILE"))
@@ -105,7 +111,8 @@ final class Served {
         accounts = bus
         let hosts = await BrokerService.settingsHosts(of: model.store, accountTypes: model.samples.map(\.accountType))
         let brokerService = BrokerService(
-            service: service, store: model.store, trace: trace, version: SesameVersion.current, extraHosts: hosts)
+            service: service, store: model.store, trace: trace, version: SesameVersion.current, extraHosts: hosts,
+            callLog: BrokerCallLog.defaultFile(environment: environment))
         brokerService.signer = face
         broker = BrokerBus(broker: brokerService, callers: bus.callers, trace: trace)
     }

@@ -22,6 +22,12 @@ struct SesameCommand: ParsableCommand {
         version: SesameVersion.current,
         subcommands: [Window.self, LoginCommand.self, Accounts.self, TokenCommand.self, SignOut.self, Doctor.self],
         defaultSubcommand: Window.self)
+
+    /// Before anything else: what this program inherited is not for the programs it starts.
+    static func main() {
+        Posix.closeInheritedDescriptorsOnExec()
+        main(nil)
+    }
 }
 
 /// Runs async work from synchronous code on the main thread (the headless commands).
@@ -124,9 +130,9 @@ extension SesameCommand {
                 print("Signed out \(account ?? "the account") (\(accountType)).")
                 return
             case .failed(let error):
-                Posix.writeStandardError("sesame: \(error.message)\n")
+                Posix.writeStandardError("sesame: \(ServiceClient.sentence(error))\n")
                 throw ExitCode(ServiceClient.kind(error) == "NoSuchAccount" ? 2 : 1)
-            case .notRunning:
+            case .notRunning, .noBus:
                 break
             }
             try runBlocking {

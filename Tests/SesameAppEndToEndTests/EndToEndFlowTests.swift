@@ -128,6 +128,11 @@ final class EndToEndFlowTests: XCTestCase {
         XCTAssertLessThan(
             try XCTUnwrap(names.firstIndex(of: "redirect-intercepted")), try XCTUnwrap(names.firstIndex(of: "list-rendered")), "\(names)")
         XCTAssertFalse(run.traceText.contains("Passw0rd"), "the password reached the trace")
+        // WebKit's processes — one of which ran the organisation's pages — hold nothing of the app's.
+        let children = try XCTUnwrap(run.seen["children"] as? [String])
+        XCTAssertTrue(children.contains { $0.hasPrefix("WebKitWebProces") }, "\(children)")
+        XCTAssertEqual(run.seen["children_hold"] as? [String], [], "a process the app started holds the app's descriptors")
+        XCTAssertEqual(run.seen["inheritable"] as? [String], [], "the app holds descriptors a program it starts would inherit")
     }
 
     // MARK: Tasks (B2C)

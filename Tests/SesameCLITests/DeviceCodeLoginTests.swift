@@ -197,6 +197,9 @@ final class DeviceCodeLoginTests: XCTestCase {
         let browserSaw = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: seen)) as? [String: Any])
         XCTAssertEqual(browserSaw["title"] as? String, "You can close this tab – Sesame")
         XCTAssertTrue((browserSaw["answered_at"] as? String)?.hasPrefix("http://127.0.0.1:") == true, "\(browserSaw)")
+        // The browser started with none of Sesame's sockets or pipes (its loopback listener, its
+        // connections to the identity service).
+        XCTAssertEqual(browserSaw["inherited"] as? [String], [], "the browser inherited Sesame's descriptors")
 
         let token = try ProcessRunner.run(
             Repository.product("sesame"), ["token", "--account-type", "myGraphService", "--emulator", base], environment: environment)

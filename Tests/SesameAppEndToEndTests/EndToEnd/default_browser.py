@@ -23,10 +23,25 @@ USER = "alex@contoso.onmicrosoft.com"
 PASSWORD = "Passw0rd!"
 
 
+def inherited():
+    """The sockets and pipes this browser holds as it starts, above its standard streams: only
+    what the program that started it (Sesame, through GIO) let it inherit — nothing, if Sesame
+    keeps its own to itself."""
+    held = []
+    for entry in sorted(os.listdir("/proc/self/fd"), key=int):
+        try:
+            target = os.readlink(f"/proc/self/fd/{entry}")
+        except OSError:
+            continue
+        if int(entry) > 2 and target.startswith(("socket:", "pipe:")):
+            held.append(f"{entry} → {target}")
+    return held
+
+
 def main():
     url = sys.argv[1]
     result_path = os.environ["SESAME_TEST_BROWSER_RESULT"]
-    seen = {"opened": urlsplit(url)._replace(query="").geturl(), "pages": []}
+    seen = {"opened": urlsplit(url)._replace(query="").geturl(), "pages": [], "inherited": inherited()}
     options = webdriver.WebKitGTKOptions()
     options.binary_location = glob.glob("/usr/lib/*/webkit2gtk-4.1/MiniBrowser")[0]
     options.add_argument("--automation")

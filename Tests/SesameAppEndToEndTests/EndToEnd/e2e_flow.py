@@ -14,7 +14,8 @@ import urllib.request
 from urllib.parse import parse_qs, urlsplit
 
 from selenium.webdriver.common.keys import Keys
-from sesame_e2e import PASSWORD, Sesame, StepFailed, isolate_app_environment, wait
+from sesame_e2e import (PASSWORD, Sesame, StepFailed, descendants, inheritable_descriptors, isolate_app_environment,
+                        shared_descriptors, wait)
 
 flow, binary, emulator, scratch = sys.argv[1:5]
 isolate_app_environment(os.path.join(scratch, "data"))
@@ -339,6 +340,19 @@ def federated(app):
         app.answer_consent(seen)
     seen["rows"] = rows_after_sign_in(app, 0)
     seen["signed_in"] = app.ui.rows("People")[:3]
+    # A second sign-in after pages of two sites and Graph's answer: WebKit starts its processes
+    # again while the app's own connections (to the identity service, to Graph) are open. No
+    # process the app started holds a socket, pipe or file of the app's.
+    app.ui.from_menu("Account", "Sign in as someone else")
+    app.page_with("i0116", "the second sign-in's user name page")
+    pid = process_of(app)
+    children = descendants(pid)
+    seen["children"] = sorted({open(f"/proc/{child}/comm", encoding="utf-8").read().strip() for child in children
+                               if os.path.exists(f"/proc/{child}/comm")})
+    seen["children_hold"] = [held for child in children for held in shared_descriptors(pid, child, [scratch])]
+    # And nothing the app holds would pass to a program it starts: its own sockets (SwiftNIO's
+    # connections among them), pipes and files are close-on-exec.
+    seen["inheritable"] = inheritable_descriptors(pid, [scratch])
 
 
 def untrusted(app):
