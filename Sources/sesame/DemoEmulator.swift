@@ -32,9 +32,10 @@ final class DemoEmulator {
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         MainLoopBridge.install()
         do {
-            process = try ChildProcess(arguments: [
-                program.path, "--port", "0", "--demo", "--state-dir", state.path, "--stop-when-input-ends",
-            ])
+            process = try ChildProcess(
+                arguments: [
+                    program.path, "--port", "0", "--demo", "--state-dir", state.path, "--stop-when-input-ends",
+                ], channel: .standardStreams)
         } catch {
             throw ValidationError("--demo: identity-emulator could not be started: \(error)")
         }

@@ -127,6 +127,33 @@ final class ServiceWithoutWindowTests: XCTestCase {
         XCTAssertEqual(seen["service_gui_libraries_after"] as? [String], [], "the service loaded GTK to ask")
         XCTAssertLessThanOrEqual(seen["window_ended_after"] as? Int ?? 99, 15)
         XCTAssertEqual(seen["service_still_running"] as? Bool, true)
+        // Another program's forged answers changed nothing: it could open none of the window's
+        // sockets or pipes to write (its files — /dev/null, its trace — are no channel); what it sent on the window's own channel, taken with
+        // pidfd_getfd, was dropped (the kernel named its sender); the question stayed until the
+        // user answered, and "Allow once" kept nothing.
+        let forged = try XCTUnwrap(seen["forged"] as? [String: String])
+        XCTAssertFalse(
+            forged.contains { $0.value.hasPrefix("socket:") || $0.value.hasPrefix("pipe:") ? $0.value.hasSuffix(": written") : false },
+            "another program wrote into one of the window's channels: \(forged)")
+        XCTAssertNotNil(seen["question_after_forgery"] as? String, "a forged answer closed the question: \(forged)")
+        XCTAssertEqual(seen["asked_before_answer"] as? Bool, true, "a forged answer got the program its token")
+        if forged["taken channel"] == "sent" { XCTAssertGreaterThan(seen["foreign_dropped"] as? Int ?? 0, 0, "\(forged)") }
+        XCTAssertFalse((seen["decisions_kept"] as? String ?? "").contains("gdbus"), "a forged Always was kept")
+        XCTAssertEqual(seen["face_holds_of_service"] as? [String], [], "the window holds the service's descriptors")
+        XCTAssertEqual(seen["face_children_hold"] as? [String], [], "the window's children hold its descriptors")
+        XCTAssertEqual(seen["inheritable"] as? [String], [], "the service or its window holds descriptors a child would inherit")
+        // A new script's `sesame token`: with no Sesame running and with the window open, the same —
+        // asked about python (whose Always would cover every program it runs), "Allow once", a
+        // token; the command said it waited for the answer.
+        for case_ in ["script_without_sesame", "script_with_window"] {
+            let run = try XCTUnwrap(seen[case_] as? [String: Any], case_)
+            XCTAssertEqual(run["status"] as? Int, 0, "\(case_): \(run)")
+            XCTAssertEqual(run["jwt"] as? Bool, true, "\(case_): \(run)")
+            XCTAssertEqual(run["waited"] as? Bool, true, "\(case_) did not say it waited: \(run)")
+            let asked = run["where"] as? String ?? ""
+            XCTAssertTrue(asked.hasPrefix("The program /usr/bin/python3"), "\(case_): \(asked)")
+            XCTAssertTrue(asked.contains("Always covers every program it runs"), "\(case_): \(asked)")
+        }
         XCTAssertTrue(events.contains("\"service-window-started\""), events)
         XCTAssertFalse(events.contains("eyJ"), "a token reached the trace")
     }

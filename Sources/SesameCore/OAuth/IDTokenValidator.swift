@@ -77,7 +77,7 @@ public struct IDTokenValidator: Sendable {
             throw .notYetValid(notBefore)
         }
         if let expectedNonce {
-            guard let nonce = claims.nonce, Self.constantTimeEqual(nonce, expectedNonce) else { throw .nonceMismatch }
+            guard let nonce = claims.nonce, Secret(expectedNonce).matches(nonce) else { throw .nonceMismatch }
         }
         return claims
     }
@@ -94,12 +94,5 @@ public struct IDTokenValidator: Sendable {
             return nil
         }
         return try? _RSA.Signing.PublicKey(n: modulus, e: exponent)
-    }
-
-    private static func constantTimeEqual(_ lhs: String, _ rhs: String) -> Bool {
-        let left = Array(lhs.utf8)
-        let right = Array(rhs.utf8)
-        guard left.count == right.count else { return false }
-        return zip(left, right).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }

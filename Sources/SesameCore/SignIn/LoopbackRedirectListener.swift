@@ -84,18 +84,11 @@ final class LoopbackRedirectListener: Sendable {
             if state.answered { return .alreadyAnswered }
             let fields = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
             let sentState = fields.first { $0.name == "state" }?.value
-            guard let sentState, Self.constantTimeEqual(sentState, session.request.state.revealed) else { return .foreignAnswer }
+            guard let sentState, session.request.state.matches(sentState) else { return .foreignAnswer }
             guard session.resume(with: url) else { return .notFound }
             state.answered = true
             return fields.contains { $0.name == "error" } ? .refused : .received
         }
-    }
-
-    private static func constantTimeEqual(_ lhs: String, _ rhs: String) -> Bool {
-        let left = Array(lhs.utf8)
-        let right = Array(rhs.utf8)
-        guard left.count == right.count else { return false }
-        return zip(left, right).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }
 

@@ -38,3 +38,17 @@ extension Secret: CustomStringConvertible, CustomDebugStringConvertible, CustomR
     public var debugDescription: String { "<redacted>" }
     public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
 }
+
+extension Secret {
+    /// A fresh unguessable value: `byteCount` bytes from the CSPRNG, base64url-encoded.
+    public static func random(byteCount: Int) -> Secret { Secret(RandomString.base64URL(byteCount: byteCount)) }
+
+    /// Whether `other` is this secret, compared in a time that does not tell where they differ
+    /// (a `state`, a nonce, the window's token).
+    public func matches(_ other: String) -> Bool {
+        let left = Array(revealed.utf8)
+        let right = Array(other.utf8)
+        guard left.count == right.count else { return false }
+        return zip(left, right).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}

@@ -3,6 +3,7 @@ import SesameCore
 import SesameGIO
 import SesameSamples
 import SesameService
+import SesameSystem
 
 /// `sesame --service-face`: the window the account service (`sesame-service`, which has no GTK)
 /// starts when the user must be asked or sign in. It reads the service's requests on standard
@@ -20,6 +21,8 @@ final class FaceServer {
     private var model: AppModel?
     private var window: MainWindow?
     private var channel: LineChannel?
+    /// The service's token, which every reply carries (its first line gives it).
+    private var token: String?
     private var open = 0
     private var idle: Task<Void, Never>?
     /// The service's events not yet in the trace (the model is still being made).
@@ -35,7 +38,11 @@ final class FaceServer {
     func start(_ makeModel: @escaping @MainActor () async -> AppModel) {
         guard channel == nil else { return }
         app.hold()
-        let channel = LineChannel.standardStreams()
+        guard let channel = LineChannel.inherited() else {
+            Posix.writeStandardError("sesame: --service-face is the account service's window: sesame-service starts it.\n")
+            app.quit()
+            return
+        }
         self.channel = channel
         channel.onLine = { [weak self] line in self?.received(line) }
         channel.onClose = { [weak self] in self?.end() }
@@ -55,6 +62,9 @@ final class FaceServer {
     private func received(_ line: String) {
         guard let request = FaceRequest(line: line) else { return }
         switch request.kind {
+        case .hello:
+            if token == nil { token = request.token }
+            return
         case .cancel:
             window?.serviceSignIns.cancelBrokerSignIn()
             return
@@ -70,7 +80,8 @@ final class FaceServer {
         open += 1
         idle?.cancel()
         Task {
-            let reply = await answer(request)
+            var reply = await answer(request)
+            reply.token = token
             open -= 1
             channel?.send(reply.line)
             scheduleEnd()
@@ -98,7 +109,7 @@ final class FaceServer {
             } catch {
                 return FaceReply(id: request.id, error: FaceError(error))
             }
-        case .cancel, .event:
+        case .cancel, .event, .hello:
             return FaceReply(id: request.id)
         }
     }

@@ -14,6 +14,8 @@ public final class FaceClient: AccessQuestioner, ServiceSignIn, BrokerSignIn {
     private var child: ChildProcess?
     private var pending: [Int: CheckedContinuation<FaceReply?, Never>] = [:]
     private var nextID = 1
+    /// What each reply of the running window must carry (a new one per window).
+    private var token = Secret("")
 
     /// A client that starts `arguments` (the `sesame` executable, ``FaceProtocol/flag`` and the
     /// service's own settings options) when the user must be asked; sign-ins are read back from
@@ -94,7 +96,14 @@ public final class FaceClient: AccessQuestioner, ServiceSignIn, BrokerSignIn {
         if let child { return child }
         do {
             let started = try ChildProcess(arguments: arguments)
+            token = Secret.random(byteCount: 32)
+            var hello = FaceRequest(id: 0, kind: .hello)
+            hello.token = token.revealed
+            started.channel.send(hello.line)
             started.channel.onLine = { [weak self] line in self?.received(line) }
+            started.channel.onForeign = { [weak self] pid in
+                self?.trace.record("service-window-foreign", [("pid", String(pid))])
+            }
             started.channel.onClose = { [weak self, weak started] in if let started { self?.ended(started) } }
             started.onExit = { [weak self, weak started] _ in if let started { self?.ended(started) } }
             child = started
@@ -109,7 +118,9 @@ public final class FaceClient: AccessQuestioner, ServiceSignIn, BrokerSignIn {
     }
 
     private func received(_ line: String) {
-        guard let reply = FaceReply(line: line), let continuation = pending.removeValue(forKey: reply.id) else {
+        guard let reply = FaceReply(line: line), token.matches(reply.token ?? ""),
+            let continuation = pending.removeValue(forKey: reply.id)
+        else {
             trace.record("service-window-unreadable", [("bytes", String(line.utf8.count))])
             return
         }

@@ -2,9 +2,12 @@ import FoundationEssentials
 import SesameCore
 
 /// What the account service (`sesame-service`, without GTK) and the window it starts for the
-/// user (`sesame --service-face`) say to each other: one JSON object a line over the window's
-/// standard input (requests) and output (replies). The window is Sesame's own executable, started
-/// by the service itself; still, each side reads the other's lines as bounded, typed values.
+/// user (`sesame --service-face`) say to each other: one JSON object a line over a Unix socket
+/// pair only the two hold (the window's end at descriptor 3, close-on-exec once it runs, so none
+/// of its own children — WebKit's processes — has it). Each side reads only what the kernel says
+/// the other process sent (`SCM_CREDENTIALS`), and every reply carries the token the service's
+/// first line (``FaceRequest/Kind/hello``) gave. The window is Sesame's own executable, started by
+/// the service itself; still, each side reads the other's lines as bounded, typed values.
 public enum FaceProtocol {
     /// The window's flag.
     public static let flag = "--service-face"
@@ -24,6 +27,8 @@ public struct FaceRequest: Sendable, Codable, Equatable {
         case cancel
         /// An event of the service's trace, for the window's flow inspector (no reply).
         case event
+        /// The service's first line: the token every reply must carry (no reply).
+        case hello
     }
 
     /// Wire field `id`: the reply carries it.
@@ -44,6 +49,8 @@ public struct FaceRequest: Sendable, Codable, Equatable {
     public var event: String?
     /// Wire field `fields`: its fields, as name–value pairs.
     public var fields: [[String]]?
+    /// Wire field `token` (``Kind/hello``): what the window puts in each reply.
+    public var token: String?
 
     public init(
         id: Int, kind: Kind, question: AccessRequest? = nil, accountType: String? = nil, program: ProgramIdentity? = nil,
@@ -97,6 +104,8 @@ public struct FaceReply: Sendable, Codable, Equatable {
     public var homeAccountID: String?
     /// Wire field `error`: why a sign-in gave no account (its sentence never holds a secret).
     public var error: FaceError?
+    /// Wire field `token`: the service's ``FaceRequest/token``, proof the reply is the window's.
+    public var token: String?
 
     public init(id: Int, answer: AccessAnswer? = nil, homeAccountID: String? = nil, error: FaceError? = nil) {
         self.id = id
@@ -133,7 +142,7 @@ extension AccessAnswer: Codable {}
 
 extension AccessRequest: Codable {
     private enum CodingKeys: String, CodingKey {
-        case program, accountType, homeAccountID, username, resource, scopes, previouslyAllowed, app
+        case program, accountType, homeAccountID, username, resource, scopes, previouslyAllowed, app, context
     }
 
     public init(from decoder: any Decoder) throws {
@@ -155,7 +164,8 @@ extension AccessRequest: Codable {
         self.init(
             program: try values.decode(ProgramIdentity.self, forKey: .program), accountType: try text(.accountType),
             homeAccountID: try text(.homeAccountID), username: try text(.username), resource: try text(.resource),
-            scopes: try scopes(.scopes), previouslyAllowed: try scopes(.previouslyAllowed), app: try text(.app))
+            scopes: try scopes(.scopes), previouslyAllowed: try scopes(.previouslyAllowed), app: try text(.app),
+            context: try values.decodeIfPresent(ProgramContext.self, forKey: .context) ?? ProgramContext())
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -168,6 +178,7 @@ extension AccessRequest: Codable {
         try values.encode(scopes, forKey: .scopes)
         try values.encode(previouslyAllowed, forKey: .previouslyAllowed)
         try values.encode(app, forKey: .app)
+        try values.encode(context, forKey: .context)
     }
 }
 

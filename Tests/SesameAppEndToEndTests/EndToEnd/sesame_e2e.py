@@ -424,3 +424,126 @@ class Sesame:
         request = urllib.request.Request(f"{self.emulator.rstrip('/')}/.emulator/users/{user}/revokeSignInSessions", method="POST")
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status
+
+
+# Processes, their descriptors, and a person at a terminal.
+
+def processes_with(marker):
+    """The processes whose command line holds `marker` (a trace path names one Sesame run)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                arguments = cmdline.read().split(b"\0")
+        except OSError:
+            continue
+        if any(marker.encode() in argument for argument in arguments):
+            found.append(int(entry))
+    return found
+
+
+def descendants(pid):
+    """Every process below `pid` (children, their children, …)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="utf-8") as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, queue = [], list(children.get(pid, []))
+    while queue:
+        child = queue.pop()
+        found.append(child)
+        queue.extend(children.get(child, []))
+    return found
+
+
+def descriptors(pid):
+    """{fd: what it leads to} of a process: `socket:[N]`, `pipe:[N]` or a path."""
+    found = {}
+    try:
+        for entry in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                found[int(entry)] = os.readlink(f"/proc/{pid}/fd/{entry}")
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return found
+
+
+def shared_descriptors(owner, child, private_folders=()):
+    """What `child` holds of `owner`'s, besides the standard streams every child inherits: a
+    socket or pipe that is the very one `owner` holds, or a file in one of `private_folders`
+    (where Sesame keeps its sign-ins, decisions and traces) that `owner` holds open too. Each as
+    "fd → target (comm)"."""
+    held = set(descriptors(owner).values())
+    mine = {target for target in held
+            if target.startswith(("socket:", "pipe:"))
+            or any(target.startswith(folder.rstrip("/") + "/") for folder in private_folders)}
+    try:
+        with open(f"/proc/{child}/comm", encoding="utf-8") as comm:
+            name = comm.read().strip()
+    except OSError:
+        return []
+    shared = []
+    for fd, target in sorted(descriptors(child).items()):
+        if fd <= 2:
+            continue
+        if target in mine:
+            shared.append(f"{fd} → {target} ({name})")
+    return shared
+
+
+def inheritable_descriptors(pid, private_folders=()):
+    """The sockets, pipes and files in `private_folders` that process `pid` holds above the
+    standard streams without close-on-exec (O_CLOEXEC, 02000000 in /proc/PID/fdinfo's flags):
+    what a program it starts would inherit. Each as "fd → target"."""
+    found = []
+    for fd, target in sorted(descriptors(pid).items()):
+        if fd <= 2 or not (target.startswith(("socket:", "pipe:"))
+                           or any(target.startswith(folder.rstrip("/") + "/") for folder in private_folders)):
+            continue
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}", encoding="utf-8") as info:
+                flags = next((int(line.split()[1], 8) for line in info if line.startswith("flags:")), 0)
+        except (OSError, ValueError):
+            continue
+        if not flags & 0o2000000:
+            found.append(f"{fd} → {target}")
+    return found
+
+
+def typed_at_terminal(command, environment, timeout=120):
+    """`command` typed into an interactive bash on a pseudo-terminal of its own, as a person at a
+    terminal window types it; returns (exit status of the shell, everything the terminal showed)."""
+    import pty
+    import select
+    import subprocess
+    leader, follower = pty.openpty()
+    shell = subprocess.Popen(["bash", "--norc", "--noprofile", "-i"], stdin=follower, stdout=follower, stderr=follower,
+                             env=environment, start_new_session=True, close_fds=True)
+    os.close(follower)
+    os.write(leader, (command + "\nexit\n").encode())
+    shown = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+        elif shell.poll() is not None:
+            break
+    os.close(leader)
+    status = shell.wait(timeout=10)
+    return status, shown.decode(errors="replace").replace("\r", "")
