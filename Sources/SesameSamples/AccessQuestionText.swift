@@ -44,9 +44,6 @@ public struct AccessQuestionText: Sendable, Equatable {
         case .flatpak:
             origin = String(formatting: L("The Flatpak app %@"), path)
             warning = nil
-        case .script:
-            origin = String(formatting: L("The script %@, run by %@"), path, DisplayText.escaped(program.interpreter))
-            warning = nil
         case .unverified:
             origin = String(formatting: L("An unverified program that claims to be %@"), path)
             warning = L(
@@ -54,6 +51,32 @@ public struct AccessQuestionText: Sendable, Equatable {
             )
         }
         offersAlways = program.isVerified
+        // What Always covers, in words, where it is more than the program itself: the kernel
+        // tells Sesame which executable asks, not which script an interpreter runs or which
+        // command a program ran.
+        let shownProgram = DisplayText.isolated(program.name)
+        if request.context.ranCommand, program.reach == .itself {
+            origin +=
+                "\n"
+                + String(formatting: L("%@ asked by running a command of its settings: Always covers every command it runs."), shownProgram)
+        }
+        switch program.reach {
+        case .interpreter:
+            origin +=
+                "\n"
+                + String(
+                    formatting: L("%@ runs programs it is given: Always covers every program it runs, not only this one."), shownProgram)
+            if !request.context.claimedScript.isEmpty {
+                origin +=
+                    "\n"
+                    + String(
+                        formatting: L("It says it runs %@ (its own words: Sesame cannot check them)."),
+                        DisplayText.isolated(request.context.claimedScript))
+            }
+        case .shell:
+            origin += "\n" + String(formatting: L("%@ is a shell: Always covers every command it runs."), shownProgram)
+        case .itself: break
+        }
         if !request.app.isEmpty {
             // A program signing in as its own app (the identity broker): which registration the
             // organization sees, as Entra's sign-in logs name it.

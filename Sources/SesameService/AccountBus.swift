@@ -41,6 +41,10 @@ public final class AccountBus {
               <arg name="account_type" type="s" direction="in"/>
               <arg name="username" type="s" direction="in"/>
             </method>
+            <signal name="Asking">
+              <arg name="program" type="s"/>
+              <arg name="username" type="s"/>
+            </signal>
           </interface>
         </node>
         """
@@ -88,34 +92,44 @@ public final class AccountBus {
         Task {
             do throws(AccountServiceError) {
                 let caller = try await identify(call)
-                call.reply(try await answer(call, from: caller))
+                let answer = try await answer(call, from: caller)
+                // The answer goes to the process that asked, running what it ran then.
+                guard callers.isStill(call) else { throw Self.changed }
+                call.reply(answer)
             } catch {
                 call.fail(name: error.name, message: error.message)
             }
         }
     }
 
-    private func identify(_ call: DBusMethodCall) async throws(AccountServiceError) -> ProgramIdentity {
-        let (program, changed) = await callers.identify(call)
-        if changed { throw AccountServiceError(.unknownCaller, "The calling program changed since its first call; connect again.") }
-        guard let program else { throw AccountServiceError(.unknownCaller, "Sesame could not tell which program is calling.") }
-        return program
+    private static let changed = AccountServiceError(.unknownCaller, "The calling program changed since its first call; connect again.")
+
+    private func identify(_ call: DBusMethodCall) async throws(AccountServiceError) -> Caller {
+        let (caller, changed) = await callers.identify(call)
+        if changed { throw Self.changed }
+        guard let caller else { throw AccountServiceError(.unknownCaller, "Sesame could not tell which program is calling.") }
+        return caller
     }
 
-    private func answer(_ call: DBusMethodCall, from caller: ProgramIdentity) async throws(AccountServiceError) -> [DBusValue] {
+    private func answer(_ call: DBusMethodCall, from caller: Caller) async throws(AccountServiceError) -> [DBusValue] {
         let arguments = call.arguments
+        let (program, context) = (caller.program, caller.context)
         switch (call.method, arguments.count) {
         case ("ListAccounts", 0):
-            return [.dictionaries(try await service.accounts(for: caller).map(Self.describe))]
+            return [.dictionaries(try await service.accounts(for: program).map(Self.describe))]
         case ("GetAccessToken", 3):
+            // The caller alone hears that the user is being asked (`sesame token` says it waits).
             let token = try await service.accessToken(
-                for: caller, accountType: arguments[0].string ?? "", username: arguments[1].string ?? "",
-                scopes: arguments[2].strings ?? [])
+                for: program, context: context, accountType: arguments[0].string ?? "", username: arguments[1].string ?? "",
+                scopes: arguments[2].strings ?? []
+            ) { request in call.notify("Asking", [.string(request.program.name), .string(request.username)]) }
             return [.string(token.secret.revealed), .int64(Int64(token.expiresOn.timeIntervalSince1970))]
         case ("SignIn", 1):
-            return [.dictionary(Self.describe(try await service.signIn(for: caller, accountType: arguments[0].string ?? "")))]
+            return [
+                .dictionary(Self.describe(try await service.signIn(for: program, context: context, accountType: arguments[0].string ?? "")))
+            ]
         case ("SignOut", 2):
-            try await service.signOut(for: caller, accountType: arguments[0].string ?? "", username: arguments[1].string ?? "")
+            try await service.signOut(for: program, accountType: arguments[0].string ?? "", username: arguments[1].string ?? "")
             return []
         default:
             throw AccountServiceError(.invalidArgument, "No such method.")

@@ -178,8 +178,10 @@ public final class AccountService {
     /// - Parameters:
     ///   - username: the account's user name; empty for the only account of the type.
     ///   - scopes: the scopes, of one resource; empty for the account type's own.
+    ///   - asking: told when the user is asked about the request (so the caller can say it waits).
     public func accessToken(
-        for program: ProgramIdentity, accountType: String, username: String, scopes: [String]
+        for program: ProgramIdentity, context: ProgramContext = ProgramContext(), accountType: String, username: String,
+        scopes: [String], asking: (@MainActor (AccessRequest) -> Void)? = nil
     ) async throws(AccountServiceError) -> ServiceToken {
         try Self.check(accountType: accountType, username: username, scopes: scopes)
         let account = try await find(accountType: accountType, username: username, for: program)
@@ -195,19 +197,25 @@ public final class AccountService {
             let failure = Self.failure(error)
             // A program that may not see the account learns of it only once the user allowed it.
             if failure.kind == .interactionRequired, !maySee(program, account) {
-                try await authorize(program, AccessRequest(program: program, account: account, resource: resource, scopes: wanted))
+                try await authorize(
+                    program, AccessRequest(program: program, account: account, resource: resource, scopes: wanted, context: context),
+                    asking: asking)
             }
             throw maySee(program, account) ? failure : Self.unnamed(failure)
         }
         let granted = ScopeResource.shown(token.scopes).isEmpty ? wanted : token.scopes
-        try await authorize(program, AccessRequest(program: program, account: account, resource: resource, scopes: granted))
+        try await authorize(
+            program, AccessRequest(program: program, account: account, resource: resource, scopes: granted, context: context),
+            asking: asking)
         return ServiceToken(secret: token.secret, expiresOn: token.expiresOn, scopes: ScopeResource.shown(granted))
     }
 
     /// The account of `accountType` for `program`: one it may see is answered at once; otherwise
     /// the user is asked (as for a token of the type's own scopes), and with nobody signed in, the
     /// window signs someone in first. Returns once it finished.
-    public func signIn(for program: ProgramIdentity, accountType: String) async throws(AccountServiceError) -> ServiceAccount {
+    public func signIn(
+        for program: ProgramIdentity, context: ProgramContext = ProgramContext(), accountType: String
+    ) async throws(AccountServiceError) -> ServiceAccount {
         try Self.check(accountType: accountType, username: "", scopes: [])
         guard accountTypes.contains(accountType) else {
             throw AccountServiceError(.unknownAccountType, "Sesame has no settings for the account type \(accountType).")
@@ -215,7 +223,7 @@ public final class AccountService {
         let accounts = try await signedIn(accountType)
         if let seen = accounts.first(where: { maySee(program, $0) }) { return ServiceAccount(seen) }
         if let only = accounts.first {
-            _ = try await accessToken(for: program, accountType: accountType, username: only.username, scopes: [])
+            _ = try await accessToken(for: program, context: context, accountType: accountType, username: only.username, scopes: [])
             return ServiceAccount(only)
         }
         guard let signer else { throw AccountServiceError(.failed, "Sesame's window cannot be shown here.") }
@@ -224,7 +232,7 @@ public final class AccountService {
         let account = await signer.serviceSignIn(accountType: accountType)
         waiting.remove(program)
         guard let account else { throw AccountServiceError(.cancelled, "The sign-in was closed.") }
-        _ = try await accessToken(for: program, accountType: accountType, username: account.username, scopes: [])
+        _ = try await accessToken(for: program, context: context, accountType: accountType, username: account.username, scopes: [])
         return ServiceAccount(account)
     }
 
@@ -254,7 +262,9 @@ public final class AccountService {
 
     /// Passes when the program may have the token: trusted, allowed for what it carries, or the
     /// user says so now (the broker's requests too).
-    func authorize(_ program: ProgramIdentity, _ request: AccessRequest) async throws(AccountServiceError) {
+    func authorize(
+        _ program: ProgramIdentity, _ request: AccessRequest, asking: (@MainActor (AccessRequest) -> Void)? = nil
+    ) async throws(AccountServiceError) {
         if trusted.contains(program) { return }
         var asked = request
         switch access.decision(for: request) {
@@ -264,9 +274,10 @@ public final class AccountService {
         case .grew(let allowed):
             asked = AccessRequest(
                 program: program, accountType: request.accountType, homeAccountID: request.homeAccountID, username: request.username,
-                resource: request.resource, scopes: request.scopes, previouslyAllowed: allowed, app: request.app)
+                resource: request.resource, scopes: request.scopes, previouslyAllowed: allowed, app: request.app,
+                context: request.context)
         }
-        switch try await question(asked) {
+        switch try await question(asked, asking: asking) {
         case .allowOnce?, .always?: return
         case .deny?, nil: throw Self.denied
         }
@@ -274,10 +285,13 @@ public final class AccountService {
 
     /// The user's answer to `request`. A program with a question (or a sign-in) open, or one
     /// asking while too many programs wait, is told to try again later.
-    private func question(_ request: AccessRequest) async throws(AccountServiceError) -> AccessAnswer? {
+    private func question(
+        _ request: AccessRequest, asking: (@MainActor (AccessRequest) -> Void)?
+    ) async throws(AccountServiceError) -> AccessAnswer? {
         guard let questioner else { return nil }
         try beginWaiting(request.program)
         defer { waiting.remove(request.program) }
+        asking?(request)
         trace.record(
             "access-question",
             [

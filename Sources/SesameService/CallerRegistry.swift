@@ -23,16 +23,13 @@ public final class CallerRegistry {
         self.isTrusted = isTrusted
     }
 
-    /// The program behind `call`; nil when the system cannot tell, or when the caller changed
+    /// The caller behind `call`; nil when the system cannot tell, or when the caller changed
     /// since its first call (`changed` is then true).
-    func identify(_ call: DBusMethodCall) async -> (program: ProgramIdentity?, changed: Bool) {
+    func identify(_ call: DBusMethodCall) async -> (caller: Caller?, changed: Bool) {
         if let known = callers[call.sender] {
             // The process that made the first call, still running the executable it ran then.
-            guard identification.fingerprint(known.processID) == known.fingerprint else {
-                trace.record("service-caller-changed", [("program", known.program.name)])
-                return (nil, true)
-            }
-            return (known.program, false)
+            guard isUnchanged(known) else { return (nil, true) }
+            return (known, false)
         }
         // A connection's first calls may come together: they share one identification.
         let identifying =
@@ -42,11 +39,17 @@ public final class CallerRegistry {
                     let caller = identification.caller(credentials.processID)
                 else { return nil }
                 // `sesame token` run by a mail program (its `PassCmd`): the user decides about that
-                // program; typed at a shell, the command is the person's own.
+                // program; typed at a terminal, the command is the person's own.
                 guard isTrusted(caller.program), let requester = identification.tokenCommandRequester(caller.processID) else {
                     return caller
                 }
-                return Caller(program: requester.program, processID: caller.processID, fingerprint: caller.fingerprint)
+                switch requester {
+                case .person: return caller
+                case .program(let program):
+                    return Caller(
+                        program: program.program, processID: caller.processID, fingerprint: caller.fingerprint, context: program.context)
+                case .unknown: return nil
+                }
             }
         firstCalls[call.sender] = identifying
         let caller = await identifying.value
@@ -57,6 +60,22 @@ public final class CallerRegistry {
             callers[call.sender] = caller
             if !caller.program.isVerified { trace.record("service-caller-unverified", [("program", caller.program.name)]) }
         }
-        return (caller.program, false)
+        return (caller, false)
+    }
+
+    /// Whether the connection's caller is still the process that made its first call, running
+    /// the executable it ran then: asked again when an answer is ready, so a program that `exec`s
+    /// another while the user is asked does not hand the token to it.
+    func isStill(_ call: DBusMethodCall) -> Bool {
+        guard let known = callers[call.sender] else { return false }
+        return isUnchanged(known)
+    }
+
+    private func isUnchanged(_ known: Caller) -> Bool {
+        guard identification.fingerprint(known.processID) == known.fingerprint else {
+            trace.record("service-caller-changed", [("program", known.program.name)])
+            return false
+        }
+        return true
     }
 }

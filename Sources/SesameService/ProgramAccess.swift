@@ -51,14 +51,18 @@ public struct AccessRequest: Sendable, Hashable {
     /// The app registration (client id) the program signs in as, when it signs in as its own app
     /// through the identity broker; empty when it uses the account type's (Sesame's) app.
     public let app: String
+    /// What the question shows of how the program asked (the script it says it runs, a command
+    /// it ran): never part of the decision.
+    public let context: ProgramContext
 
     /// A request; `scopes` are normalised (see ``scopes``).
     public init(
         program: ProgramIdentity, accountType: String, homeAccountID: String, username: String, resource: String, scopes: [String],
-        previouslyAllowed: [String] = [], app: String = ""
+        previouslyAllowed: [String] = [], app: String = "", context: ProgramContext = ProgramContext()
     ) {
         self.program = program
         self.app = app
+        self.context = context
         self.accountType = accountType
         self.homeAccountID = homeAccountID
         self.username = username
@@ -69,11 +73,12 @@ public struct AccessRequest: Sendable, Hashable {
 
     /// A request for `account`.
     public init(
-        program: ProgramIdentity, account: Account, resource: String, scopes: [String], previouslyAllowed: [String] = [], app: String = ""
+        program: ProgramIdentity, account: Account, resource: String, scopes: [String], previouslyAllowed: [String] = [], app: String = "",
+        context: ProgramContext = ProgramContext()
     ) {
         self.init(
             program: program, accountType: account.accountType, homeAccountID: account.homeAccountID, username: account.username,
-            resource: resource, scopes: scopes, previouslyAllowed: previouslyAllowed, app: app)
+            resource: resource, scopes: scopes, previouslyAllowed: previouslyAllowed, app: app, context: context)
     }
 
     /// The permissions that were not allowed before (all of them for a first question).

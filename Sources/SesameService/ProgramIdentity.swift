@@ -3,14 +3,19 @@ import Glibc
 import SesameCore
 import SesameSystem
 
-/// A program that asks Sesame's account service for a token, as the system identifies it — never
-/// as the program describes itself: the executable the kernel says the caller's process runs
+/// A program that asks Sesame's account service for a token, as the kernel vouches for it —
+/// never as the program describes itself: the executable the kernel says the caller's process runs
 /// (`/proc/PID/exe`), or, for a Flatpak sandbox verified as xdg-desktop-portal verifies one, its
 /// app id. A process in a mount namespace of its own that is not a verified Flatpak instance
 /// could show Sesame any file at any path (an unprivileged `bwrap --bind` does), so it is an
-/// *unverified* program: named by the path it claims, always asked, never remembered. A script
-/// run by an interpreter (`python3 app.py`: every MSAL for Python app has the same executable) is
-/// the script's file, as the interpreter's command line names it, run by that interpreter.
+/// *unverified* program: named by the path it claims, always asked, never remembered.
+///
+/// A script run by an interpreter (`python3 app.py`) is that interpreter: its command line, which
+/// names the script, is written by the process itself (`/proc/self/mem`, `exec -a`, `-c` code
+/// that names a file in a comment) and can name any script. A decision for `python3` is therefore
+/// a decision for every Python program the user runs, and the question says so in words
+/// (``reach``); the script's name is shown beside it as the program's own claim
+/// (``ProgramContext``), never kept.
 public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConvertible {
     /// How the program is identified.
     public enum Kind: String, Sendable, Hashable, Codable {
@@ -20,16 +25,12 @@ public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConverti
         case flatpak
         /// By the executable path it claims, in a mount namespace Sesame cannot verify.
         case unverified
-        /// By a script's absolute path and the interpreter that runs it (``interpreter``).
-        case script
     }
 
     /// How the program is identified (wire field `kind`).
     public let kind: Kind
-    /// The executable's absolute path, the Flatpak app id, or the script's path (wire field `id`).
+    /// The executable's absolute path, or the Flatpak app id (wire field `id`).
     public let id: String
-    /// The interpreter's absolute path, for a script (wire field `interpreter`); empty otherwise.
-    public let interpreter: String
 
     /// The longest path or app id kept (Linux's `PATH_MAX`).
     public static let maximumLength = 4096
@@ -54,20 +55,13 @@ public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConverti
         return ProgramIdentity(kind: .flatpak, id: appID)
     }
 
-    /// A script, by its absolute path and its interpreter's; nil for paths that are not ones.
-    public static func script(_ path: String, interpreter: String) -> ProgramIdentity? {
-        guard isAbsolutePath(path), isAbsolutePath(interpreter) else { return nil }
-        return ProgramIdentity(kind: .script, id: path, interpreter: interpreter)
-    }
-
     private static func isAbsolutePath(_ path: String) -> Bool {
         path.hasPrefix("/") && path.utf8.count <= maximumLength && !path.contains("\u{0}") && !path.contains("\n")
     }
 
-    private init(kind: Kind, id: String, interpreter: String = "") {
+    private init(kind: Kind, id: String) {
         self.kind = kind
         self.id = id
-        self.interpreter = interpreter
     }
 
     /// Whether the system vouches for the identity: a decision may be kept for it.
@@ -77,22 +71,37 @@ public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConverti
     /// ``DisplayText``).
     public var name: String {
         switch kind {
-        case .executable, .unverified, .script: URL(filePath: id).lastPathComponent
+        case .executable, .unverified: URL(filePath: id).lastPathComponent
         case .flatpak: id
         }
     }
 
-    public var description: String { kind == .script ? "script:\(id) (\(interpreter))" : "\(kind.rawValue):\(id)" }
+    /// What a decision for this program covers besides the program itself: an interpreter runs
+    /// whatever program it is given, a shell whatever commands — told by the executable's name,
+    /// which the kernel vouches for (`/usr/bin/python3.11`).
+    public var reach: ProgramReach {
+        guard kind == .executable else { return .itself }
+        let name = self.name
+        if ProgramReach.shells.contains(name) { return .shell }
+        let isInterpreter = ProgramReach.interpreters.contains {
+            name == $0 || (name.hasPrefix($0) && name.dropFirst($0.count).allSatisfy { $0.isNumber || $0 == "." })
+        }
+        return isInterpreter ? .interpreter : .itself
+    }
 
-    private enum CodingKeys: String, CodingKey { case kind, id, interpreter }
+    public var description: String { "\(kind.rawValue):\(id)" }
+
+    private enum CodingKeys: String, CodingKey { case kind, id }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(kind, forKey: .kind)
         try container.encode(id, forKey: .id)
-        if kind == .script { try container.encode(interpreter, forKey: .interpreter) }
     }
 
+    /// Reads a kept identity. Kinds Sesame no longer keeps — `script`, an earlier version's
+    /// identity read from the interpreter's command line — and `unverified` do not decode: the
+    /// decision they carried is dropped, and the program is asked again.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let kind = try container.decode(Kind.self, forKey: .kind)
@@ -101,7 +110,6 @@ public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConverti
             switch kind {
             case .executable: .executable(id)
             case .flatpak: .flatpak(id)
-            case .script: .script(id, interpreter: try container.decodeIfPresent(String.self, forKey: .interpreter) ?? "")
             // Nothing is kept about an unverified program: such an entry is not the user's.
             case .unverified: nil
             }
@@ -110,6 +118,50 @@ public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConverti
         }
         self = made
     }
+}
+
+/// What a decision for a program covers beyond the program itself, as the question says it.
+public enum ProgramReach: String, Sendable, Hashable, Codable {
+    /// The program alone.
+    case itself
+    /// An interpreter (Python, Perl, Ruby, Node.js): every program it runs.
+    case interpreter
+    /// A shell: every command it runs.
+    case shell
+
+    /// Shells, by their executable's name.
+    public static let shells: Set<String> = ["sh", "dash", "bash", "rbash", "zsh", "fish", "ksh", "mksh", "busybox", "tcsh", "csh"]
+    /// Interpreters, by their executable's name (`python`, `python3`, `python3.11`, …).
+    public static let interpreters = ["python", "perl", "ruby", "node", "nodejs", "php", "lua", "tclsh", "wish", "osascript"]
+}
+
+/// What Sesame knows of how a program asked that is not who it is: shown in the question, never
+/// part of a decision's key.
+public struct ProgramContext: Sendable, Hashable, Codable {
+    /// The script an interpreter's command line names (`/home/u/app.py`), as the program itself
+    /// wrote it: a hint for the person, never checked, never kept (wire field `claimedScript`;
+    /// empty when there is none).
+    public var claimedScript: String
+    /// Whether the program asked by running a command — `sesame token` as msmtp's `passwordeval`
+    /// or mbsync's `PassCmd` runs it — so that a decision for it covers whatever commands it runs
+    /// (wire field `ranCommand`).
+    public var ranCommand: Bool
+
+    /// A context; nothing known by default.
+    public init(claimedScript: String = "", ranCommand: Bool = false) {
+        self.claimedScript = String(claimedScript.prefix(ProgramIdentity.maximumLength))
+        self.ranCommand = ranCommand
+    }
+
+    /// Reads a context from the window's wire, bounded.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            claimedScript: try container.decodeIfPresent(String.self, forKey: .claimedScript) ?? "",
+            ranCommand: try container.decodeIfPresent(Bool.self, forKey: .ranCommand) ?? false)
+    }
+
+    private enum CodingKeys: String, CodingKey { case claimedScript, ranCommand }
 }
 
 /// Who is calling, as the kernel tells it when the connection's first call arrives, and what
@@ -123,6 +175,21 @@ public struct Caller: Sendable, Hashable {
     public let processID: Int32
     /// What must not change between calls.
     public let fingerprint: ProcessFingerprint
+    /// What the question may show besides (the script an interpreter says it runs; whether it
+    /// asked through a command): never part of a decision.
+    public var context = ProgramContext()
+}
+
+/// Who asked for the token a `sesame token` process prints.
+public enum TokenCommandRequester: Sendable, Equatable {
+    /// A person, at a terminal: the shell that started the command reads a terminal and runs no
+    /// command of its own (`bash` in a terminal window; through `ssh` too).
+    case person
+    /// A program: mbsync's `PassCmd`, msmtp's `passwordeval`, a script, or a shell that reads its
+    /// commands from a pipe or a file (`echo … | bash`) — then the program that feeds it.
+    case program(Caller)
+    /// Neither could be told: an ancestor is another user's, gone, or too far up.
+    case unknown
 }
 
 /// What identifies one run of one program in a process: its start time since boot (field 22 of
@@ -153,35 +220,42 @@ public struct ProcessIdentification: Sendable {
     public func caller(_ pid: Int32) -> Caller? {
         guard pid > 0, let fingerprint = fingerprint(pid) else { return nil }
         guard let program = program(pid) else { return nil }
+        let context = ProgramContext(claimedScript: claimedScript(pid, program: program))
         // Read again after the program: the process that was identified is the one fingerprinted.
         guard self.fingerprint(pid) == fingerprint else { return nil }
-        return Caller(program: program, processID: pid, fingerprint: fingerprint)
+        return Caller(program: program, processID: pid, fingerprint: fingerprint, context: context)
     }
 
-    /// The program a `sesame token` in process `pid` runs for: its first ancestor that is not a
-    /// shell running a command (`sh -c …`, as mail programs run a `PassCmd`) or a script. Nil when
-    /// `pid` is not a `sesame token`, when an interactive shell started it (a person typed it: the
-    /// command is theirs), or when an ancestor cannot be read (another user's, or gone).
-    public func tokenCommandRequester(_ pid: Int32) -> Caller? {
+    /// Who asked for the token a `sesame token` in process `pid` prints; nil when `pid` is not a
+    /// `sesame token`. Its ancestors are read up to the first that is not a shell running a
+    /// command (`sh -c …`, as mail programs run a `PassCmd`), a shell running a script, or a shell
+    /// reading its commands from a pipe or a file: that program is the requester, and a decision
+    /// for it covers the commands it runs. A shell that reads a terminal and runs nothing of its
+    /// own is a person typing. (A program that drives a terminal of its own — `script`, a
+    /// pseudo-terminal — can pass for a person: same-user programs outside a sandbox can act as
+    /// the user; docs/SECURITY.md.)
+    public func tokenCommandRequester(_ pid: Int32) -> TokenCommandRequester? {
         guard let arguments = commandLine(pid), arguments.count > 1, arguments[1] == "token" else { return nil }
         var current = pid
-        // A few levels: `sh -c`, a wrapper script, a shell function.
+        // A few levels: `sh -c`, a wrapper script, a shell function, `echo … | bash`.
         for _ in 0..<8 {
             guard let parent = parentProcessID(current), parent > 1,
                 let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(proc)/\(parent)/exe")
-            else { return nil }
-            guard Self.shells.contains(URL(filePath: executable).lastPathComponent) else { return caller(parent) }
-            guard let shellArguments = commandLine(parent), Self.runsACommand(shellArguments) else { return nil }
+            else { return .unknown }
+            guard ProgramReach.shells.contains(URL(filePath: executable).lastPathComponent) else {
+                guard var requester = caller(parent) else { return .unknown }
+                requester.context.ranCommand = true
+                return .program(requester)
+            }
+            guard let shellArguments = commandLine(parent) else { return .unknown }
+            if !Self.runsACommand(shellArguments), Posix.isTerminal("\(proc)/\(parent)/fd/0") { return .person }
             current = parent
         }
-        return nil
+        return .unknown
     }
 
-    /// Shells, by their executable's name.
-    static let shells: Set<String> = ["sh", "dash", "bash", "rbash", "zsh", "fish", "ksh", "mksh", "busybox"]
-
     /// Whether a shell's arguments make it run a command (`-c`) or a script rather than read
-    /// what a person types.
+    /// what comes on its standard input.
     static func runsACommand(_ arguments: [String]) -> Bool {
         for argument in arguments.dropFirst() {
             if argument == "--" { continue }
@@ -228,45 +302,41 @@ public struct ProcessIdentification: Sendable {
         guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(proc)/\(pid)/exe") else { return nil }
         let ours = mountNamespace("self")
         let theirs = mountNamespace("\(pid)")
-        if let ours, ours == theirs { return script(pid, interpreter: executable) ?? .executable(executable) }
+        if let ours, ours == theirs { return .executable(executable) }
         if let theirs, let appID = verifiedFlatpakApp(pid, mountNamespace: theirs) { return .flatpak(appID) }
         return .unverified(claiming: executable)
     }
 
-    /// The interpreters whose scripts are programs of their own: the first argument that is not
-    /// an option is the script (as `python3 [options] app.py` runs it).
-    static let interpreters = ["python", "perl", "ruby", "node", "nodejs"]
-
-    /// The script process `pid` runs, when `interpreter` is one and its command line names a file
-    /// (resolved against the process's own folder); nil otherwise (`python3 -c …`, a console).
-    func script(_ pid: Int32, interpreter: String) -> ProgramIdentity? {
-        let name = URL(filePath: interpreter).lastPathComponent
-        guard
-            Self.interpreters.contains(where: {
-                name == $0 || (name.hasPrefix($0) && name.dropFirst($0.count).allSatisfy { $0.isNumber || $0 == "." })
-            }),
-            let arguments = commandLine(pid), let script = Self.scriptArgument(arguments)
-        else { return nil }
-        let folder = (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(proc)/\(pid)/cwd")) ?? "/"
-        let path = script.hasPrefix("/") ? script : folder + "/" + script
-        let resolved = URL(filePath: path).standardizedFileURL.resolvingSymlinksInPath().path
-        guard let status = try? Posix.linkStatus(resolved), status.st_mode & S_IFMT == S_IFREG else { return nil }
-        return .script(resolved, interpreter: interpreter)
+    /// The script an interpreter's command line names, as the question shows it beside the
+    /// interpreter: the first argument that is not an option (nor an option's value), made
+    /// absolute against the process's folder. Only a hint — the process wrote it — and empty when
+    /// there is none (`-c`, `-m`, a console).
+    func claimedScript(_ pid: Int32, program: ProgramIdentity) -> String {
+        guard program.reach == .interpreter, let arguments = commandLine(pid), let script = Self.scriptArgument(arguments) else {
+            return ""
+        }
+        if script.hasPrefix("/") { return script }
+        let folder = (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(proc)/\(pid)/cwd")) ?? ""
+        return folder.isEmpty ? script : URL(filePath: folder).appending(path: script).standardizedFileURL.path
     }
 
     /// The script among an interpreter's arguments: the first that is not an option (nor an
-    /// option's value); nil when the code comes from `-c`, `-e`, `-m` or standard input.
+    /// option's value); nil when the code comes from `-c`, `-e`, `-m` or standard input
+    /// (combined flags such as `-Sc` included).
     static func scriptArgument(_ arguments: [String]) -> String? {
         var rest = arguments.dropFirst()
         while let argument = rest.first {
             rest = rest.dropFirst()
-            if ["-c", "-e", "-m", "-", "--eval", "--print", "-p", "-E"].contains(argument) { return nil }
-            if ["-W", "-X", "-r", "--require", "-I"].contains(argument) {
-                rest = rest.dropFirst()
+            if ["-", "--eval", "--print", "-E"].contains(argument) { return nil }
+            if argument == "--" { return rest.first }
+            if argument.hasPrefix("--") { continue }
+            if argument.hasPrefix("-") {
+                let flags = argument.dropFirst()
+                if flags.contains(where: { "cemp".contains($0) }) { return nil }
+                if ["W", "X", "r"].contains(String(flags)) { rest = rest.dropFirst() }
                 continue
             }
-            if argument == "--" { return rest.first }
-            if !argument.hasPrefix("-") { return argument.isEmpty ? nil : argument }
+            return argument.isEmpty ? nil : argument
         }
         return nil
     }

@@ -4,11 +4,14 @@ import SesameCommandLine
 import SesameCore
 import SesameGIO
 import SesameSamples
+import SesameService
 import SesameSystem
 
-/// `sesame token`: a token without interaction, for scripts and mail clients (`PassCmd`,
-/// `passwordeval`, `imap_oauth_refresh_command`). It never prompts: when only a sign-in can
-/// give a token, it says which command starts one and exits with 2.
+/// `sesame token`: a token without a sign-in page, for scripts and mail clients (`PassCmd`,
+/// `passwordeval`, `imap_oauth_refresh_command`). When only a sign-in can give a token, it says
+/// which command starts one and exits with 2. Run by a program, it goes through the account
+/// service, which asks the user the first time about that program (it says on standard error
+/// that it waits for the answer).
 struct TokenCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
@@ -52,7 +55,17 @@ struct TokenCommand: ParsableCommand {
 
     func run() throws {
         let scopes = scopes
-        switch ServiceClient.call("GetAccessToken", [.string(accountType), .string(account ?? ""), .strings(scopes)]) {
+        // Run by a program, not typed by a person: the account service decides, started if need be.
+        let requester = ProcessIdentification().tokenCommandRequester(Posix.processID) ?? .person
+        let byProgram = requester != .person
+        let answer = ServiceClient.call(
+            "GetAccessToken", [.string(accountType), .string(account ?? ""), .strings(scopes)], startService: byProgram
+        ) { program, username in
+            Posix.writeStandardError(
+                "sesame: waiting for your answer in Sesame's window: may \(DisplayText.escaped(program)) use \(DisplayText.escaped(username))?\n"
+            )
+        }
+        switch answer {
         case .answered(let values):
             let token = Secret(values.first?.string ?? "")
             let expiresOn = Date(timeIntervalSince1970: TimeInterval(values.dropFirst().first?.int64 ?? 0))
@@ -61,9 +74,19 @@ struct TokenCommand: ParsableCommand {
         case .failed(let error):
             let needsSignIn = ["InteractionRequired", "NoSuchAccount"].contains(ServiceClient.kind(error))
             let advice = needsSignIn ? " " + signInAdvice(username: account, consentMissing: error.message.contains("AADSTS65001")) : ""
-            Posix.writeStandardError("sesame: \(error.message)\(advice)\n")
+            Posix.writeStandardError("sesame: \(ServiceClient.sentence(error))\(advice)\n")
             throw ExitCode(needsSignIn ? 2 : 1)
-        case .notRunning:
+        case .notRunning where byProgram:
+            // Nobody can ask the user about the program: no token, rather than one the user was not asked about.
+            Posix.writeStandardError(
+                "sesame: Sesame's account service is not running and D-Bus cannot start it, so nobody can ask you whether "
+                    + "\(Self.requesterName(requester)) may use your account. Start Sesame (or `sesame --service`) and run this again; "
+                    + "`sesame doctor` says why it cannot be started.\n")
+            throw ExitCode(1)
+        case .notRunning, .noBus:
+            // Typed by the person, or no session bus at all (an SSH login, cron): the store itself.
+            // Without a bus there is no keyring either, so what it reads is files any program of
+            // this user could read; docs/SECURITY.md.
             break
         }
         let (options, account, accountType) = (options, account, accountType)
@@ -95,6 +118,12 @@ struct TokenCommand: ParsableCommand {
             }
         }
         print(printed)
+    }
+
+    /// The requesting program's name, as a sentence shows it.
+    private static func requesterName(_ requester: TokenCommandRequester) -> String {
+        guard case .program(let caller) = requester else { return "the program that ran this command" }
+        return DisplayText.escaped(caller.program.name)
     }
 
     /// The token as `format` asks.

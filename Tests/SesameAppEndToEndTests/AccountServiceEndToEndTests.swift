@@ -106,7 +106,12 @@ final class AccountServiceEndToEndTests: XCTestCase {
         let run = try flow("mail-command")
         let seen = run.seen
         let client = try XCTUnwrap(seen["client"] as? String)
-        XCTAssertEqual(seen["mail_question"] as? String, "The program \(client)")
+        // The question says what Always covers: the program ran Sesame's command from its
+        // settings, so whatever it runs (msmtp's passwordeval, mbsync's PassCmd).
+        XCTAssertEqual(
+            seen["mail_question"] as? String,
+            "The program \(client)\n\u{2068}mail-client\u{2069} asked by running a command of its settings: "
+                + "Always covers every command it runs.")
         XCTAssertTrue((seen["mail_question_text"] as? String)?.contains("mail-client") == true, "\(seen["mail_question_text"] ?? "")")
         let first = try XCTUnwrap(seen["mail_first"] as? [String: Any])
         XCTAssertEqual(first["status"] as? Int, 0, "\(first)")
@@ -117,6 +122,15 @@ final class AccountServiceEndToEndTests: XCTestCase {
         let typed = try XCTUnwrap(seen["typed"] as? [String: Any])
         XCTAssertEqual(typed["graph"] as? Int, 200, "\(typed)")
         XCTAssertEqual(typed["questions"] as? Int, 0, "the person's own command was asked about")
+        // `echo "sesame token …" | bash -i` is no person typing: the program feeding the shell
+        // (the flow's python) was asked about, as an interpreter; denied, no token.
+        let pipedQuestion = try XCTUnwrap(seen["piped_question"] as? String)
+        XCTAssertTrue(pipedQuestion.hasPrefix("The program /usr/bin/python3"), pipedQuestion)
+        XCTAssertTrue(pipedQuestion.contains("runs programs it is given: Always covers every program it runs"), pipedQuestion)
+        let piped = try XCTUnwrap(seen["piped"] as? [String: Any])
+        XCTAssertEqual(piped["questions"] as? Int, 1, "\(piped)")
+        XCTAssertEqual(piped["token"] as? Bool, false, "a shell fed through a pipe printed a token: \(piped)")
+        XCTAssertTrue((piped["error"] as? String)?.contains("did not allow this program") == true, "\(piped)")
         XCTAssertFalse(run.traceText.contains("eyJ"), "a token reached the trace")
     }
 

@@ -20,6 +20,7 @@ final class BrokerEndToEndTests: XCTestCase {
     /// The two programs' app registrations (multi-tenant, with MSAL's broker redirect URI).
     static let firstClient = "5b0a2c1d-8f3e-4a6b-9c7d-1e2f3a4b5c6d"
     static let secondClient = "c7e4a9d2-3b1f-4e6a-8d5c-2f9b0a7e6d13"
+    static let thirdClient = "0e8d7c6b-5a49-4382-9170-f6e5d4c3b2a1"
     static let username = "megan@contoso.onmicrosoft.com"
 
     func testMSALProgramsSignInThroughSesameWithTheUsersSay() throws {
@@ -59,10 +60,13 @@ final class BrokerEndToEndTests: XCTestCase {
         XCTAssertEqual(silent["shown"] as? [String], [], "a silent sign-in showed something: \(silent)")
         XCTAssertTrue(methods(silent).contains("acquireTokenSilently"), "\(silent)")
 
-        // The question names the program as the system identifies it — the script, not python —
+        // The question names the program as the kernel identifies it — python, whose Always covers
+        // every program it runs, as the question says — the script as the program's own claim,
         // and the app it signs in as.
         let firstProgram = firstQuestions.first?["program"] as? String ?? ""
-        XCTAssertTrue(firstProgram.hasPrefix("The script "), "\(firstProgram)")
+        XCTAssertTrue(firstProgram.hasPrefix("The program /usr/bin/python3"), "\(firstProgram)")
+        XCTAssertTrue(firstProgram.contains("runs programs it is given: Always covers every program it runs"), "\(firstProgram)")
+        XCTAssertTrue(firstProgram.contains("It says it runs"), "\(firstProgram)")
         XCTAssertTrue(firstProgram.contains("msal_broker_app.py"), "\(firstProgram)")
         XCTAssertTrue(firstProgram.contains("It signs in as the app \(Self.firstClient)"), "\(firstProgram)")
 
@@ -70,11 +74,16 @@ final class BrokerEndToEndTests: XCTestCase {
         let second = step(seen, "second")
         XCTAssertEqual(questions(second).count, 1, "the second program was not asked about: \(second)")
         XCTAssertTrue((questions(second).first?["program"] as? String ?? "").contains("msal_second_app.py"))
+        XCTAssertTrue((questions(second).first?["program"] as? String ?? "").contains("It signs in as the app \(Self.secondClient)"))
         XCTAssertEqual(second["graph"] as? Int, 200, "the second program got no token Graph takes: \(second)")
         XCTAssertEqual(claims(second)["appid"] as? String, Self.secondClient)
 
-        // 5. A third program with the first one's app is another program: asked; denied, it gets
-        // MSAL's error and no token; asking again, no page and no question, the same refusal.
+        // 5. A third script with the first one's app is python too: what the first Always covered,
+        // by its own words — a token, no page, no question. With an app nobody decided about it is
+        // asked; denied, it gets MSAL's error and no token; asking again, no page and no question.
+        let sameApp = step(seen, "third_same_app")
+        XCTAssertEqual(sameApp["graph"] as? Int, 200, "\(sameApp)")
+        XCTAssertEqual(sameApp["shown"] as? [String], [], "python's Always did not cover another script: \(sameApp)")
         let denied = step(seen, "third_denied")
         XCTAssertEqual(questions(denied).count, 1, "the third program was not asked about: \(denied)")
         XCTAssertNil(denied["token"], "a denied program got a token: \(denied)")
@@ -143,7 +152,8 @@ final class BrokerEndToEndTests: XCTestCase {
                 "--host", Self.address, "--hostname", "login.microsoftonline.com", "--port", "443", "--tls", "--users", "50",
                 "--state-dir", scratch.appending(path: "emulator").path, "--demo", "--access-token-lifetime", "6",
                 "--client", "\(Self.firstClient)=\(redirect)", "--client", "\(Self.secondClient)=\(redirect)",
-                "--multi-tenant", Self.firstClient, "--multi-tenant", Self.secondClient,
+                "--client", "\(Self.thirdClient)=\(redirect)",
+                "--multi-tenant", Self.firstClient, "--multi-tenant", Self.secondClient, "--multi-tenant", Self.thirdClient,
             ])
         defer { emulator.stop() }
         guard emulator.readLine()?.hasPrefix("identity-emulator listening on ") == true, let caLine = emulator.readLine(),
@@ -173,7 +183,7 @@ final class BrokerEndToEndTests: XCTestCase {
             endToEnd.appending(path: "microsoft_hosts.sh"),
             [
                 Self.address, certificateAuthority, "--", python.path, endToEnd.appending(path: "broker_flow.py").path,
-                try Repository.product("sesame").path, scratch.path, Self.firstClient, Self.secondClient,
+                try Repository.product("sesame").path, scratch.path, Self.firstClient, Self.secondClient, Self.thirdClient,
             ],
             environment: flowEnvironment)
         printed.text = result.stdout

@@ -162,6 +162,11 @@ struct BrokerServiceTests {
             ("https://login.microsoftonline.com/adfs", nil, "AD FS"),
             ("https://login.example.com/common", nil, "login.example.com"),
             ("https://login.microsoftonline.com/common", "not-a-guid", "client id"),
+            // Microsoft's host, but not as Entra names it: the canonical form only.
+            ("https://evil.example@login.microsoftonline.com/common", nil, "names a user"),
+            ("https://login.microsoftonline.com:8443/common", nil, "port 8443"),
+            ("https://login.microsoftonline.com/a%2F..%2F..%2Fx", nil, "tenant"),
+            ("https://login.microsoftonline.com/common?x=1", nil, "query"),
         ])
     func refusedAuthorities(authority: String, clientID: String?, named: String) async throws {
         let (fixture, broker, questions, signer) = try await Self.broker([.always])

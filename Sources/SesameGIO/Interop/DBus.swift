@@ -148,6 +148,12 @@ public struct DBusError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { name.isEmpty ? message : "\(name): \(message)" }
 
+    /// An error of this side's own making.
+    public init(name: String, message: String) {
+        self.name = name
+        self.message = message
+    }
+
     /// The service is not on the bus (and was not started).
     public var isNoService: Bool {
         ["org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"].contains(name)
@@ -193,6 +199,105 @@ public final class DBusClient: GObjectReference {
         defer { g_variant_unref(reply) }
         return DBusValue.children(of: reply).compactMap(DBusValue.init)
     }
+
+    /// Calls `method` as ``call(_:path:interface:method:arguments:startService:timeout:)`` does,
+    /// and meanwhile hands each `signal` the service sends on `interface` to `onSignal`. Once one
+    /// came, the call waits as long as it takes (the service said it is asking the user);
+    /// before, at most `timeout`.
+    public func call(
+        _ busName: String, path: String, interface: String, method: String, arguments: [DBusValue], startService: Bool,
+        timeout: Duration, signal: String, onSignal: @escaping @MainActor ([DBusValue]) -> Void
+    ) throws(DBusError) -> [DBusValue] {
+        let context = g_main_context_new()
+        g_main_context_push_thread_default(context)
+        defer {
+            g_main_context_pop_thread_default(context)
+            g_main_context_unref(context)
+        }
+        let pending = PendingCall(onSignal: onSignal)
+        let box = Unmanaged.passRetained(pending)
+        defer { box.release() }
+        let signalled: GDBusSignalCallback = { _, _, _, _, _, parameters, data in
+            guard let data else { return }
+            let pending = Unmanaged<PendingCall>.fromOpaque(data).takeUnretainedValue()
+            let values = parameters.map { DBusValue.children(of: $0).compactMap(DBusValue.init) } ?? []
+            MainActor.assumeIsolated {
+                pending.signalled = true
+                pending.onSignal(values)
+            }
+        }
+        let subscription = g_dbus_connection_signal_subscribe(
+            connection, busName, interface, signal, path, nil, G_DBUS_SIGNAL_FLAGS_NONE, signalled, box.toOpaque(), nil)
+        defer { g_dbus_connection_signal_unsubscribe(connection, subscription) }
+        // Holds one more retain of the box, released here: the answer always comes (a cancelled
+        // call answers too).
+        let answered: GAsyncReadyCallback = { source, result, data in
+            guard let data else { return }
+            let pending = Unmanaged<PendingCall>.fromOpaque(data).takeRetainedValue()
+            var error: UnsafeMutablePointer<GError>?
+            let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error)
+            MainActor.assumeIsolated {
+                if let reply {
+                    pending.values = DBusValue.children(of: reply).compactMap(DBusValue.init)
+                    g_variant_unref(reply)
+                } else {
+                    pending.error = DBusError(error)
+                    g_error_free(error)
+                }
+                pending.done = true
+            }
+        }
+        // Cancelled when the service does not say within `timeout` that it asks the user.
+        GObjectReference.withNewObject(g_cancellable_new()) { cancellable in
+            let flags = startService ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START
+            _ = box.retain()
+            g_dbus_connection_call(
+                connection, busName, path, interface, method, DBusValue.tuple(arguments), nil, flags, Int32.max, cancellable, answered,
+                box.toOpaque())
+            pending.cancellable = cancellable
+            defer { pending.cancellable = nil }
+            let deadline = g_timeout_source_new(UInt32(clamping: timeout.components.seconds * 1000))
+            g_source_set_callback(
+                deadline,
+                { data in
+                    guard let data else { return 0 }
+                    let pending = Unmanaged<PendingCall>.fromOpaque(data).takeUnretainedValue()
+                    MainActor.assumeIsolated {
+                        // Once the service said it asks the user, the call waits for the answer.
+                        guard !pending.signalled, !pending.done, let cancellable = pending.cancellable else { return }
+                        pending.timedOut = true
+                        g_cancellable_cancel(cancellable)
+                    }
+                    return 0
+                }, box.toOpaque(), nil)
+            g_source_attach(deadline, context)
+            defer {
+                g_source_destroy(deadline)
+                g_source_unref(deadline)
+            }
+            while !pending.done { g_main_context_iteration(context, 1) }
+        }
+        if pending.timedOut, pending.values == nil {
+            throw DBusError(name: "org.freedesktop.DBus.Error.Timeout", message: "no answer within \(timeout.components.seconds) s")
+        }
+        if let error = pending.error { throw error }
+        return pending.values ?? []
+    }
+}
+
+/// What one ``DBusClient`` call with a signal watch has seen so far.
+@MainActor
+private final class PendingCall {
+    let onSignal: @MainActor ([DBusValue]) -> Void
+    var signalled = false
+    var done = false
+    var timedOut = false
+    /// Cancels the call when the deadline passes first.
+    var cancellable: UnsafeMutablePointer<GCancellable>?
+    var values: [DBusValue]?
+    var error: DBusError?
+
+    init(onSignal: @escaping @MainActor ([DBusValue]) -> Void) { self.onSignal = onSignal }
 }
 
 /// One method call to a ``DBusService`` object: its name, its arguments (already checked against
@@ -228,6 +333,12 @@ public final class DBusMethodCall {
         guard let invocation else { return }
         self.invocation = nil
         g_dbus_method_invocation_return_value(invocation, DBusValue.tuple(values))
+    }
+
+    /// Sends the caller alone a signal of the service's interface (`Asking`, while the user is
+    /// asked about its request).
+    public func notify(_ signal: String, _ arguments: [DBusValue]) {
+        service.emit(signal, to: sender, arguments)
     }
 
     /// Answers with a D-Bus error.
@@ -387,6 +498,15 @@ public final class DBusService {
     }
 
     fileprivate func handle(_ call: DBusMethodCall) { handler(call) }
+
+    /// Sends `signal` of the interface, from the object, to the connection `destination` only.
+    fileprivate func emit(_ signal: String, to destination: String, _ arguments: [DBusValue]) {
+        guard let connection else { return }
+        var error: UnsafeMutablePointer<GError>?
+        if g_dbus_connection_emit_signal(connection, destination, path, interfaceName, signal, DBusValue.tuple(arguments), &error) == 0 {
+            g_error_free(error)
+        }
+    }
 
     /// The process and user of the connection `sender`, from the bus daemon (cached: a unique
     /// name is never given to another connection).

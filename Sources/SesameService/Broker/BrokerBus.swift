@@ -46,13 +46,14 @@ public final class BrokerBus {
                 call.reply([.string(BrokerFailure.contract("a method takes three strings").reply)])
                 return
             }
-            let (program, changed) = await callers.identify(call)
-            guard let program else {
+            let (caller, changed) = await callers.identify(call)
+            guard let caller else {
                 let reason =
                     changed ? "The calling program changed since its first call." : "Sesame could not tell which program is calling."
                 call.reply([.string(BrokerFailure(.unexpected, tag: 0x5E5A_0110, reason).reply)])
                 return
             }
+            let program = caller.program
             let request: BrokerRequest
             do throws(BrokerFailure) {
                 request = try BrokerRequest.parse(
@@ -63,7 +64,15 @@ public final class BrokerBus {
                 return
             }
             trace.record("broker-call", [("method", call.method), ("program", program.name), ("clientId", request.clientID ?? "")])
-            call.reply([.string(await broker.answer(request, from: program))])
+            let reply = await broker.answer(request, from: program, context: caller.context)
+            // The answer goes to the process that asked, running what it ran then.
+            guard callers.isStill(call) else {
+                call.reply([
+                    .string(BrokerFailure(.unexpected, tag: 0x5E5A_0110, "The calling program changed since its first call.").reply)
+                ])
+                return
+            }
+            call.reply([.string(reply)])
         }
     }
 }

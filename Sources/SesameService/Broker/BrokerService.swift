@@ -47,7 +47,8 @@ public final class BrokerService {
     private let service: AccountService
     private let trace: FlowTrace
     private let version: String
-    /// Sign-in hosts besides Microsoft's (the emulator the app is pointed at).
+    /// Sign-in hosts besides Microsoft's (the emulator the app is pointed at), as `host` (port
+    /// 443) or `host:port`.
     private let extraHosts: Set<String>
     /// Who signs in (the window); nil: interactive requests fail with a sentence.
     public weak var signer: (any BrokerSignIn)?
@@ -73,25 +74,28 @@ public final class BrokerService {
         self.extraHosts = Set(extraHosts.map { $0.lowercased() })
     }
 
-    /// The sign-in hosts of Sesame's own settings (an emulator the app is pointed at, say): a
-    /// program may name them as its authority too.
+    /// The sign-in hosts of Sesame's own settings (an emulator the app is pointed at, say), with
+    /// their ports (`127.0.0.1:8443`): a program may name them as its authority too.
     public static func settingsHosts(of store: AccountStore, accountTypes: [String]) async -> Set<String> {
         var hosts: Set<String> = []
         for accountType in accountTypes {
-            if let host = await store.configuration(forAccountType: accountType)?.authorizationURL.host { hosts.insert(host) }
+            guard let url = await store.configuration(forAccountType: accountType)?.authorizationURL, let host = url.host?.lowercased()
+            else { continue }
+            hosts.insert(url.port.map { "\(host):\($0)" } ?? host)
         }
         return hosts
     }
 
     /// The reply to `request` from `program`: a JSON string, the broker client's success or error
     /// shape (it may hold tokens: it goes to the caller only).
-    public func answer(_ request: BrokerRequest, from program: ProgramIdentity) async -> String {
-        let reply = await reply(request, from: program)
+    public func answer(_ request: BrokerRequest, from program: ProgramIdentity, context: ProgramContext = ProgramContext()) async -> String
+    {
+        let reply = await reply(request, from: program, context: context)
         if let callLog { BrokerCallLog(file: callLog).append(request, program: program, reply: reply) }
         return reply
     }
 
-    private func reply(_ request: BrokerRequest, from program: ProgramIdentity) async -> String {
+    private func reply(_ request: BrokerRequest, from program: ProgramIdentity, context: ProgramContext) async -> String {
         do throws(BrokerFailure) {
             switch request {
             case .version:
@@ -99,9 +103,9 @@ public final class BrokerService {
             case .accounts(let clientID):
                 return BrokerReply.accounts(try await accounts(clientID: clientID, authority: nil, for: program).map(Self.describe))
             case .silent(let parameters):
-                return try await silentToken(parameters, for: program).reply
+                return try await silentToken(parameters, for: program, context: context).reply
             case .interactive(let parameters):
-                return try await interactiveToken(parameters, for: program).reply
+                return try await interactiveToken(parameters, for: program, context: context).reply
             case .removeAccount(let clientID, let account):
                 try await remove(clientID: clientID, account: account, for: program)
                 return BrokerReply.empty
@@ -134,7 +138,7 @@ public final class BrokerService {
     }
 
     private func silentToken(
-        _ parameters: BrokerAuthParameters, for program: ProgramIdentity
+        _ parameters: BrokerAuthParameters, for program: ProgramIdentity, context: ProgramContext
     ) async throws(BrokerFailure)
         -> BrokerTokenReply
     {
@@ -145,11 +149,11 @@ public final class BrokerService {
                 .interactionRequired, tag: 0x5E5A_0102,
                 "Sesame has no sign-in for this app that this program may use without asking: sign in interactively.")
         }
-        return try await token(for: account, accountType: accountType, parameters, program: program)
+        return try await token(for: account, accountType: accountType, parameters, program: program, context: context)
     }
 
     private func interactiveToken(
-        _ parameters: BrokerAuthParameters, for program: ProgramIdentity
+        _ parameters: BrokerAuthParameters, for program: ProgramIdentity, context: ProgramContext
     ) async throws(BrokerFailure)
         -> BrokerTokenReply
     {
@@ -179,7 +183,7 @@ public final class BrokerService {
             throw Self.failure(error)
         }
         service.waiting.remove(program)
-        return try await token(for: account, accountType: accountType, parameters, program: program)
+        return try await token(for: account, accountType: accountType, parameters, program: program, context: context)
     }
 
     private func remove(clientID: String, account: BrokerAccount?, for program: ProgramIdentity) async throws(BrokerFailure) {
@@ -196,7 +200,8 @@ public final class BrokerService {
 
     /// A token for `account` of the app, once the user allowed `program` what it carries.
     private func token(
-        for account: Account, accountType: String, _ parameters: BrokerAuthParameters, program: ProgramIdentity
+        for account: Account, accountType: String, _ parameters: BrokerAuthParameters, program: ProgramIdentity,
+        context: ProgramContext
     ) async throws(BrokerFailure) -> BrokerTokenReply {
         let token: AccessToken
         do {
@@ -208,7 +213,7 @@ public final class BrokerService {
         let resources = Set(ScopeResource.shown(granted).map(ScopeResource.of))
         let request = AccessRequest(
             program: program, account: account, resource: resources.count == 1 ? resources.first ?? "" : "", scopes: granted,
-            app: parameters.clientID)
+            app: parameters.clientID, context: context)
         do {
             try await service.authorize(program, request)
         } catch {
@@ -273,28 +278,51 @@ public final class BrokerService {
     }
 
     /// `authority` when it is a Microsoft cloud's (or Sesame's own provider's) organizational
-    /// authority: `https://<host>/<tenant>`.
-    private func checked(_ authority: URL) throws(BrokerFailure) -> URL {
-        let host = authority.host?.lowercased() ?? ""
-        let path = authority.pathComponents.filter { $0 != "/" }
-        if host.hasSuffix(".b2clogin.com") || path.first?.lowercased() == "tfp" {
+    /// authority, in its canonical form: `https://<host>/<tenant>` — https, no user name or
+    /// password, the default port (a provider of Sesame's settings: the port it is configured
+    /// with), no query or fragment, and the tenant one path segment of letters, digits, `.`, `-`
+    /// and `_` once percent-decoded (so `a%2F..%2Fx` cannot climb out of it).
+    func checked(_ authority: URL) throws(BrokerFailure) -> URL {
+        guard let parts = URLComponents(url: authority, resolvingAgainstBaseURL: false) else {
+            throw Self.notCanonical("it is not an address")
+        }
+        let host = parts.host?.lowercased() ?? ""
+        let segments = parts.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            .filter { !$0.isEmpty }.map { FormEncoding.unescape($0) ?? "" }
+        if host.hasSuffix(".b2clogin.com") || segments.first?.lowercased() == "tfp" {
             throw BrokerFailure(
                 .incorrectConfiguration, tag: 0x5E5A_0107,
                 "Azure AD B2C sign-ins do not go through the identity broker: let the app sign in with the browser instead.")
         }
-        if path.first?.lowercased() == "adfs" {
+        if segments.first?.lowercased() == "adfs" {
             throw BrokerFailure(
                 .incorrectConfiguration, tag: 0x5E5A_0107,
                 "AD FS sign-ins do not go through the identity broker: let the app sign in with the browser instead.")
         }
-        guard authority.scheme == "https", Self.microsoftHosts.contains(host) || extraHosts.contains(host), path.count == 1,
-            let tenant = path.first, tenant.utf8.count <= 256
-        else {
+        guard parts.scheme?.lowercased() == "https" else { throw Self.notCanonical("it is not an https address") }
+        guard parts.user == nil, parts.password == nil else { throw Self.notCanonical("it names a user before the host") }
+        guard parts.query == nil, parts.fragment == nil else { throw Self.notCanonical("it carries a query or a fragment") }
+        let origin = parts.port.map { "\(host):\($0)" } ?? host
+        let isMicrosoft = Self.microsoftHosts.contains(host) && (parts.port == nil || parts.port == 443)
+        guard isMicrosoft || extraHosts.contains(origin) || (parts.port == 443 && extraHosts.contains(host)) else {
+            if Self.microsoftHosts.contains(host) || extraHosts.contains(where: { $0.hasPrefix(host + ":") || $0 == host }) {
+                throw Self.notCanonical("it names port \(parts.port.map(String.init) ?? "") of the sign-in host")
+            }
             throw BrokerFailure(
                 .incorrectConfiguration, tag: 0x5E5A_0108,
                 "Sesame signs in to Microsoft's identity platform only; this app names another authority (\(host)).")
         }
-        return URL(string: "https://\(authority.host ?? host)\(authority.port.map { ":\($0)" } ?? "")/\(tenant)")!
+        guard segments.count == 1, let tenant = segments.first, (1...256).contains(tenant.utf8.count), tenant != ".", tenant != "..",
+            tenant.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
+        else { throw Self.notCanonical("its tenant is not one name of letters, digits, dots, hyphens and underscores") }
+        let port = isMicrosoft || parts.port == 443 ? "" : parts.port.map { ":\($0)" } ?? ""
+        return URL(string: "https://\(host)\(port)/\(tenant)")!
+    }
+
+    private static func notCanonical(_ reason: String) -> BrokerFailure {
+        BrokerFailure(
+            .incorrectConfiguration, tag: 0x5E5A_0111,
+            "The app's authority is not a sign-in address Sesame accepts (https://login.microsoftonline.com/<tenant>): \(reason).")
     }
 
     private static func isClientID(_ text: String) -> Bool {

@@ -1,6 +1,6 @@
 """Programs built on MSAL for Python sign in through Sesame as the desktop's identity broker.
 
-    microsoft_hosts.sh ADDRESS CA -- python broker_flow.py SESAME_BINARY SCRATCH_DIR CLIENT_ID CLIENT_ID2
+    microsoft_hosts.sh ADDRESS CA -- python broker_flow.py SESAME_BINARY SCRATCH_DIR CLIENT_ID CLIENT_ID2 CLIENT_ID3
 
 Run where login.microsoftonline.com is the identity emulator (microsoft_hosts.sh; REQUESTS_CA_BUNDLE
 names its CA for MSAL's own requests). The app runs on the session bus SESAME_E2E_APP_BUS names,
@@ -8,7 +8,8 @@ where gnome-keyring first gets an unlocked "login" collection (broker_e2e.py, sh
 bench`'s broker figure, says why and how).
 
 The programs are msal_broker_app.py (CLIENT_ID), msal_second_app.py (CLIENT_ID2) and
-msal_third_app.py (CLIENT_ID again: another program of the same app registration): MSAL,
+msal_third_app.py (CLIENT_ID again — another script of the same app, which the kernel cannot tell
+from the first: both are python — then CLIENT_ID3, an app nobody decided about): MSAL,
 unchanged, with `enable_broker_on_linux=True`, each run once per step as a person runs a command.
 Whatever Sesame shows meanwhile — its sign-in pages (driven through WebDriver) and its question
 about the program (answered through the accessibility tree) — is answered as a user would, in
@@ -28,14 +29,15 @@ from sesame_e2e import StepFailed
 # Megan's sign-in asks for a one-time SMS code: multi-factor authentication through the broker.
 broker_e2e.USER = "megan@contoso.onmicrosoft.com"
 
-binary, scratch, first_client, second_client = sys.argv[1:5]
+binary, scratch, first_client, second_client, third_client = sys.argv[1:6]
 HERE = os.path.dirname(os.path.abspath(__file__))
 seen = {}
 
 
-def run_program(script, client, command):
-    """Starts one of the MSAL programs (its token cache its own, under SCRATCH_DIR)."""
-    cache = os.path.join(scratch, f"msal-cache-{os.path.splitext(script)[0]}.json")
+def run_program(script, client, command, cache_of=None):
+    """Starts one of the MSAL programs (its token cache its own, under SCRATCH_DIR, or that of the
+    script `cache_of` names: two scripts of one app sharing its cache)."""
+    cache = os.path.join(scratch, f"msal-cache-{os.path.splitext(cache_of or script)[0]}.json")
     environment = {**os.environ, "HOME": os.path.join(scratch, "home")}
     return subprocess.Popen([sys.executable, os.path.join(HERE, script), client, cache, command],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
@@ -71,9 +73,9 @@ def as_user(desktop, process, what, answer):
     return {**result, **meanwhile, "broker_calls": broker_calls(app, mark), "events": told_events(app, mark)}
 
 
-def step(desktop, script, client, command, answer=None):
+def step(desktop, script, client, command, answer=None, cache_of=None):
     what = f"{script} {command}"
-    return as_user(desktop, run_program(script, client, command), what, answer)
+    return as_user(desktop, run_program(script, client, command, cache_of), what, answer)
 
 
 def broker_flow(desktop):
@@ -94,11 +96,14 @@ def broker_flow(desktop):
     # 4. Another program, with another app registration, is asked about on its own: allowed.
     second = "msal_second_app.py"
     seen["second"] = step(desktop, second, second_client, "interactive", "Always allow this program")
-    # 5. A third program presenting the first one's app registration is another program: asked,
-    # denied, it gets an error and no token; asked again, the Deny stands (no page, no question).
+    # 5. A third script presenting the first one's app registration is, to the kernel, the same
+    # program — python — and the first question said Always covers every program python runs: a
+    # token with no page and no question. As a third app nobody decided about, it is asked: denied,
+    # it gets an error and no token; asked again, the Deny stands (no page, no question).
     third = "msal_third_app.py"
-    seen["third_denied"] = step(desktop, third, first_client, "interactive", "Deny this program")
-    seen["third_again"] = step(desktop, third, first_client, "interactive")
+    seen["third_same_app"] = step(desktop, third, first_client, "silent", cache_of=first)
+    seen["third_denied"] = step(desktop, third, third_client, "interactive", "Deny this program")
+    seen["third_again"] = step(desktop, third, third_client, "interactive")
     # 6. The first program signs out; the second one's sign-in stays: a new token, silently.
     seen["removed"] = step(desktop, first, first_client, "remove")
     seen["accounts_after_remove"] = step(desktop, first, first_client, "accounts")

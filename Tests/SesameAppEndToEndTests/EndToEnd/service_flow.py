@@ -17,7 +17,7 @@ import subprocess
 import sys
 import urllib.request
 
-from sesame_e2e import Sesame, isolate_app_environment, wait
+from sesame_e2e import Sesame, isolate_app_environment, typed_at_terminal, wait
 
 flow, binary, emulator, scratch = sys.argv[1:5]
 bus = os.environ["SESAME_E2E_APP_BUS"]
@@ -226,9 +226,9 @@ def service(app):
     # commands, typed by the person, are never asked about), with the answers the store would give.
     mark = app.trace.mark()
     command_environment = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": bus, "HOME": scratch}
-    token = subprocess.run(["bash", "--norc", "-i"], input=f"{binary} token --emulator={emulator} --account-type myGraphService\nexit\n",
-                           capture_output=True, text=True, env=command_environment, timeout=120)
-    token.stdout = (token.stdout.strip().splitlines() or [""])[-1]
+    status, shown = typed_at_terminal(f"{binary} token --emulator={emulator} --account-type myGraphService", command_environment)
+    printed = re.search(r"eyJ[\w.-]+", shown)
+    token = subprocess.CompletedProcess([], status, printed.group(0) if printed else "", "" if printed else shown[-1000:])
     accounts = subprocess.run([binary, "accounts", f"--emulator={emulator}"],
                               capture_output=True, text=True, env=command_environment, timeout=120)
     seen["sesame_token"] = {"status": token.returncode, "jwt": token.stdout.startswith("eyJ"), "error": token.stderr,
@@ -401,11 +401,26 @@ def mail_command_flow(app):
     again = subprocess.run([client, "120", "sh", "-c", command], capture_output=True, text=True, env=environment, timeout=120)
     seen["mail_again"] = {"status": again.returncode, "graph": graph_me(again.stdout.strip()),
                           "questions": len(app.trace.find("access-question", since=mark))}
+    # Typed by a person at a terminal: theirs, asked nothing.
     mark = app.trace.mark()
-    typed = subprocess.run(["bash", "--norc", "-i"], input=command + "\nexit\n", capture_output=True, text=True, env=environment,
-                           timeout=120)
-    seen["typed"] = {"status": typed.returncode, "graph": graph_me(typed.stdout.strip().splitlines()[-1] if typed.stdout.strip() else ""),
-                     "questions": len(app.trace.find("access-question", since=mark)), "error": typed.stderr[-500:]}
+    status, shown = typed_at_terminal(command, environment)
+    printed = re.search(r"eyJ[\w.-]+", shown)
+    seen["typed"] = {"status": status, "graph": graph_me(printed.group(0) if printed else ""),
+                     "questions": len(app.trace.find("access-question", since=mark)), "error": "" if printed else shown[-500:]}
+    # The same command fed to a shell through a pipe (`echo … | bash`) is no person typing, even
+    # with -i: the program feeding it — this flow, python — is asked about, and denied.
+    mark = app.trace.mark()
+    piped = subprocess.Popen(["bash", "-i"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=environment)
+    piped.stdin.write(command + "\n")
+    piped.stdin.close()
+    seen["piped_question"] = question(app)
+    seen["piped_question_text"] = question_text(app)
+    answer(app, "Deny this program")
+    out = piped.stdout.read()
+    err = piped.stderr.read()
+    piped.wait(timeout=120)
+    seen["piped"] = {"token": "eyJ" in out, "questions": len(app.trace.find("access-question", since=mark)), "error": err[-1000:]}
     seen["client"] = client
 
 
