@@ -17,7 +17,7 @@ struct DeviceCodeTests {
             let discovery = try await browser.get("/\(Clients.contoso)/v2.0/.well-known/openid-configuration").json
             #expect(
                 discovery["device_authorization_endpoint"] as? String
-                    == "http://127.0.0.1:8400/\(Clients.contoso)/oauth2/v2.0/devicecode")
+                    == "http://127.0.0.1:8400/\(Tenant.contoso.id)/oauth2/v2.0/devicecode")
 
             let answer = try await browser.startDeviceFlow()
             #expect(answer.status == .ok)

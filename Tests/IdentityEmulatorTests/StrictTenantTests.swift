@@ -35,6 +35,10 @@ struct StrictTenantTests {
             page = try await browser.post("/contoso.onmicrosoft.com/login", form: [("ctx", ctx), ("step", "admin-approval")])
             #expect(page.redirectFields["error"] == "access_denied")
             #expect(page.redirectFields["error_description"]?.hasPrefix("AADSTS90094: The grant requires admin permission.") == true)
+            // Logged as every refusal is, with the ids the app was sent.
+            let description = try #require(page.redirectFields["error_description"])
+            let traceID = try #require(description.split(separator: "\r\n").first { $0.hasPrefix("Trace ID: ") }?.dropFirst(10))
+            #expect(fixture.announcements.all.contains { $0.hasPrefix("refused AADSTS90094 request-id \(traceID) correlation-id ") })
 
             // An administrator grants it for the tenant: the same sign-in now gets every property.
             let granted = try await browser.post("/.emulator/clients/\(Clients.directory)/adminConsent", form: [])
@@ -62,6 +66,24 @@ struct StrictTenantTests {
         try await lenient.withBrowser { browser in
             let page = try await browser.signIn("alex@contoso.onmicrosoft.com")
             #expect(page.redirectFields["code"] != nil, "--lenient always lets users consent")
+        }
+    }
+
+    @Test("public client flows off: the device code endpoint answers AADSTS7000218, and the refusal is logged with its ids")
+    func publicClientFlowsOff() async throws {
+        let fixture = try await EmulatorFixture()
+        try await fixture.withBrowser { browser in
+            let policy = #"{"tenants": {"contoso.onmicrosoft.com": {"publicClientFlows": false}}}"#
+            #expect(try await browser.send("/.emulator/policy", method: .post, headers: [:], body: policy).status == .ok)
+            let answer = try await browser.post(
+                "/contoso.onmicrosoft.com/oauth2/v2.0/devicecode", form: [("client_id", Clients.directory), ("scope", "User.Read")],
+                headers: [.init("client-request-id")!: "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"])
+            #expect(answer.json["error_codes"] as? [Int] == [7_000_218])
+            let traceID = try #require(answer.json["trace_id"] as? String)
+            #expect(
+                fixture.announcements.all.contains(
+                    "refused AADSTS7000218 request-id \(traceID) correlation-id 0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"),
+                "\(fixture.announcements.all)")
         }
     }
 

@@ -238,6 +238,74 @@ struct DiscoveryTests {
         }
     }
 
+    @Test(
+        "as Entra answers for every authority form: a tenant's endpoints by its id (its domain name too), no default port anywhere",
+        arguments: ["contoso.onmicrosoft.com", Tenant.contoso.id, "organizations", "common"])
+    func authorityForms(tenant: String) async throws {
+        // The emulator as login.microsoftonline.com on port 443 (a base URL with no port, as it
+        // prints one then).
+        let fixture = try await EmulatorFixture(base: URL(string: "https://login.microsoftonline.com")!)
+        try await fixture.withBrowser { browser in
+            let document = try await browser.get("/\(tenant)/v2.0/.well-known/openid-configuration").json
+            let named = ["organizations", "common"].contains(tenant) ? tenant : Tenant.contoso.id
+            #expect(document["token_endpoint"] as? String == "https://login.microsoftonline.com/\(named)/oauth2/v2.0/token")
+            #expect(document["authorization_endpoint"] as? String == "https://login.microsoftonline.com/\(named)/oauth2/v2.0/authorize")
+            #expect(document["jwks_uri"] as? String == "https://login.microsoftonline.com/\(named)/discovery/v2.0/keys")
+            let issuer = named == tenant && ["organizations", "common"].contains(tenant) ? "{tenantid}" : Tenant.contoso.id
+            #expect(document["issuer"] as? String == "https://login.microsoftonline.com/\(issuer)/v2.0")
+            let text = String(decoding: try JSONSerialization.data(withJSONObject: document), as: UTF8.self)
+            #expect(!text.contains(":443"), "a default port in \(text)")
+            // The v1.0 document names the same tenant, with v1's issuer and paths.
+            let one = try await browser.get("/\(tenant)/.well-known/openid-configuration").json
+            #expect((one["token_endpoint"] as? String)?.hasSuffix("/\(named)/oauth2/token") == true, "\(one)")
+            #expect((one["issuer"] as? String)?.hasPrefix("https://sts.windows.net/") == true)
+        }
+        // The ID token's issuer too: what azure-identity builds its AuthenticationRecord from (the
+        // bundled apps are single-tenant: they sign in at their tenant's authorities).
+        guard !["organizations", "common"].contains(tenant) else { return }
+        try await fixture.withBrowser { browser in
+            let redirect = try await browser.signIn("alex@contoso.onmicrosoft.com", tenant: tenant)
+            let tokens = try await browser.redeem(try #require(redirect.redirectFields["code"]), tenant: tenant).json
+            let (_, claims) = try jwtParts(try #require(tokens["id_token"] as? String))
+            #expect(claims["iss"] as? String == "https://login.microsoftonline.com/\(Tenant.contoso.id)/v2.0")
+        }
+    }
+
+    @Test("instance discovery as MSAL asks it: the cloud's aliases and the tenant's document; a host no cloud has is invalid_instance")
+    func instanceDiscovery() async throws {
+        let fixture = try await EmulatorFixture(base: URL(string: "https://login.microsoftonline.com")!)
+        try await fixture.withBrowser { browser in
+            let endpoint = "https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/authorize"
+            let answer = try await browser.get(
+                "/common/discovery/instance?" + FormEncoding.encode([("api-version", "1.1"), ("authorization_endpoint", endpoint)])
+            ).json
+            #expect(
+                answer["tenant_discovery_endpoint"] as? String
+                    == "https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0/.well-known/openid-configuration")
+            let metadata = try #require(answer["metadata"] as? [[String: Any]])
+            let first = try #require(metadata.first)
+            #expect(first["preferred_network"] as? String == "login.microsoftonline.com")
+            #expect(first["preferred_cache"] as? String == "login.windows.net")
+            #expect((first["aliases"] as? [String])?.contains("sts.windows.net") == true)
+            let elsewhere = try await browser.get(
+                "/common/discovery/instance?"
+                    + FormEncoding.encode([
+                        ("api-version", "1.1"), ("authorization_endpoint", "https://login.example.com/common/oauth2/authorize"),
+                    ]))
+            #expect(elsewhere.status == .badRequest)
+            #expect(elsewhere.json["error"] as? String == "invalid_instance")
+        }
+        // On a port of its own the emulator lists its own host first, with the port.
+        let local = try await EmulatorFixture()
+        try await local.withBrowser { browser in
+            let endpoint = "http://127.0.0.1:8400/organizations/oauth2/v2.0/authorize"
+            let answer = try await browser.get(
+                "/common/discovery/instance?" + FormEncoding.encode([("api-version", "1.1"), ("authorization_endpoint", endpoint)])
+            ).json
+            #expect(((answer["metadata"] as? [[String: Any]])?.first?["aliases"] as? [String]) == ["127.0.0.1:8400"])
+        }
+    }
+
     @Test("JWKS keys carry a per-key issuer, x5c and kid == x5t, and verify the id_token")
     func keys() async throws {
         let fixture = try await EmulatorFixture()

@@ -16,9 +16,11 @@ struct DeviceCodeController: EmulatorController {
         let correlationID = request.headers[.clientRequestID] ?? Identifiers.guid()
         // Entra answers this endpoint's errors with HTTP 200 and the usual error body (MSAL.NET
         // learned it the hard way: a client must look for `error`, not at the status).
-        func fail(_ error: ServiceError) -> Response {
-            .json(
-                error.json(traceID: Identifiers.guid(), correlationID: correlationID, at: now), status: .ok,
+        func fail(_ error: ServiceError, refusal: Bool = false) -> Response {
+            let traceID = Identifiers.guid()
+            if refusal { announceRefusal(error, requestID: traceID, correlationID: correlationID) }
+            return .json(
+                error.json(traceID: traceID, correlationID: correlationID, at: now), status: .ok,
                 headers: [.cacheControl: "no-store, no-cache"])
         }
 
@@ -31,7 +33,9 @@ struct DeviceCodeController: EmulatorController {
             return fail(.singleTenantAppAtCommon(clientID: client.clientID, appName: client.name))
         }
         // "Allow public client flows" off in the app registration (the tenant policy says so here).
-        if await !state.policy(for: endpoint.tenant).publicClientFlows { return fail(RefusalErrors.publicClientFlowsDisabled) }
+        if await !state.policy(for: endpoint.tenant).publicClientFlows {
+            return fail(RefusalErrors.publicClientFlowsDisabled, refusal: true)
+        }
         guard let scope = form.nonEmpty("scope") else { return fail(.missingParameter("scope")) }
         let scopes: ScopeRequest
         do {

@@ -610,12 +610,24 @@ struct SignInController: EmulatorController {
         let details = RefusalPages.Details(
             failure: failure, requestID: Identifiers.guid(), correlationID: transaction.request.correlationID, time: now,
             appName: transaction.request.client.name, appID: transaction.request.client.clientID, platform: transaction.platform)
-        configuration.announce("refused \(failure.codeText) request-id \(details.requestID) correlation-id \(details.correlationID)")
+        announceRefusal(failure, requestID: details.requestID, correlationID: details.correlationID)
         return .html(RefusalPages.interrupt(details, username: username))
     }
 
+    /// A consent workflow's refusal (AADSTS90094, 90095) sent back to the app — or, for a device's
+    /// sign-in, to the device — and logged with its ids as every refusal is.
     func refuse(_ failure: ServiceError, transaction: SignInTransaction, now: Date) async -> Response {
-        guard let device = transaction.deviceKey else { return errorRedirect(failure, reply: transaction.request.reply, now: now) }
+        let requestID = Identifiers.guid()
+        if failure.error == "access_denied", [90094, 90095].contains(failure.codes.first) {
+            announceRefusal(failure, requestID: requestID, correlationID: transaction.request.correlationID)
+        }
+        guard let device = transaction.deviceKey else {
+            return redirect(
+                failure.redirectFields(
+                    state: transaction.request.reply.state, traceID: requestID, correlationID: transaction.request.reply.correlationID,
+                    at: now),
+                reply: transaction.request.reply)
+        }
         // A user's Cancel is `authorization_declined`; the tenant's refusal reaches the device as is.
         await state.declineDevice(
             key: device, refusal: failure.error == "access_denied" && [90094, 90095].contains(failure.codes.first) ? failure : nil)

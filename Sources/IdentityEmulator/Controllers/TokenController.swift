@@ -38,7 +38,7 @@ struct TokenController: EmulatorController {
                 } catch {
                     // A tenant's refusal is logged with the ids its answer carries, as the sign-in logs keep them.
                     let traceID = Identifiers.guid()
-                    configuration.announce("refused \(error.codeText) request-id \(traceID) correlation-id \(answer.correlationID)")
+                    announceRefusal(error, requestID: traceID, correlationID: answer.correlationID)
                     return answer.failure(error, traceID: traceID)
                 }
             }

@@ -104,6 +104,12 @@ extension EmulatorController {
 
     func directory(for tenant: Tenant) -> Directory { tenant.kind == .b2c ? fabrikam : contoso }
 
+    /// Prints a tenant's refusal on stdout with the ids its answer carries, as the sign-in logs
+    /// keep them: `refused AADSTSnnnn request-id … correlation-id …` (what the help desk is sent).
+    func announceRefusal(_ failure: ServiceError, requestID: String, correlationID: String) {
+        configuration.announce("refused \(failure.codeText) request-id \(requestID) correlation-id \(correlationID)")
+    }
+
     /// The tenant and policy a request names (B2C policy from the path or `?p=`).
     func endpoint(_ context: BasicRequestContext, _ request: Request) throws(EndpointError) -> IdentityEndpoint {
         let tenant = context.parameters.get("tenant") ?? ""

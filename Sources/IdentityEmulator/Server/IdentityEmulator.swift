@@ -122,10 +122,18 @@ public final class IdentityEmulator: Sendable {
             router.get("\(prefix)/v2.0/.well-known/openid-configuration") { request, context in
                 try discovery.discovery(request, endpoint: discovery.endpointForJSON(context, request))
             }
+            router.get("\(prefix)/.well-known/openid-configuration") { request, context in
+                try discovery.discoveryVersionOne(endpoint: discovery.endpointForJSON(context, request))
+            }
+            router.get("\(prefix)/discovery/keys") { request, context in
+                try discovery.keys(endpoint: discovery.endpointForJSON(context, request))
+            }
             router.get("\(prefix)/discovery/v2.0/keys") { request, context in
                 try discovery.keys(endpoint: discovery.endpointForJSON(context, request))
             }
         }
+        // Instance discovery, as MSAL asks it (aliases of the sign-in host, the tenant's metadata).
+        router.get("/:tenant/discovery/instance") { request, _ in try discovery.instanceDiscovery(request) }
         // The device code flow's verification page (Microsoft's microsoft.com/devicelogin).
         router.get("/devicelogin") { _, _ in device.verificationPage() }
         router.post("/devicelogin") { request, _ in try await device.enterCode(request) }
@@ -210,7 +218,9 @@ public final class IdentityEmulator: Sendable {
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "identity-emulator"),
             onServerRunning: { [caPath] channel in
                 let port = channel.localAddress?.port ?? self.configuration.port
-                let url = URL(string: "\(scheme)://\(displayHost):\(port)")!
+                // As Entra writes its URLs: the scheme's default port left out (never `:443`).
+                let shownPort = port == (scheme == "https" ? 443 : 80) ? "" : ":\(port)"
+                let url = URL(string: "\(scheme)://\(displayHost)\(shownPort)")!
                 self.services.base = url
                 onListening(url, caPath)
             },

@@ -45,7 +45,7 @@ struct EmulatorFixture {
 
     init(
         users: Int = 60, stateDirectory: URL? = nil, extraClients: [ClientRegistration] = [], demo: Bool = false,
-        accessTokenLifetime: Int? = nil, userConsent: UserConsentPolicy = .allowed, lenient: Bool = false
+        accessTokenLifetime: Int? = nil, userConsent: UserConsentPolicy = .allowed, lenient: Bool = false, base: URL = Self.base
     ) async throws {
         var configuration = EmulatorConfiguration()
         configuration.federationHostname = Self.federationHostname
@@ -60,7 +60,7 @@ struct EmulatorFixture {
         configuration.announce = { announcements.record($0) }
         clock = configuration.clock
         self.announcements = announcements
-        emulator = try await IdentityEmulator(configuration: configuration, base: Self.base)
+        emulator = try await IdentityEmulator(configuration: configuration, base: base)
     }
 
     /// Runs `body` with a browser against the router.
