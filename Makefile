@@ -39,10 +39,14 @@ PYMSALRUNTIME_VERSION := 0.20.7
 MSAL_EXTENSIONS_VERSION := 1.3.1
 PORTALOCKER_VERSION := 3.2.0
 SELENIUM_VERSION := 4.51.0
+# The Azure SDK's broker credential (azure-identity-broker, over azure-identity): the tests keep its
+# AuthenticationRecord and sign in silently from it, through Sesame as the broker.
+AZURE_IDENTITY_BROKER_VERSION := 1.3.0
+AZURE_IDENTITY_VERSION := 1.25.3
 # A third-party OpenID Connect provider (authlib-based) for the tests of "any OpenID provider".
 OIDC_PROVIDER_MOCK_VERSION := 0.3.4
 TEST_VENV := .build/test-venv
-TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-pymsalruntime-$(PYMSALRUNTIME_VERSION)-extensions-$(MSAL_EXTENSIONS_VERSION)-portalocker-$(PORTALOCKER_VERSION)-selenium-$(SELENIUM_VERSION)-oidc-$(OIDC_PROVIDER_MOCK_VERSION)
+TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-pymsalruntime-$(PYMSALRUNTIME_VERSION)-extensions-$(MSAL_EXTENSIONS_VERSION)-portalocker-$(PORTALOCKER_VERSION)-selenium-$(SELENIUM_VERSION)-oidc-$(OIDC_PROVIDER_MOCK_VERSION)-azure-$(AZURE_IDENTITY_BROKER_VERSION)
 
 # The release build of what `make install` installs, `make deb` packages and `make bench` measures:
 # no debug information (perf's profiles need only the symbols), and Swift's runtime and
@@ -170,7 +174,8 @@ $(TEST_VENV_STAMP): | deps
 	/usr/bin/python3 -m venv --system-site-packages $(TEST_VENV)
 	$(TEST_VENV)/bin/pip install -q --disable-pip-version-check --ignore-installed "msal[broker]==$(MSAL_VERSION)" \
 	  "pymsalruntime==$(PYMSALRUNTIME_VERSION)" "msal-extensions==$(MSAL_EXTENSIONS_VERSION)" "portalocker==$(PORTALOCKER_VERSION)" \
-	  "selenium==$(SELENIUM_VERSION)" "oidc-provider-mock==$(OIDC_PROVIDER_MOCK_VERSION)"
+	  "selenium==$(SELENIUM_VERSION)" "oidc-provider-mock==$(OIDC_PROVIDER_MOCK_VERSION)" \
+	  "azure-identity-broker==$(AZURE_IDENTITY_BROKER_VERSION)" "azure-identity==$(AZURE_IDENTITY_VERSION)"
 	@touch $@
 
 ## demo: the whole tutorial flow played by itself on a virtual display: numbered screenshots and

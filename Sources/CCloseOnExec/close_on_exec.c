@@ -18,7 +18,6 @@
 #include <sys/socket.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "close_on_exec.h"
@@ -41,12 +40,4 @@ int epoll_create(int size) {
         return (int)syscall(SYS_epoll_create1, -1);
     }
     return (int)syscall(SYS_epoll_create1, EPOLL_CLOEXEC);
-}
-
-int sesame_sockets_close_on_exec(void) {
-    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    if (fd < 0) return 0;
-    int flags = fcntl(fd, F_GETFD);
-    close(fd);
-    return flags >= 0 && (flags & FD_CLOEXEC) != 0;
 }

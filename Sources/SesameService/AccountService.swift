@@ -402,16 +402,9 @@ public final class AccountService {
         guard let error = error as? AccountStoreError else {
             return AccountServiceError(.failed, "The sign-in storage failed: \(error)")
         }
-        // A tenant's refusal: Sesame's sentence, and the ids the program's user can hand their help desk.
-        var message = error.message
-        if TenantRefusal(serviceCode: error.serviceCode) != nil {
-            let details = HelpDeskDetails(error, configuration: nil)
-            let ids = [
-                details.errorCode, details.requestID.map { "request id \($0)" }, details.correlationID.map { "correlation id \($0)" },
-            ]
-            .compactMap { $0 }
-            if !ids.isEmpty { message += " (\(ids.joined(separator: ", ")))" }
-        }
+        // A tenant's refusal: Sesame's sentence, then the details the program's user can hand
+        // their help desk, one a line (``RefusalMessage``: `sesame token` reads them back).
+        let message = RefusalMessage(error)?.text ?? error.message
         switch error.code {
         case .interactionRequired: return AccountServiceError(.interactionRequired, message)
         case .accountNotFound: return AccountServiceError(.noSuchAccount, message)
@@ -419,5 +412,45 @@ public final class AccountService {
         case .cancelled: return AccountServiceError(.cancelled, message)
         default: return AccountServiceError(.failed, message)
         }
+    }
+}
+
+/// A tenant's refusal as the account service words it for a program: Sesame's sentence, then the
+/// details for the IT help desk one a line, as ``HelpDeskDetails/text`` writes them (`Error code:
+/// AADSTS53003`, `Request Id: …`, `Correlation Id: …`, `Timestamp: …`). Readable as it is, and
+/// read back by `sesame token`, which prints and records it exactly as it does a refusal it met
+/// itself.
+public struct RefusalMessage: Sendable, Equatable {
+    /// The store's sentence.
+    public let sentence: String
+    /// What the help desk needs.
+    public let details: HelpDeskDetails
+
+    /// The message for `error`, when it is a tenant's refusal.
+    public init?(_ error: AccountStoreError) {
+        guard TenantRefusal(serviceCode: error.serviceCode) != nil else { return nil }
+        sentence = error.message
+        details = HelpDeskDetails(error, configuration: nil)
+    }
+
+    /// The message read back from a service's error text; nil when it names no tenant's refusal.
+    public init?(text: String) {
+        let lines = text.prefix(8192).split(separator: "\n", maxSplits: 1)
+        guard let first = lines.first else { return nil }
+        let details = HelpDeskDetails(troubleshooting: lines.count > 1 ? String(lines[1]) : "")
+        guard TenantRefusal(serviceCode: details.errorCode) != nil else { return nil }
+        sentence = String(first)
+        self.details = details
+    }
+
+    /// The text a program reads.
+    public var text: String { sentence + "\n" + details.text }
+
+    /// The store's error again, as `code` (the service's kind): what ``RefusalNotice`` is made from.
+    public func storeError(_ code: AccountStoreError.Code) -> AccountStoreError {
+        var error = AccountStoreError(code, sentence)
+        error.serviceCode = details.errorCode
+        error.errorDescription = details.text
+        return error
     }
 }

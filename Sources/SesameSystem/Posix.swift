@@ -1,4 +1,3 @@
-import CCloseOnExec
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -261,31 +260,6 @@ package enum Posix {
     package static func changeMode(_ path: String, _ mode: mode_t) throws(SystemCallError) {
         _ = try call("chmod") { chmod(path, mode) }
     }
-
-    /// Marks every descriptor this process holds above standard error close-on-exec: what a
-    /// Sesame program inherited from whoever started it (a shell's, a test harness's) is not for
-    /// the programs it starts in turn. Its own descriptors are made close-on-exec where they are
-    /// opened (here, in SesameGIO's channels, and for sockets in `CCloseOnExec`).
-    package static func closeInheritedDescriptorsOnExec() {
-        guard let folder = opendir("/proc/self/fd") else { return }
-        defer { closedir(folder) }
-        let own = dirfd(folder)
-        while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let descriptor = Int32(name), descriptor > 2, descriptor != own else { continue }
-            let flags = fcntl(descriptor, F_GETFD)
-            if flags >= 0, flags & FD_CLOEXEC == 0 { _ = fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC) }
-        }
-    }
-
-    /// Whether a descriptor is close-on-exec (false for one that is not open).
-    package static func isCloseOnExec(_ descriptor: Int32) -> Bool {
-        let flags = fcntl(descriptor, F_GETFD)
-        return flags >= 0 && flags & FD_CLOEXEC != 0
-    }
-
-    /// Whether a socket this program creates is close-on-exec (`CCloseOnExec` is linked in).
-    package static var socketsAreCloseOnExec: Bool { sesame_sockets_close_on_exec() != 0 }
 
     /// Whether `path` (`/proc/PID/fd/0`: a process's standard input) is a terminal: a character
     /// device of the console, a virtual terminal or a pseudo-terminal (Linux's majors 4, 5 and

@@ -20,12 +20,6 @@ struct SesameServiceCommand: ParsableCommand {
         abstract: "Serve Sesame's accounts and the identity broker on the session bus (D-Bus activation starts this).",
         version: SesameVersion.current)
 
-    /// Before anything else: what this program inherited is not for the programs it starts.
-    static func main() {
-        Posix.closeInheritedDescriptorsOnExec()
-        main(nil)
-    }
-
     @OptionGroup var options: CommonOptions
 
     @Option(name: .customLong("trace-events"), help: ArgumentHelp("Write the flow as JSON lines to FILE.", valueName: "FILE"))

@@ -22,12 +22,6 @@ struct SesameCommand: ParsableCommand {
         version: SesameVersion.current,
         subcommands: [Window.self, LoginCommand.self, Accounts.self, TokenCommand.self, SignOut.self, Doctor.self],
         defaultSubcommand: Window.self)
-
-    /// Before anything else: what this program inherited is not for the programs it starts.
-    static func main() {
-        Posix.closeInheritedDescriptorsOnExec()
-        main(nil)
-    }
 }
 
 /// Runs async work from synchronous code on the main thread (the headless commands).

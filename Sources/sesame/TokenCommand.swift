@@ -72,6 +72,12 @@ struct TokenCommand: ParsableCommand {
             print(try render(token, expiresOn: expiresOn, username: { try serviceUsername() }))
             return
         case .failed(let error):
+            // The tenant said no: printed and recorded as when the command meets the refusal itself.
+            if let refusal = RefusalMessage(text: error.message), refusal.details.errorCode != "AADSTS65001" {
+                let code: AccountStoreError.Code =
+                    ServiceClient.kind(error) == "InteractionRequired" ? .interactionRequired : .authorizationFailed
+                try report(refusal.storeError(code))
+            }
             let needsSignIn = ["InteractionRequired", "NoSuchAccount"].contains(ServiceClient.kind(error))
             let advice = needsSignIn ? " " + signInAdvice(username: account, consentMissing: error.message.contains("AADSTS65001")) : ""
             Posix.writeStandardError("sesame: \(ServiceClient.sentence(error))\(advice)\n")
@@ -99,12 +105,7 @@ struct TokenCommand: ParsableCommand {
             } catch let error as AccountStoreError
                 where error.serviceCode != "AADSTS65001" && TenantRefusal(serviceCode: error.serviceCode) != nil
             {
-                // The tenant said no: what it means, the one thing to do, what the help desk needs.
-                let configuration = try? options.profiles().first(where: { $0.accountType == accountType })?.accountConfiguration
-                let notice = RefusalNotice(error, configuration: configuration, scopes: scopes)
-                notice?.record(environment: ProcessInfo.processInfo.environment)
-                Posix.writeStandardError("sesame: \(notice?.commandLineText ?? UserMessage.text(for: error))\n")
-                throw ExitCode(error.code == .interactionRequired ? 2 : 1)
+                try report(error)
             } catch let error as AccountStoreError where error.code == .interactionRequired {
                 let consentMissing = error.serviceCode == "AADSTS65001"
                 let said =
@@ -118,6 +119,16 @@ struct TokenCommand: ParsableCommand {
             }
         }
         print(printed)
+    }
+
+    /// The tenant said no: what it means, the one thing to do, what the help desk needs — printed,
+    /// and kept for `sesame doctor`.
+    private func report(_ error: AccountStoreError) throws -> Never {
+        let configuration = try? options.profiles().first(where: { $0.accountType == accountType })?.accountConfiguration
+        let notice = RefusalNotice(error, configuration: configuration, scopes: scopes)
+        notice?.record(environment: ProcessInfo.processInfo.environment)
+        Posix.writeStandardError("sesame: \(notice?.commandLineText ?? UserMessage.text(for: error))\n")
+        throw ExitCode(error.code == .interactionRequired ? 2 : 1)
     }
 
     /// The requesting program's name, as a sentence shows it.

@@ -1,4 +1,5 @@
 import Foundation
+import IdentityEmulator
 import SesameTestSupport
 import XCTest
 
@@ -21,6 +22,8 @@ final class BrokerEndToEndTests: XCTestCase {
     static let firstClient = "5b0a2c1d-8f3e-4a6b-9c7d-1e2f3a4b5c6d"
     static let secondClient = "c7e4a9d2-3b1f-4e6a-8d5c-2f9b0a7e6d13"
     static let thirdClient = "0e8d7c6b-5a49-4382-9170-f6e5d4c3b2a1"
+    /// The emulator's workforce tenant (contoso.onmicrosoft.com) by its id.
+    static let tenantID = Tenant.contoso.id
     static let username = "megan@contoso.onmicrosoft.com"
 
     func testMSALProgramsSignInThroughSesameWithTheUsersSay() throws {
@@ -70,6 +73,22 @@ final class BrokerEndToEndTests: XCTestCase {
         XCTAssertTrue(firstProgram.contains("msal_broker_app.py"), "\(firstProgram)")
         XCTAssertTrue(firstProgram.contains("It signs in as the app \(Self.firstClient)"), "\(firstProgram)")
 
+        // 3b. Every authority form developers write signs in and then gets a token silently through
+        // Sesame, MSAL's instance discovery on: the tenant's domain name (discovery names its
+        // endpoints by the tenant's id, as Entra does: pymsalruntime refuses a "non-canonical
+        // realm"), its id, and `common`.
+        for form in ["domain", "tenant_id", "common"] {
+            let run = step(seen, "form_\(form)")
+            let interactive = run["interactive"] as? [String: Any] ?? [:]
+            let silent = run["silent"] as? [String: Any] ?? [:]
+            XCTAssertEqual(interactive["graph"] as? Int, 200, "\(form): \(interactive)")
+            XCTAssertEqual(silent["token_source"] as? String, "broker", "\(form): no silent token: \(silent)")
+            XCTAssertEqual(silent["graph"] as? Int, 200, "\(form): \(silent)")
+            XCTAssertEqual(silent["shown"] as? [String], [], "\(form): a silent token showed something: \(silent)")
+            let issuer = ((silent["token"] as? [String: Any])?["claims"] as? [String: Any])?["tid"] as? String
+            XCTAssertEqual(issuer, Self.tenantID, "\(form)")
+        }
+
         // 4. Another program, with another app, is asked about on its own: a token for its client.
         let second = step(seen, "second")
         XCTAssertEqual(questions(second).count, 1, "the second program was not asked about: \(second)")
@@ -77,6 +96,31 @@ final class BrokerEndToEndTests: XCTestCase {
         XCTAssertTrue((questions(second).first?["program"] as? String ?? "").contains("It signs in as the app \(Self.secondClient)"))
         XCTAssertEqual(second["graph"] as? Int, 200, "the second program got no token Graph takes: \(second)")
         XCTAssertEqual(claims(second)["appid"] as? String, Self.secondClient)
+
+        // 4b. azure-identity-broker: its AuthenticationRecord names the authority host with no port
+        // (it failed as "'login.microsoftonline.com:443' is an invalid authority") and round-trips:
+        // the next run's credential gets a token silently from it.
+        let azure = step(seen, "azure_identity")
+        let authenticated = azure["authenticate"] as? [String: Any] ?? [:]
+        let record = authenticated["record"] as? [String: Any] ?? [:]
+        XCTAssertEqual(record["authority"] as? String, "login.microsoftonline.com", "\(authenticated)")
+        XCTAssertEqual(record["tenant_id"] as? String, Self.tenantID, "\(authenticated)")
+        XCTAssertEqual(authenticated["graph"] as? Int, 200, "\(authenticated)")
+        let fromRecord = azure["silent"] as? [String: Any] ?? [:]
+        XCTAssertNil(fromRecord["error"], "\(fromRecord)")
+        XCTAssertEqual(fromRecord["graph"] as? Int, 200, "\(fromRecord)")
+        XCTAssertEqual(fromRecord["shown"] as? [String], [], "azure-identity silent credential showed something: \(fromRecord)")
+        XCTAssertEqual((fromRecord["claims"] as? [String: Any])?["appid"] as? String, Self.secondClient)
+
+        // 4c. Plain MSAL (no broker), each authority form, instance discovery on: signed in, an
+        // issuer with no port, a silent token from the identity provider.
+        let plain = step(seen, "plain_msal")
+        for tenant in ["organizations", "common", "contoso.onmicrosoft.com", Self.tenantID] {
+            let run = plain[tenant] as? [String: Any] ?? [:]
+            XCTAssertEqual(run["signed_in"] as? String, "alex@contoso.onmicrosoft.com", "\(tenant): \(run)")
+            XCTAssertEqual(run["issuer"] as? String, "https://login.microsoftonline.com/\(Self.tenantID)/v2.0", "\(tenant): \(run)")
+            XCTAssertEqual(run["silent"] as? String, "identity_provider", "\(tenant): \(run)")
+        }
 
         // 5. A third script with the first one's app is python too: what the first Always covered,
         // by its own words — a token, no page, no question. With an app nobody decided about it is
@@ -184,6 +228,7 @@ final class BrokerEndToEndTests: XCTestCase {
             [
                 Self.address, certificateAuthority, "--", python.path, endToEnd.appending(path: "broker_flow.py").path,
                 try Repository.product("sesame").path, scratch.path, Self.firstClient, Self.secondClient, Self.thirdClient,
+                Self.tenantID,
             ],
             environment: flowEnvironment)
         printed.text = result.stdout

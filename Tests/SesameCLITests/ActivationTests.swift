@@ -119,6 +119,11 @@ final class ServiceWithoutWindowTests: XCTestCase {
         XCTAssertEqual(seen["service_executable"] as? String, "sesame-service")
         XCTAssertEqual(seen["service_gui_libraries"] as? [String], [], "the idle service loaded GTK or WebKit")
         XCTAssertEqual(seen["window_before"] as? Int, 0, "a window started before anyone needed one")
+        // `sesame doctor` lists the broker's calls when the activated service answered them.
+        XCTAssertTrue((seen["broker_version"] as? String)?.contains("linuxBrokerVersion") == true, "\(seen["broker_version"] ?? "")")
+        let doctor = seen["doctor_broker"] as? [String] ?? []
+        XCTAssertTrue(doctor.contains { $0.contains("served by Sesame") }, "\(doctor)")
+        XCTAssertTrue(doctor.contains { $0.contains("broker call") && $0.contains("gdbus") }, "\(doctor)")
         XCTAssertEqual(seen["windows_while_asking"] as? Int, 1)
         XCTAssertEqual(seen["question"] as? String, "Allow \u{2068}gdbus\u{2069} to use \u{2068}alex@contoso.onmicrosoft.com\u{2069}?")
         let token = try XCTUnwrap(seen["token"] as? [String: Any])

@@ -203,6 +203,41 @@ final class RefusalTests: XCTestCase {
         assertHelpDeskDetails(token.stderr, code: "AADSTS50057")
     }
 
+    /// `sesame token` typed at a terminal while Sesame's account service runs goes through it: the
+    /// refusal reads the same as when the command meets it itself — the sentence, the help desk
+    /// (never a sign-in command, for a disabled account), the details of the very request the
+    /// emulator logged — and `sesame doctor` shows it as the latest.
+    func testThroughTheAccountServiceARefusalReadsAndIsKeptAsWithout() async throws {
+        let direct = try await tokenRefused(
+            by: #"{"tenants": {"contoso.onmicrosoft.com": {"accounts": {"alex@contoso.onmicrosoft.com": {"state": "disabled"}}}}}"#)
+        let firstRequest = try XCTUnwrap(loggedRequestID("AADSTS50057"))
+        // The same refusal through the service, on a session bus of the test's own.
+        var environment = environment
+        let bus = try SessionBus(environment: environment)
+        cleanup.append { bus.stop() }
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        let service = try DeviceCodeLoginTests.RunningProgram(
+            Repository.product("sesame"), ["--service", "--emulator", base], environment: environment)
+        cleanup.append { service.process.terminate() }
+        // gdbus waits for the name's owner itself (its bound only a guard against a service that never comes).
+        let serving = try ProcessRunner.run(
+            URL(filePath: "/usr/bin/gdbus"), ["wait", "--session", "--timeout", "120", "org.sesame.Sesame"], environment: environment)
+        XCTAssertEqual(serving.status, 0, "the service did not take its name: \(service.stderr)")
+        let typed = try Terminal.type(
+            "\(try Repository.product("sesame").path) token --account-type myGraphService", environment: environment)
+        XCTAssertEqual(typed.status, 2, typed.shown)
+        let secondRequest = try XCTUnwrap(loggedRequestID("AADSTS50057"))
+        XCTAssertNotEqual(firstRequest, secondRequest, "the service did not ask the identity service")
+        for text in [direct.stderr, typed.shown] {
+            XCTAssertTrue(text.contains("Your account is disabled."), text)
+            XCTAssertFalse(text.contains("sesame login"), "a disabled account was told to sign in: \(text)")
+        }
+        assertHelpDeskDetails(typed.shown, code: "AADSTS50057")
+        // Kept for `sesame doctor`, as the command keeps what it meets itself.
+        let doctor = try ProcessRunner.run(Repository.product("sesame"), ["doctor", "--emulator", base], environment: self.environment)
+        XCTAssertTrue(doctor.stdout.contains(secondRequest), "doctor shows an older refusal: \(doctor.stdout)")
+    }
+
     func testAnExpiredPasswordAsksForASignInAndThePageTakesANewPassword() async throws {
         let token = try await tokenRefused(
             by: #"{"tenants": {"contoso.onmicrosoft.com": {"accounts": {"alex@contoso.onmicrosoft.com": {"state": "passwordExpired"}}}}}"#)

@@ -138,18 +138,4 @@ struct PosixTests {
         #expect(Posix.message(for: EACCES) == "Permission denied")
         #expect(throws: SystemCallError(call: "rename", code: ENOENT)) { try Posix.rename(missing, to: missing + ".new") }
     }
-
-    @Test("what a Sesame program inherited is marked close-on-exec, so the programs it starts do not inherit it in turn")
-    func inheritedCloseOnExec() throws {
-        // What a shell left open for the program (dup keeps no close-on-exec flag). Sockets
-        // Sesame makes are close-on-exec from the start (CCloseOnExec: tested in the programs
-        // themselves, EndToEndFlowTests and ServiceWithoutWindowTests — a test bundle loaded by
-        // a helper keeps the C library's own calls).
-        let inherited = dup(STDERR_FILENO)
-        defer { close(inherited) }
-        #expect(!Posix.isCloseOnExec(inherited))
-        Posix.closeInheritedDescriptorsOnExec()
-        #expect(Posix.isCloseOnExec(inherited))
-        #expect(!Posix.isCloseOnExec(STDERR_FILENO), "the standard streams stay the children's")
-    }
 }

@@ -1,6 +1,6 @@
 """Programs built on MSAL for Python sign in through Sesame as the desktop's identity broker.
 
-    microsoft_hosts.sh ADDRESS CA -- python broker_flow.py SESAME_BINARY SCRATCH_DIR CLIENT_ID CLIENT_ID2 CLIENT_ID3
+    microsoft_hosts.sh ADDRESS CA -- python broker_flow.py SESAME_BINARY SCRATCH_DIR CLIENT_ID CLIENT_ID2 CLIENT_ID3 TENANT_ID
 
 Run where login.microsoftonline.com is the identity emulator (microsoft_hosts.sh; REQUESTS_CA_BUNDLE
 names its CA for MSAL's own requests). The app runs on the session bus SESAME_E2E_APP_BUS names,
@@ -29,17 +29,17 @@ from sesame_e2e import StepFailed
 # Megan's sign-in asks for a one-time SMS code: multi-factor authentication through the broker.
 broker_e2e.USER = "megan@contoso.onmicrosoft.com"
 
-binary, scratch, first_client, second_client, third_client = sys.argv[1:6]
+binary, scratch, first_client, second_client, third_client, tenant_id = sys.argv[1:7]
 HERE = os.path.dirname(os.path.abspath(__file__))
 seen = {}
 
 
-def run_program(script, client, command, cache_of=None):
+def run_program(script, client, command, cache_of=None, tenant="organizations"):
     """Starts one of the MSAL programs (its token cache its own, under SCRATCH_DIR, or that of the
-    script `cache_of` names: two scripts of one app sharing its cache)."""
+    script `cache_of` names: two scripts of one app sharing its cache) with its authority's tenant."""
     cache = os.path.join(scratch, f"msal-cache-{os.path.splitext(cache_of or script)[0]}.json")
     environment = {**os.environ, "HOME": os.path.join(scratch, "home")}
-    return subprocess.Popen([sys.executable, os.path.join(HERE, script), client, cache, command],
+    return subprocess.Popen([sys.executable, os.path.join(HERE, script), client, cache, command, tenant],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
 
 
@@ -73,9 +73,18 @@ def as_user(desktop, process, what, answer):
     return {**result, **meanwhile, "broker_calls": broker_calls(app, mark), "events": told_events(app, mark)}
 
 
-def step(desktop, script, client, command, answer=None, cache_of=None):
-    what = f"{script} {command}"
-    return as_user(desktop, run_program(script, client, command, cache_of), what, answer)
+def step(desktop, script, client, command, answer=None, cache_of=None, tenant="organizations"):
+    what = f"{script} {command} ({tenant})"
+    return as_user(desktop, run_program(script, client, command, cache_of, tenant), what, answer)
+
+
+def azure_identity(desktop, client, tenant, command):
+    """azure_identity_app.py (the Azure SDK's broker credential) for `client` at `tenant`."""
+    environment = {**os.environ, "HOME": os.path.join(scratch, "home")}
+    process = subprocess.Popen([sys.executable, os.path.join(HERE, "azure_identity_app.py"), client, tenant,
+                                os.path.join(scratch, "azure-identity-record.json"), command],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+    return as_user(desktop, process, f"azure_identity_app.py {command}", None)
 
 
 def broker_flow(desktop):
@@ -94,8 +103,23 @@ def broker_flow(desktop):
     seen["silent_after_expiry"] = time.time() > expires > 0
     seen["silent"] = step(desktop, first, first_client, "silent")
     # 4. Another program, with another app registration, is asked about on its own: allowed.
+    # 3b. The same program and app with the other authority forms developers write — the tenant's
+    # domain name, its id, `common` — each a sign-in, then a token without interaction.
+    for tenant in ("contoso.onmicrosoft.com", tenant_id, "common"):
+        form = "domain" if "." in tenant else "common" if tenant == "common" else "tenant_id"
+        cache = f"msal_broker_app_{form}.py"
+        seen[f"form_{form}"] = {"interactive": step(desktop, first, first_client, "interactive", cache_of=cache, tenant=tenant),
+                                "silent": step(desktop, first, first_client, "silent", cache_of=cache, tenant=tenant)}
     second = "msal_second_app.py"
     seen["second"] = step(desktop, second, second_client, "interactive", "Always allow this program")
+    # 4b. The Azure SDK's broker credential (azure-identity-broker) for the second app at the
+    # tenant's domain name: its AuthenticationRecord kept, and a later run silent from it.
+    seen["azure_identity"] = {"authenticate": azure_identity(desktop, second_client, "contoso.onmicrosoft.com", "authenticate"),
+                              "silent": azure_identity(desktop, second_client, "contoso.onmicrosoft.com", "silent")}
+    # 4c. MSAL without the broker, every authority form, instance discovery on: no Sesame involved.
+    plain = subprocess.run([sys.executable, os.path.join(HERE, "plain_msal_app.py"), first_client, "organizations", "common",
+                            "contoso.onmicrosoft.com", tenant_id], capture_output=True, text=True, timeout=300)
+    seen["plain_msal"] = json.loads(plain.stdout.strip().splitlines()[-1]) if plain.stdout.strip() else {"error": plain.stderr[-2000:]}
     # 5. A third script presenting the first one's app registration is, to the kernel, the same
     # program — python — and the first question said Always covers every program python runs: a
     # token with no page and no question. As a third app nobody decided about, it is asked: denied,

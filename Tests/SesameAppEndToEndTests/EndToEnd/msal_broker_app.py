@@ -3,7 +3,7 @@ as any program built on MSAL does once its developer opts in (`enable_broker_on_
 MSAL, unchanged, asks whoever owns com.microsoft.identity.broker1 on the session bus, through
 Microsoft's pymsalruntime.
 
-    python msal_broker_app.py CLIENT_ID CACHE_FILE COMMAND
+    python msal_broker_app.py CLIENT_ID CACHE_FILE COMMAND [TENANT]
 
 COMMAND is what its user asks for:
 - interactive: sign in (acquire_token_interactive; the broker shows whatever it shows)
@@ -11,7 +11,9 @@ COMMAND is what its user asks for:
 - silent:      a token for the first account, without asking anyone (acquire_token_silent)
 - remove:      sign out (remove_account for every account)
 
-MSAL's token cache is kept in CACHE_FILE between runs, as a program keeps it on disk. Each run
+TENANT is the authority's tenant as the app's developer wrote it (`organizations`, the default;
+`common`; a domain name; a tenant id); MSAL looks its instance up as it does by default (instance
+discovery on). MSAL's token cache is kept in CACHE_FILE between runs, as a program keeps it on disk. Each run
 prints one JSON object: what the program got, as its user would notice it — a token Graph takes
 (`graph`: the status of Graph's /me with it, and whose name it returned) or the error MSAL
 returned. No token is printed: only its length, a digest (to tell two tokens apart) and some of
@@ -28,7 +30,7 @@ import msal
 import requests
 
 SCOPES = ["User.Read"]
-AUTHORITY = "https://login.microsoftonline.com/organizations"
+AUTHORITY_HOST = "https://login.microsoftonline.com"
 # The identity emulator serves Graph on its own host (its certificate names no other).
 GRAPH_ME = "https://login.microsoftonline.com/v1.0/me"
 CLAIMS = ("aud", "scp", "azp", "appid", "tid", "preferred_username", "upn", "exp")
@@ -74,19 +76,16 @@ def described(result):
     }
 
 
-def main(client_id, cache_file, command):
+def main(client_id, cache_file, command, tenant="organizations"):
     logging.basicConfig(filename=cache_file + ".log", level=logging.DEBUG,
                         format="%(asctime)s %(process)d %(name)s %(levelname)s %(message)s")
     cache = msal.SerializableTokenCache()
     if os.path.exists(cache_file):
         with open(cache_file, encoding="utf-8") as stored:
             cache.deserialize(stored.read())
-    # instance_discovery=False: MSAL would otherwise ask /common/discovery/instance for the
-    # authority's aliases (in get_accounts on an empty cache, and in remove_account), which the
-    # identity emulator does not serve.
-    app = msal.PublicClientApplication(client_id, authority=AUTHORITY, token_cache=cache, enable_broker_on_linux=True,
-                                       instance_discovery=False)
-    seen = {"command": command, "broker_enabled": getattr(app, "_enable_broker", None)}
+    app = msal.PublicClientApplication(client_id, authority=f"{AUTHORITY_HOST}/{tenant}", token_cache=cache,
+                                       enable_broker_on_linux=True)
+    seen = {"command": command, "tenant": tenant, "broker_enabled": getattr(app, "_enable_broker", None)}
     accounts = app.get_accounts()
     if command == "interactive":
         if seen["broker_enabled"] is False:
@@ -114,4 +113,4 @@ def main(client_id, cache_file, command):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

@@ -9,4 +9,4 @@ import sys
 from msal_broker_app import main
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

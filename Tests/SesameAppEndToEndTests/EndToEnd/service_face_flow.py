@@ -66,6 +66,17 @@ seen["service_executable"] = os.path.basename(os.readlink(f"/proc/{service}/exe"
 seen["service_gui_libraries"] = [name for name in libraries(service)
                                  if name.startswith(("libgtk", "libgdk", "libwebkit", "libjavascriptcore"))]
 seen["window_before"] = len(windows())
+# A program asks the identity broker the activated service serves; `sesame doctor` lists the call
+# (the service keeps the broker's call log, as the window does).
+version = subprocess.run(["gdbus", "call", "--session", "--dest", "com.microsoft.identity.broker1", "--object-path",
+                          "/com/microsoft/identity/broker1", "--method", "com.microsoft.identity.Broker1.getLinuxBrokerVersion",
+                          "0.0", "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0", '{"msalCppVersion": "1.0"}'],
+                         capture_output=True, text=True, timeout=60)
+seen["broker_version"] = version.stdout.strip()
+started = time.monotonic()
+doctor = subprocess.run([binary, "doctor", f"--emulator={emulator}"], capture_output=True, text=True, timeout=120)
+seen["doctor_took"] = round(time.monotonic() - started, 1)
+seen["doctor_broker"] = [line.strip() for line in doctor.stdout.splitlines() if "broker" in line]
 
 # A program asks for a token: the service's window asks the user, who allows it once.
 asking = subprocess.Popen(["gdbus", "call", "--session", "--dest", NAME, "--object-path", PATH, "--method",
