@@ -57,11 +57,8 @@ public final class DirectorySearch {
     private var generation = 0
     private var searchTask: Task<Void, Never>?
     private var pageTask: Task<Void, Never>?
-    /// How long after a failure Retry can mend the search runs again by itself, one delay per
-    /// attempt (the last repeats): a service that was refusing or down comes back without a press.
-    public var retryDelays: [Duration] = [.seconds(2), .seconds(4), .seconds(8), .seconds(15), .seconds(30), .seconds(60)]
-    private var retryTask: Task<Void, Never>?
-    private var failuresInARow = 0
+    /// When a search that failed for a reason Retry can mend runs again by itself.
+    public let retrying = RetrySchedule()
 
     /// A search over the sample's Graph (`graphBaseURL` of its settings).
     public init(session: SampleSession) {
@@ -71,6 +68,8 @@ public final class DirectorySearch {
         } else {
             baseURL = URL(string: "https://graph.microsoft.com/v1.0/")!
         }
+        // Each second of the countdown is news for the status page.
+        retrying.onTick = { [weak self] in if case .failed = self?.status { self?.onChange?(.status) } }
     }
 
     /// Whether an account is signed in.
@@ -131,7 +130,9 @@ public final class DirectorySearch {
                 .nothingYet, title: String(formatting: L("No one matches “%@”"), DisplayText.isolated(text)),
                 description: L("Check the spelling, or search by e-mail address or user name."), action: .showEveryone)
         case .failed(let message, let action):
-            PageStatus(.failed, title: L("Can’t search the directory"), description: message, action: .sample(action))
+            PageStatus(
+                .failed, title: L("Can’t search the directory"), description: message, action: .sample(action),
+                retryingIn: retrying.secondsLeft)
         case .searching, .found, .signOutFailed:
             nil
         }
@@ -175,8 +176,7 @@ public final class DirectorySearch {
         self.text = text
         generation += 1
         let current = generation
-        retryTask?.cancel()
-        if !again { failuresInARow = 0 }
+        if again { retrying.cancel() } else { retrying.reset() }
         searchTask?.cancel()
         pageTask?.cancel()
         pageTask = nil
@@ -203,13 +203,10 @@ public final class DirectorySearch {
     /// After a failure Retry can mend, the same search again after the next delay, unless the
     /// user searched meanwhile (or the network's return already did).
     private func retryLater() {
-        guard case .failed(_, action: .retry) = status, !retryDelays.isEmpty else { return }
-        let delay = retryDelays[min(failuresInARow, retryDelays.count - 1)]
-        failuresInARow += 1
+        guard case .failed(_, action: .retry) = status else { return }
         let current = generation
-        retryTask = Task { [weak self] in
-            try? await Task.sleep(for: delay)
-            guard let self, !Task.isCancelled, current == self.generation, case .failed(_, action: .retry) = self.status else { return }
+        retrying.schedule { [weak self] in
+            guard let self, current == self.generation, case .failed(_, action: .retry) = self.status else { return }
             self.search(self.text, again: true)
         }
     }
@@ -281,7 +278,7 @@ public final class DirectorySearch {
     /// Stops every request (the window is closing).
     public func close() {
         generation += 1
-        retryTask?.cancel()
+        retrying.cancel()
         searchTask?.cancel()
         pageTask?.cancel()
         onChange = nil
@@ -293,7 +290,7 @@ public final class DirectorySearch {
     }
 
     private func replace(with page: GraphUserPage) {
-        failuresInARow = 0
+        retrying.reset()
         users = page.users
         nextPage = page
         selected = nil

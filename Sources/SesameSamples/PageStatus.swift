@@ -41,12 +41,20 @@ public struct PageStatus: Equatable, Sendable {
     public var description: String
     /// The one action, if the page offers one here (typing is the action of "no tasks yet").
     public var action: Action?
+    /// For a failure the page reads again by itself: the whole seconds before it does.
+    public var retryingIn: Int?
 
     /// A status; see each property.
-    public init(_ kind: Kind, title: String, description: String, action: Action?) {
+    public init(_ kind: Kind, title: String, description: String, action: Action?, retryingIn: Int? = nil) {
         self.kind = kind
         self.title = title
         self.description = description
         self.action = action
+        self.retryingIn = retryingIn
+    }
+
+    /// What the page says of its retry: "Trying again in 8 s", or nil.
+    public var retryText: String? {
+        retryingIn.map { String(formatting: L("Trying again in %d s"), $0) }
     }
 }

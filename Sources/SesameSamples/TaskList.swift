@@ -32,6 +32,8 @@ public final class TaskList {
         } else {
             baseURL = URL(string: "https://aadb2cplayground.azurewebsites.net")!
         }
+        // Each second of the countdown is news for the status page.
+        retrying.onTick = { [weak self] in if self?.failed == true { self?.changed() } }
     }
 
     /// Whether an account is signed in.
@@ -54,7 +56,9 @@ public final class TaskList {
                 )
         }
         if failed, let action {
-            return PageStatus(.failed, title: L("Can’t read your tasks"), description: statusText, action: .sample(action))
+            return PageStatus(
+                .failed, title: L("Can’t read your tasks"), description: statusText, action: .sample(action),
+                retryingIn: retrying.secondsLeft)
         }
         if tasks.isEmpty, action == nil, hasRead {
             return PageStatus(.nothingYet, title: L("No tasks yet"), description: L("Type a task above and press Enter."), action: nil)
@@ -99,23 +103,16 @@ public final class TaskList {
         }
     }
 
-    /// How long after a failed read Retry can mend the list is read again by itself, one delay
-    /// per attempt (the last repeats): a task service that was down comes back without a press.
-    public var retryDelays: [Duration] = [.seconds(2), .seconds(4), .seconds(8), .seconds(15), .seconds(30), .seconds(60)]
-    private var retryTask: Task<Void, Never>?
-    private var failuresInARow = 0
+    /// When a read that failed for a reason Retry can mend runs again by itself.
+    public let retrying = RetrySchedule()
 
     /// After a failed read Retry can mend, the same read after the next delay, unless something
     /// read the list meanwhile (the user, the network's return).
     private func retryLater() {
-        retryTask?.cancel()
-        guard failed, action == .retry, !retryDelays.isEmpty else { return }
-        let delay = retryDelays[min(failuresInARow, retryDelays.count - 1)]
-        failuresInARow += 1
-        retryTask = Task { [weak self] in
-            try? await Task.sleep(for: delay)
-            guard let self, !Task.isCancelled, self.failed, self.action == .retry else { return }
-            await self.reload()
+        guard failed, action == .retry else { return }
+        retrying.schedule { [weak self] in
+            guard let self, self.failed, self.action == .retry else { return }
+            Task { await self.reload() }
         }
     }
 
@@ -131,8 +128,7 @@ public final class TaskList {
             tasks = try await service.tasks()
             failed = false
             hasRead = true
-            failuresInARow = 0
-            retryTask?.cancel()
+            retrying.reset()
             statusText =
                 tasks.isEmpty ? L("No tasks yet.") : String(formatting: tasks.count == 1 ? L("%d task") : L("%d tasks"), tasks.count)
             action = nil
@@ -205,7 +201,7 @@ public final class TaskList {
         tasks = []
         hasRead = false
         failed = false
-        retryTask?.cancel()
+        retrying.reset()
         signedOutByUser = true
         statusText = L("Signed out.")
         action = .signIn
@@ -215,7 +211,7 @@ public final class TaskList {
 
     /// Stops updating (the window is closing).
     public func close() {
-        retryTask?.cancel()
+        retrying.cancel()
         onChange = nil
     }
 

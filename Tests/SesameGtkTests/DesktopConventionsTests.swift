@@ -235,6 +235,53 @@ final class DesktopConventionsTests: GUITestCase {
         ]
     }
 
+    /// A window narrow from the start (800×600: the sign-in, then the directory in it): the list
+    /// takes the height, the details under it what they need — all of them, name beside value —
+    /// and the handle follows the window's height until the user drags it.
+    func testANarrowWindowGivesTheListItsRowsAndTheDetailsWhatTheyNeed() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, screenshotPrefix: "narrow-")
+            defer { gui.close() }
+            let window = gui.window.window
+            window.resize(width: 800, height: 600)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { window.size == (800, 600) }, "\(window.size)")
+            gui.waitForSignInPage("sign-in")
+            gui.signInAsAlexUpToConsent()
+            gui.clickInPage(IDs.primaryButton)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 }, "the directory never filled")
+            gui.people?.selectedRow = 0
+            let office = { window.find(Label.self, named: L("Office")) }
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { office()?.isMapped == true }, "the details do not show")
+            gui.drainIdle()
+            @MainActor func check(_ height: Int) throws {
+                // The window's own frame: its content and the client-side decorations around it.
+                let bottom = window.frameInWindow.map { $0.height } ?? height
+                // Once GTK has laid the resized window out (the details' last field inside it).
+                _ = MainLoopBridge.spin(timeout: 5) { (office()?.frameInWindow).map { $0.y + $0.height <= bottom } ?? false }
+                let tableFrame = gui.people?.frameInWindow
+                let lastFrame = office()?.frameInWindow
+                let userFrame = window.find(Label.self, named: L("User name"))?.frameInWindow
+                let table = try XCTUnwrap(tableFrame)
+                let last = try XCTUnwrap(lastFrame)
+                let user = try XCTUnwrap(userFrame)
+                XCTAssertGreaterThanOrEqual(table.height, height * 2 / 5, "at \(height): the list got \(table.height) px")
+                XCTAssertLessThanOrEqual(last.y + last.height, bottom, "at \(height): the details are cut: \(last)")
+                XCTAssertGreaterThan(user.x, table.x + 20, "at \(height): name and value are not side by side")
+            }
+            try check(600)
+            gui.screenshot("800x600")
+            // Taller: the list grows; the details keep what they need.
+            window.resize(width: 800, height: 900)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { window.size == (800, 900) }, "\(window.size)")
+            gui.drainIdle()
+            let grown = MainLoopBridge.spin(timeout: 5) { (gui.people?.frameInWindow?.height ?? 0) >= 900 * 2 / 5 + 100 }
+            let listHeight = gui.people?.frameInWindow?.height ?? 0
+            XCTAssertTrue(grown, "the list did not grow with the window: \(listHeight) px")
+            try check(900)
+            gui.screenshot("800x900")
+        }
+    }
+
     /// The people with the longest names in each script — Latin, Greek, Chinese — selected one
     /// after the other, in each look: the window keeps its width, every header button and the
     /// inspector stay on screen.

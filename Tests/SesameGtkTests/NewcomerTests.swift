@@ -74,6 +74,18 @@ final class NewcomerTests: GUITestCase {
             directory.signedOutPage.button.click()
             gui.waitForSignInPage("the Directory's sign-in")
             XCTAssertTrue(gui.window.signIn.heading.contains(L("Directory")), gui.window.signIn.heading)
+            // Escape, the keyboard in the page (as after typing there), closes the sign-in as
+            // Cancel does: the page's status, the keyboard on its Sign in.
+            gui.signInPage?.grabFocus()
+            window.sendKey(KeyPress(key: KeyPress.escape))
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { !gui.window.signIn.isSigningIn }, "Escape did not cancel the sign-in")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { directory.signedOutPage.button.hasFocus }, "the keyboard is not on Sign in")
+            // Escape with no sign-in is the page's own: nothing opens or closes.
+            window.sendKey(KeyPress(key: KeyPress.escape))
+            gui.drainIdle()
+            XCTAssertFalse(gui.window.signIn.isSigningIn)
+            directory.signedOutPage.button.click()
+            gui.waitForSignInPage("the Directory's sign-in, again")
             gui.signInAsAlexUpToConsent()
             gui.clickInPage(IDs.primaryButton)
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 }, "the directory never filled")
@@ -101,7 +113,7 @@ final class NewcomerTests: GUITestCase {
             let gui = try DesktopConventionsTests.signedInDirectory(screenshots: "recovery-")
             defer { gui.close() }
             let directory = try XCTUnwrap(gui.directoryPage)
-            directory.model.retryDelays = [.milliseconds(500)]
+            directory.model.retrying.delays = [.milliseconds(500)]
             let window = gui.window.window
             window.present()
 
@@ -119,10 +131,19 @@ final class NewcomerTests: GUITestCase {
             XCTAssertTrue(gui.has("search-started"))
 
             // Again, with no retry soon: Retry, pressed, searches and gives the keyboard back to the field.
-            directory.model.retryDelays = [.seconds(600)]
+            directory.model.retrying.delays = [.seconds(600)]
             try gui.emulatorControl("faults", body: "graph:html")
             gui.search("ben")
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.directorySays.contains("(HTTP 502") })
+            // The failure says when the page tries again, and counts down.
+            let retrying = {
+                window.descendants.compactMap { $0 as? Label }.first { $0.accessibleName == L("Retrying") && $0.isMapped }?.text
+            }
+            XCTAssertEqual(retrying(), String(formatting: L("Trying again in %d s"), 600))
+            gui.screenshot("failed-counting-down")
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 10) { retrying() == String(formatting: L("Trying again in %d s"), 599) },
+                "the countdown did not move: \(retrying() ?? "nothing")")
             try gui.emulatorControl("faults", body: "")
             directory.listStatus.button.grabFocus()
             gui.click(button: "Retry")

@@ -136,7 +136,7 @@ final class RealTenantFlowTests: GUITestCase {
             gui.clickInPage(SignInPageIDs.primaryButton)
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 }, "the directory never filled")
 
-            gui.directoryPage?.model.retryDelays = [.seconds(600)]
+            gui.directoryPage?.model.retrying.delays = [.seconds(600)]
             try gui.emulatorControl("faults", body: "graph:html")
             gui.search("meg")
             var said: String { gui.directorySays }
@@ -208,7 +208,7 @@ final class RealTenantFlowTests: GUITestCase {
             gui.clickInPage(SignInPageIDs.primaryButton)
             XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 }, "the directory never filled")
             // Retry, pressed, is what this test is about: no retry of the page's own meanwhile.
-            gui.directoryPage?.model.retryDelays = [.seconds(600)]
+            gui.directoryPage?.model.retrying.delays = [.seconds(600)]
             let host = "127.0.0.1:\(gui.base.port!)"
             let sentences: [(spec: String, sentence: String)] = [
                 ("graph:drop", String(format: L("The connection to %@ broke before its answer was complete. Try again."), host)),
@@ -338,7 +338,7 @@ final class RealTenantFlowTests: GUITestCase {
 
             // A read that fails (F5 while the service is down) takes the list with it and says so
             // in its place; once the service is back the list comes back by itself.
-            page.model.retryDelays = [.milliseconds(300)]
+            page.model.retrying.delays = [.milliseconds(300)]
             try gui.emulatorControl("faults", body: "tasks:status=503")
             gui.window.window.present()
             XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { gui.window.window.isActive })

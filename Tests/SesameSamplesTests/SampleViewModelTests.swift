@@ -3,6 +3,7 @@ import SesameCore
 import SesameCoreTestSupport
 import SesameSamples
 import SesameTestSupport
+import Synchronization
 import Testing
 
 @MainActor
@@ -104,7 +105,7 @@ struct DirectorySearchTests {
         let fixture = try await SamplesFixture()
         defer { fixture.remove() }
         let search = DirectorySearch(session: fixture.session(.directory))
-        search.retryDelays = [.milliseconds(20), .milliseconds(40)]
+        search.retrying.delays = [.milliseconds(20), .milliseconds(40)]
         await search.signIn()
         try await until { search.status != .searching }
         let before = fixture.transportRequests().filter { $0.url.host == "graph.microsoft.com" }.count
@@ -114,6 +115,32 @@ struct DirectorySearchTests {
         #expect(search.status == .found(count: 3, more: false))
         #expect(
             fixture.transportRequests().filter { $0.url.host == "graph.microsoft.com" }.count - before == 4, "3 refusals, then the answer")
+        search.close()
+    }
+
+    @Test("the failure says when the page tries again, counting down each second the clock moves, then tries")
+    func countsDown() async throws {
+        let fixture = try await SamplesFixture()
+        defer { fixture.remove() }
+        let search = DirectorySearch(session: fixture.session(.directory))
+        let clock = SteppedSleep()
+        search.retrying.delays = [.seconds(3)]
+        search.retrying.sleep = clock.sleep
+        await search.signIn()
+        try await until { search.status != .searching }
+        fixture.apis.failNext(1, with: 503)
+        search.search("meg")
+        try await until { search.pageStatus?.kind == .failed }
+        #expect(search.pageStatus?.retryingIn == 3)
+        #expect(search.pageStatus?.retryText == String(formatting: L("Trying again in %d s"), 3))
+        clock.pass()
+        try await until { search.pageStatus?.retryingIn == 2 }
+        clock.pass()
+        try await until { search.pageStatus?.retryingIn == 1 }
+        #expect(search.status != .searching, "it tried before its time")
+        clock.pass()
+        try await until { search.users.count == 3 }
+        #expect(search.pageStatus == nil)
         search.close()
     }
 
@@ -291,7 +318,7 @@ extension TaskListTests {
         let fixture = try await SamplesFixture()
         defer { fixture.remove() }
         let list = TaskList(session: fixture.session(.tasks))
-        list.retryDelays = [.milliseconds(20), .milliseconds(40)]
+        list.retrying.delays = [.milliseconds(20), .milliseconds(40)]
         await list.appear()
         await list.performAction()
         #expect(await list.add("Water the plants"))
@@ -345,5 +372,45 @@ struct MeConsoleTests {
 func until(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
     if await !Eventually.holds(every: .milliseconds(5), condition) {
         Issue.record("the condition never held", sourceLocation: sourceLocation)
+    }
+}
+
+/// A clock a test moves by hand: each `sleep` waits until ``pass()`` lets one go.
+final class SteppedSleep: Sendable {
+    private struct State {
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var passed = 0
+    }
+    private let state = Mutex(State())
+
+    /// The sleep to hand to the code under test.
+    var sleep: @Sendable (Duration) async throws -> Void {
+        { [self] _ in await self.wait() }
+    }
+
+    private func wait() async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                guard state.passed == 0 else {
+                    state.passed -= 1
+                    return true
+                }
+                state.waiting.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Lets the oldest sleep end (or the next one, when none waits yet).
+    func pass() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.waiting.isEmpty else {
+                state.passed += 1
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
     }
 }

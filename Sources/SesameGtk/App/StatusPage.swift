@@ -10,6 +10,8 @@ final class StatusPage {
     private let icon = Image(iconName: "system-users-symbolic", pixels: 96)
     private let title = Label("", wrap: true, xalign: 0.5)
     private let details = Label("", wrap: true, xalign: 0.5)
+    /// "Trying again in 8 s", counting down, while the page reads again by itself.
+    private let retry = Label("", wrap: true, xalign: 0.5)
     /// The one action; hidden when the status offers none.
     let button = Button("")
     /// The status shown.
@@ -24,14 +26,18 @@ final class StatusPage {
         column.pack(icon)
         column.pack(title)
         column.pack(details)
+        column.pack(retry)
         column.pack(button)
         column.setMargin(24)
         column.centerInItsSpace()
         title.limitWidth(characters: 40)
         details.limitWidth(characters: 50)
         details.addStyleClass("dim-label")
+        retry.addStyleClass("dim-label")
+        retry.accessibleName = L("Retrying")
         title.centerLines()
         details.centerLines()
+        retry.centerLines()
         button.addStyleClass("suggested-action")
         button.centerInItsSpace()
         root = Box(vertical: true, spacing: 0)
@@ -56,9 +62,11 @@ final class StatusPage {
             button.title = action.title
             button.accessibleName = action.title
         }
+        retry.text = status.retryText ?? ""
         root.showAll()
         button.isVisible = status.action != nil
         details.isVisible = !status.description.isEmpty
+        retry.isVisible = status.retryText != nil
     }
 
     /// Gives the keyboard to the button (or nowhere, when there is none); whether it took it.

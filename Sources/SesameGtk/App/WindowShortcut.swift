@@ -18,6 +18,8 @@ enum WindowShortcut: Hashable {
     case toggleInspector
     /// Alt+1, Alt+2, …: the samples in the switcher's order (a number from 1).
     case showSample(Int)
+    /// Escape: close the sign-in under way, as its Cancel button does.
+    case cancelSignIn
 
     /// The shortcut a key press is, if it is one.
     init?(_ press: KeyPress) {
@@ -33,6 +35,7 @@ enum WindowShortcut: Hashable {
         case (false, false) where press.key == KeyPress.f5 && !press.shift: self = .refresh
         case (false, false) where press.key == KeyPress.f10 && !press.shift: self = .primaryMenu
         case (false, false) where press.key == KeyPress.f9 && !press.shift: self = .toggleInspector
+        case (false, false) where press.key == KeyPress.escape && !press.shift: self = .cancelSignIn
         case (false, true) where !press.shift:
             guard let digit = (1...9).first(where: { letter(Character(String($0))) }) else { return nil }
             self = .showSample(digit)
@@ -51,6 +54,7 @@ enum WindowShortcut: Hashable {
         case .primaryMenu: ["F10"]
         case .toggleInspector: ["F9"]
         case .showSample(let number): ["<Alt>\(number)"]
+        case .cancelSignIn: ["Escape"]
         }
     }
 
@@ -65,6 +69,7 @@ enum WindowShortcut: Hashable {
         case .primaryMenu: L("Open the main menu")
         case .toggleInspector: L("Show or hide the flow inspector")
         case .showSample: L("Go to the first, second, third sample")
+        case .cancelSignIn: L("Cancel the sign-in")
         }
     }
 
@@ -73,6 +78,7 @@ enum WindowShortcut: Hashable {
         [
             (L("General"), [WindowShortcut.showShortcuts, .primaryMenu, .closeWindow, .quit].map(\.shortcut)),
             (L("Pages"), [WindowShortcut.find, .refresh, .toggleInspector].map(\.shortcut) + [samplesShortcut]),
+            (L("Sign-in"), [WindowShortcut.cancelSignIn].map(\.shortcut)),
         ]
     }
 
@@ -112,6 +118,11 @@ extension WindowShortcut {
         case .showSample(let number):  // not while signing in: the sign-in page keeps the window
             guard !main.signIn.isSigningIn, let sample = main.model.samples.dropFirst(number - 1).first else { return false }
             main.show(sample.kind)
+        case .cancelSignIn:
+            // Escape means something to the page's own widgets only while no sign-in is on screen.
+            guard main.signIn.isSigningIn else { return false }
+            main.model.trace.record("sign-in-cancelled-by-key", [])
+            main.signIn.cancel()
         }
         return true
     }

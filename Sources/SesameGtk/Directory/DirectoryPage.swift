@@ -26,6 +26,7 @@ final class DirectoryPage: SamplePage {
     /// The list beside the details, or above them in a narrow window.
     let split: Paned
     private let details = Grid(rowSpacing: 2)
+    private let detailsPane: ScrolledWindow
     /// A sign-in just ended: the search field takes the focus once it takes input.
     private var focusWhenSearchable = false
 
@@ -39,6 +40,7 @@ final class DirectoryPage: SamplePage {
         spinner.accessibleName = L("Loading")
         status.accessibleName = L("Search progress")
         details.setMargin(12)
+        detailsPane = ScrolledWindow(details)
 
         let left = Box(vertical: true, spacing: 6)
         left.setMargin(12)
@@ -50,7 +52,6 @@ final class DirectoryPage: SamplePage {
         left.pack(listArea, expand: true)
         // The list takes what the window has to spare; the details keep their width (they ask for
         // it, and the handle is placed by what the panes ask for until the user drags it).
-        let detailsPane = ScrolledWindow(details)
         detailsPane.setMinimumSize(width: Int32(Self.detailsWidth))
         split = Paned(left, detailsPane, position: 520, resizeEnd: false, shrinkEnd: false)
         split.unsetPosition()
@@ -148,21 +149,25 @@ final class DirectoryPage: SamplePage {
     static let narrowWidth = 900
     /// The details' width beside the list.
     static let detailsWidth = 340
+    /// In a narrow window, the most height the details take before they scroll.
+    static let narrowDetailsHeight = 260
     private var laidOutNarrow: Bool?
 
     /// Lays the page out for its size: the details beside the list, or under it in a narrow
     /// window — decided when the size changes across ``narrowWidth`` (and first), changed after
-    /// this allocation (never inside it).
+    /// this allocation (never inside it). Either way the panes' own sizes place the handle until
+    /// the user drags it: the details get what they ask for — under the list, the height of their
+    /// fields, name beside value (at most ``narrowDetailsHeight``) — and the list the rest, at every
+    /// height of the window (the page grows from the sign-in's share of it to all of it).
     private func adapt(width: Int, height: Int) {
         let narrow = width < Self.narrowWidth
         guard narrow != laidOutNarrow else { return }
         laidOutNarrow = narrow
         MainLoop.whenIdle { [weak self] in
             guard let self else { return }
-            // The size now, not the one that crossed the line (a window being resized goes on).
-            let size = self.split.frameInWindow.map { ($0.width, $0.height) } ?? (width, height)
             self.split.isVertical = narrow
-            if narrow { self.split.position = max(size.1 * 11 / 20, 200) } else { self.split.unsetPosition() }
+            self.showDetails(of: self.model.selected)
+            self.split.unsetPosition()
             self.trace.record("directory-layout", [("layout", narrow ? "details-under-list" : "details-beside-list")])
         }
     }
@@ -244,8 +249,11 @@ final class DirectoryPage: SamplePage {
             (L("Business phones"), user.businessPhones.isEmpty ? "—" : user.businessPhones.joined(separator: "\n")),
             (L("Mobile"), user.mobilePhone ?? "—"), (L("Job title"), user.jobTitle ?? "—"), (L("Office"), user.officeLocation ?? "—"),
         ]
-        // Each field's name above its value, both the pane's whole width: a narrow pane (the
-        // inspector beside it) still shows a long user name in a few lines, not a letter a line.
+        // Beside the list, each field's name above its value, both the pane's whole width: a
+        // narrow pane (the inspector beside it) still shows a long user name in a few lines, not a
+        // letter a line. Under the list (a narrow window, a wide pane), name and value side by
+        // side: half the height, so the list keeps its rows.
+        let sideBySide = laidOutNarrow == true
         for (row, field) in fields.enumerated() {
             let key = Label(field.0, xalign: 0)
             key.addStyleClass("dim-label")
@@ -254,9 +262,26 @@ final class DirectoryPage: SamplePage {
             value.accessibleName = field.0
             value.tooltip = field.1
             value.expandsHorizontally = true
-            details.attach(key, x: 0, y: Int32(2 * row))
-            details.attach(value, x: 0, y: Int32(2 * row + 1))
+            if sideBySide {
+                details.attach(key, x: 0, y: Int32(row))
+                details.attach(value, x: 1, y: Int32(row))
+            } else {
+                details.attach(key, x: 0, y: Int32(2 * row))
+                details.attach(value, x: 0, y: Int32(2 * row + 1))
+            }
         }
         details.showAll()
+        askForDetailsHeight()
+    }
+
+    /// Under the list, the details ask for the height of their fields (at most
+    /// ``narrowDetailsHeight``): the panes' sizes then give the list the rest.
+    private func askForDetailsHeight() {
+        guard laidOutNarrow == true else {
+            detailsPane.minimumContentHeight = nil
+            return
+        }
+        let width = split.frameInWindow?.width ?? Self.narrowWidth
+        detailsPane.minimumContentHeight = min(details.naturalHeight(forWidth: width), Self.narrowDetailsHeight)
     }
 }

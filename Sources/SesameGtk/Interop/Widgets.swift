@@ -115,6 +115,14 @@ public class Widget: GObjectReference {
         Signals.allocation(self, action)
     }
 
+    /// The height the widget would like at `width` (its natural height for that width).
+    public func naturalHeight(forWidth width: Int) -> Int {
+        var minimum: gint = 0
+        var natural: gint = 0
+        gtk_widget_get_preferred_height_for_width(widget, gint(width), &minimum, &natural)
+        return Int(natural)
+    }
+
     /// The text shown when the pointer rests on the widget (and read by screen readers).
     public var tooltip: String? {
         get {
@@ -578,6 +586,16 @@ public final class ScrolledWindow: Widget {
             sesame_scrolled_window(object), horizontal ? GTK_POLICY_AUTOMATIC : GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
         gtk_container_add(sesame_container(object), child.widget)
         keep(child)
+    }
+
+    /// The least height it shows of its content (nil: GTK's small default): what a pane under
+    /// another asks for, so that a paned gives it that much.
+    public var minimumContentHeight: Int? {
+        get {
+            let height = Int(gtk_scrolled_window_get_min_content_height(sesame_scrolled_window(object)))
+            return height < 0 ? nil : height
+        }
+        set { gtk_scrolled_window_set_min_content_height(sesame_scrolled_window(object), gint(clamping: newValue ?? -1)) }
     }
 
     private var adjustment: GObjectReference {
