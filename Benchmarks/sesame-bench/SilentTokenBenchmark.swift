@@ -17,10 +17,11 @@ import SesameTestSupport
 /// come) and records the user's "Always" for the executable PROGRAM on his account (scope
 /// `User.Read`), as the window's question would: the D-Bus figure's setup.
 ///
-/// `sesame-bench mail-account EMULATOR_URL SESAME_DATA_DIR CACHE_COPY`: signs alex in with the mail
-/// permissions (`sesame login --scope mail`'s sign-in) into the file store in SESAME_DATA_DIR and
-/// gets his IMAP token once, so that `sesame token --scope imap` finds it warm: the mail figure's
-/// setup.
+/// `sesame-bench mail-account EMULATOR_URL SESAME_DATA_DIR PROGRAM CACHE_COPY`: signs alex in with
+/// the mail permissions (`sesame login --scope mail`'s sign-in) into the file store in
+/// SESAME_DATA_DIR, gets his IMAP token once, so that `sesame token --scope imap` finds it warm, and
+/// records the user's "Always" for PROGRAM — the mail program that runs the command (the bench's
+/// interpreter) — on Exchange's resource: the mail figure's setup.
 @main
 struct SilentTokenBenchmark {
     static func main() async {
@@ -35,9 +36,10 @@ struct SilentTokenBenchmark {
             }
             return
         }
-        if arguments.first == "mail-account", arguments.count == 4, let base = URL(string: arguments[1]) {
+        if arguments.first == "mail-account", arguments.count == 5, let base = URL(string: arguments[1]) {
             do {
-                try await mailAccount(base: base, data: URL(filePath: arguments[2]), cacheCopy: URL(filePath: arguments[3]))
+                try await mailAccount(
+                    base: base, data: URL(filePath: arguments[2]), program: arguments[3], cacheCopy: URL(filePath: arguments[4]))
             } catch {
                 FileHandle.standardError.write(Data("sesame-bench: \(error)\n".utf8))
                 exit(1)
@@ -119,7 +121,7 @@ extension SilentTokenBenchmark {
 }
 
 extension SilentTokenBenchmark {
-    static func mailAccount(base: URL, data: URL, cacheCopy: URL) async throws {
+    static func mailAccount(base: URL, data: URL, program: String, cacheCopy: URL) async throws {
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         try Data("files\n".utf8).write(to: data.appending(path: "storage"))
         let storage = FileTokenStorage(directory: data)
@@ -128,10 +130,17 @@ extension SilentTokenBenchmark {
         await store.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
         let alex = try await store.signIn(
             accountType: settings.accountType, additionalScopes: MailScope.expand("mail"), using: HeadlessSignIn(base: base))
-        _ = try await store.accessToken(for: alex, scopes: [MailScope.imap.scope])
+        let token = try await store.accessToken(for: alex, scopes: [MailScope.imap.scope])
         _ = try storage.transact(group: settings.accountConfiguration.storageGroup) { bytes in
             if let bytes { try? bytes.write(to: cacheCopy) }
             return .keep
+        }
+        guard let identity = ProgramIdentity.executable(program) else { throw BenchError("\(program) is no program path") }
+        await MainActor.run {
+            ProgramAccess(file: data.appending(path: "program-access.json")).record(
+                .always,
+                for: AccessRequest(
+                    program: identity, account: alex, resource: ScopeResource.of(MailScope.imap.scope), scopes: token.scopes))
         }
         print(#"{"account": "alex@contoso.onmicrosoft.com"}"#)
     }

@@ -7,6 +7,28 @@ import _CryptoExtras
 
 @Suite("Interactive sign-in through the account store")
 struct SignInTests {
+    @Test("a tenant the settings name by its domain is its id in the cache, as MSAL writes it with Entra; a silent token finds it")
+    func realmIsTheTenantsID() async throws {
+        let fixture = StoreFixture()
+        defer { fixture.remove() }
+        let named = fixture.provider.configuration
+        let byDomain = { (url: URL) in URL(string: url.absoluteString.replacing("/common/", with: "/contoso.onmicrosoft.com/"))! }
+        await fixture.store.setConfiguration(
+            AccountConfiguration(
+                clientID: named.clientID, scopes: named.scopes, authorizationURL: byDomain(named.authorizationURL),
+                tokenURL: byDomain(named.tokenURL), redirectURL: named.redirectURL, storageGroup: named.storageGroup),
+            forAccountType: fixture.accountType)
+        let account = try await fixture.store.signIn(
+            accountType: fixture.accountType, using: FakeUserAgent(provider: fixture.provider))
+        #expect(account.realm == fixture.provider.tenantID)
+        let cache = try fixture.storedCache()
+        let realms = Set(cache.accessTokens.values.map(\.realm))
+        #expect(realms == [fixture.provider.tenantID], "\(realms)")
+        let requests = fixture.provider.transport.requests.count
+        _ = try await fixture.store.accessToken(for: account, scopes: ["User.Read"])
+        #expect(fixture.provider.transport.requests.count == requests, "the cached token was not found under its realm")
+    }
+
     @Test("a sign-in stores one account keyed by client_info's uid.utid; signing in again updates it")
     func signInTwice() async throws {
         let fixture = StoreFixture()

@@ -19,7 +19,7 @@ enum SignedInAccounts {
                 .contains { $0.homeAccountID == homeAccountID }
             cache.save(
                 TokenCache.Grant(
-                    homeAccountID: homeAccountID, environment: environment, realm: realm(of: configuration),
+                    homeAccountID: homeAccountID, environment: environment, realm: realm(of: configuration, tenantID: claims?.tenantID),
                     clientID: configuration.clientID, requestedScopes: configuration.scopes, response: tokens,
                     idTokenClaims: claims, accountSource: source, now: grantedAt))
             // Someone signed in: the group's next sign-in may use single sign-on again.
@@ -79,10 +79,17 @@ enum SignedInAccounts {
         return (url.host ?? "").lowercased()
     }
 
-    /// MSAL's `realm`: the token endpoint's first path segment (tenant); none for a provider
-    /// whose token endpoint comes from discovery.
-    static func realm(of configuration: AccountConfiguration) -> String {
+    /// MSAL's `realm`: the tenant of the token endpoint as the provider's discovery names it —
+    /// for Entra a tenant's id (`tenantID`: the token's `tid`), whatever name the settings use
+    /// (MSAL reads the realm off the discovered endpoint, which Entra names by the tenant's id),
+    /// `organizations`, `common` and `consumers` as they are; B2C's tenant as written; none for a
+    /// provider whose token endpoint comes from discovery.
+    static func realm(of configuration: AccountConfiguration, tenantID: String?) -> String {
         guard !configuration.discoveredEndpoints.contains(.token) else { return "" }
-        return configuration.tokenURL.pathComponents.dropFirst().first ?? ""
+        let segment = configuration.tokenURL.pathComponents.dropFirst().first ?? ""
+        guard configuration.policy == nil, !["organizations", "common", "consumers"].contains(segment.lowercased()),
+            let tenantID, !tenantID.isEmpty
+        else { return segment }
+        return tenantID
     }
 }

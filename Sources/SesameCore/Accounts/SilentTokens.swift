@@ -119,7 +119,7 @@ extension SilentTokens {
         let cached = try store.withCache(group: configuration.storageGroup, write: false) { cache in
             cache.accessToken(
                 homeAccountID: account.homeAccountID, environment: account.environment, clientID: configuration.clientID,
-                realm: SignedInAccounts.realm(of: configuration), scopes: scopes, validUntil: validUntil)
+                realm: SignedInAccounts.realm(of: configuration, tenantID: account.realm), scopes: scopes, validUntil: validUntil)
         }
         return cached.map {
             AccessToken(
@@ -264,7 +264,7 @@ extension SilentTokens {
             cache.save(
                 TokenCache.Grant(
                     homeAccountID: account.homeAccountID, environment: account.environment,
-                    realm: SignedInAccounts.realm(of: configuration),
+                    realm: SignedInAccounts.realm(of: configuration, tenantID: claims?.tenantID ?? account.realm),
                     clientID: configuration.clientID, requestedScopes: scopes, response: tokens, idTokenClaims: claims,
                     accountSource: "refresh_token", now: grantedAt))
             return cache.account(homeAccountID: account.homeAccountID, environment: account.environment)
