@@ -86,12 +86,13 @@ struct TransportBoundsTests {
     func trickle() async throws {
         let server = try await Misbehaving()
         defer { server.stop() }
-        let started = ContinuousClock.now
-        await #expect(throws: HTTPTransportError.self) {
+        // Ended by the exchange's own deadline (the trickle would last a minute): the error says so.
+        await #expect {
             _ = try await AsyncHTTPClientTransport(timeout: .seconds(2)).send(
                 SesameCore.HTTPRequest(method: "GET", url: server.base.appending(path: "trickle")), progress: nil)
+        } throws: { error in
+            (error as? HTTPTransportError)?.kind == .timedOut
         }
-        #expect(started.duration(to: .now) < .seconds(10))
     }
 
     @Test("an answer larger than the cap is refused with a sentence that says so, before it is read whole")

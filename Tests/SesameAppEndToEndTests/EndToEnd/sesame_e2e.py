@@ -26,7 +26,9 @@ from selenium.common.exceptions import (  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 PASSWORD = "Passw0rd!"
-TIMEOUT = 30
+# How long a step waits for what it awaits: the awaited thing ends the wait, so this only guards
+# against one that would hang — generous for a machine busy with more than `make test`.
+TIMEOUT = 120
 
 
 class StepFailed(Exception):
