@@ -59,6 +59,13 @@ cat "$testing_log" "$scaled_log" | tee -a "$log" > /dev/null
 grep -E "Test run with|✘" "$testing_log" | tail -n 20
 grep -E "error:|Executed" "$scaled_log" | tail -n 5
 
+# A trap in any program the tests ran (an emulator, a helper, a window) fails the suite, even
+# where the test that ran it did not look at its output.
+if grep -a -q "Fatal error:" "$log"; then
+    echo "run-tests: a program trapped (\"Fatal error:\" in $log):"
+    grep -a -m 5 "Fatal error:" "$log"
+    failed=1
+fi
 if [ "$failed" -ne 0 ]; then
     stop_background
     scripts/test-failures.sh "$log"

@@ -55,10 +55,20 @@ public final class RunningEmulator: Sendable {
         return try result.get()
     }
 
-    /// Stops serving.
-    public func stop() { task.cancel() }
+    /// Stops serving (gracefully: cancelling the serving task can trap in NIO, see
+    /// ``IdentityEmulator/stop()``).
+    public func stop() {
+        let emulator = emulator
+        Task { await emulator.stop() }
+    }
 
-    deinit { task.cancel() }
+    /// Stops serving and waits until it has.
+    public func stopAndWait() async {
+        await emulator.stop()
+        _ = await task.result
+    }
+
+    deinit { stop() }
 }
 
 /// The real `identity-emulator` executable, started as a tool would start it.
@@ -102,6 +112,9 @@ public final class EmulatorProcess: @unchecked Sendable {
 
     /// Whether it still runs.
     public var isRunning: Bool { process.isRunning }
+
+    /// Its process id (to send it a signal).
+    public var processIdentifier: Int32 { process.processIdentifier }
 
     /// Ends it and waits.
     public func stop() { process.end() }

@@ -5,6 +5,7 @@ import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 
 /// A local Microsoft identity platform (Entra v2.0 and Azure AD B2C), Microsoft Graph's users API
@@ -22,6 +23,8 @@ public final class IdentityEmulator: Sendable {
     /// Fabrikam, the B2C tenant.
     public var fabrikam: Directory { services.fabrikam }
     let services: EmulatorServices
+    /// The service group serving, while ``run(onListening:)`` runs; and whether ``stop()`` came first.
+    private let serving = Mutex<(group: ServiceGroup?, stopped: Bool)>((nil, false))
 
     /// The signing key (tests compare key ids).
     var key: SigningKey { services.keys.current(now: clock.now) }
@@ -191,8 +194,14 @@ public final class IdentityEmulator: Sendable {
 
     // MARK: Running
 
-    /// Listens (HTTP, or HTTPS with `tls`) until cancelled or sent SIGINT/SIGTERM. `onListening`
-    /// gets the base URL and, with TLS, the path of the CA certificate clients should trust.
+    /// Listens (HTTP, or HTTPS with `tls`) until ``stop()`` or SIGINT/SIGTERM (a graceful shutdown,
+    /// bounded: ``shutdownLimit``), or until cancelled. `onListening` gets the base URL and, with
+    /// TLS, the path of the CA certificate clients should trust.
+    ///
+    /// Stop it with ``stop()``, not by cancelling its task: a cancellation while connections are
+    /// accepted but not yet served traps in NIO ("Deinited NIOAsyncWriter without calling
+    /// finish()", apple/swift-nio#3481); a graceful shutdown closes the listener first, then
+    /// serves what it accepted.
     public func run(onListening: @escaping @Sendable (URL, String?) -> Void) async throws {
         let scheme = configuration.tls ? "https" : "http"
         let server: HTTPServerBuilder
@@ -225,8 +234,35 @@ public final class IdentityEmulator: Sendable {
                 onListening(url, caPath)
             },
             logger: services.logger)
-        try await app.runService()
+        // SIGTERM and SIGINT end it within `shutdownLimit` whatever its clients do: requests in
+        // flight (a trickled answer takes minutes) get `gracefulShutdownLimit` to finish, are then
+        // cancelled, and what still runs after that is left to end with the process.
+        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: services.logger)
+        group.maximumGracefulShutdownDuration = Self.gracefulShutdownLimit
+        group.maximumCancellationDuration = Self.shutdownLimit - Self.gracefulShutdownLimit
+        let serviceGroup = ServiceGroup(configuration: group)
+        let stoppedAlready = serving.withLock { serving in
+            serving.group = serviceGroup
+            return serving.stopped
+        }
+        if stoppedAlready { await serviceGroup.triggerGracefulShutdown() }
+        try await serviceGroup.run()
     }
+
+    /// Ends ``run(onListening:)`` as SIGTERM does: the listener closes, what was accepted is
+    /// served (for at most ``gracefulShutdownLimit``), then it returns.
+    public func stop() async {
+        let group = serving.withLock { serving in
+            serving.stopped = true
+            return serving.group
+        }
+        await group?.triggerGracefulShutdown()
+    }
+
+    /// How long requests in flight may take to finish once SIGTERM came.
+    public static let gracefulShutdownLimit: Duration = .seconds(1)
+    /// How long after SIGTERM the emulator has ended at the latest.
+    public static let shutdownLimit: Duration = .milliseconds(1_500)
 
     /// The host name of the base URL: `--hostname`, or the listen address (`127.0.0.1` for `0.0.0.0`).
     static func displayHost(_ configuration: EmulatorConfiguration) -> String {
