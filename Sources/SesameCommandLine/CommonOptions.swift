@@ -103,7 +103,10 @@ public struct CommonOptions: ParsableArguments, Sendable {
     public func store(bootstrapLogging bootstrap: Bool = true) async throws -> (AccountStore, [SampleSettings]) {
         if bootstrap { bootstrapLogging() }
         let profiles = try profiles()
-        let (storage, notice) = try SecretServiceTokenStorage.chosen()
+        // Typed by a person at a terminal, a locked keyring shows its own unlock prompt, as
+        // `secret-tool` does; run by a program (a mail program's password command), no dialog
+        // comes out of nowhere: the command says the keyring is locked.
+        let (storage, notice) = try SecretServiceTokenStorage.chosen(promptsToUnlock: Posix.isTerminal("/proc/self/fd/0"))
         if let notice { Posix.writeStandardError("sesame: note: \(notice)\n") }
         let store = AccountStore(storage: storage, transport: CommonOptions.desktopTransport())
         for profile in profiles {

@@ -76,8 +76,27 @@ public struct AccountServiceError: Error, Sendable, Equatable, CustomStringConve
         case busy = "Busy"
         /// The user closed the sign-in.
         case cancelled = "Cancelled"
+        /// The keyring holding the sign-ins is locked (its prompt dismissed): unlock it, ask again.
+        case keyringLocked = "KeyringLocked"
+        /// The sign-ins are in the desktop keyring, and no keyring daemon answers.
+        case noKeyring = "NoKeyring"
+        /// The disk holding the sign-ins is full; nothing was lost.
+        case diskFull = "DiskFull"
+        /// The folder holding the sign-ins cannot be written.
+        case readOnlyStorage = "ReadOnlyStorage"
         /// Anything else (the network, the identity service, the storage).
         case failed = "Failed"
+
+        /// The kind for a storage problem.
+        init(_ problem: TokenStorageError.Problem) {
+            switch problem {
+            case .keyringLocked: self = .keyringLocked
+            case .keyringUnavailable: self = .noKeyring
+            case .diskFull: self = .diskFull
+            case .readOnly: self = .readOnlyStorage
+            case .other: self = .failed
+            }
+        }
     }
 
     /// The D-Bus error names' prefix.
@@ -399,6 +418,9 @@ public final class AccountService {
     /// The store's error as the service's: its code decides the kind, its sentence (never a
     /// secret) the message.
     private static func failure(_ error: any Error) -> AccountServiceError {
+        if let error = error as? TokenStorageError {
+            return failure(AccountStoreError.from(error))
+        }
         guard let error = error as? AccountStoreError else {
             return AccountServiceError(.failed, "The sign-in storage failed: \(error)")
         }
@@ -410,6 +432,7 @@ public final class AccountService {
         case .accountNotFound: return AccountServiceError(.noSuchAccount, message)
         case .unknownAccountType: return AccountServiceError(.unknownAccountType, message)
         case .cancelled: return AccountServiceError(.cancelled, message)
+        case .storageUnavailable: return AccountServiceError(.init(error.storageProblem ?? .other), message)
         default: return AccountServiceError(.failed, message)
         }
     }

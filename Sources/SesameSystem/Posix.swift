@@ -192,6 +192,17 @@ package enum Posix {
         }
     }
 
+    /// Makes `path` a file of this user's (0600) that holds `size` bytes of the disk
+    /// (`posix_fallocate`): room taken now, so that a write made in its place later finds it.
+    /// A full disk fails here, with `ENOSPC`.
+    package static func reserve(_ path: String, size: Int) throws(SystemCallError) {
+        let descriptor = try openOwnerOnly(path, O_WRONLY | O_CREAT)
+        defer { close(descriptor) }
+        // posix_fallocate returns the error instead of setting errno.
+        let result = posix_fallocate(descriptor, 0, off_t(size))
+        guard result == 0 else { throw SystemCallError(call: "posix_fallocate", code: result) }
+    }
+
     /// Writes `text` to standard error (a command's messages); a failure has nowhere to go.
     package static func writeStandardError(_ text: String) {
         try? writeAll(STDERR_FILENO, text.utf8)

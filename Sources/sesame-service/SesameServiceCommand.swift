@@ -26,6 +26,20 @@ struct SesameServiceCommand: ParsableCommand {
     var traceEvents: String?
 
     func run() throws {
+        // The session ending (SIGTERM), Ctrl+C in a terminal: at once, but never between a
+        // refresh's request and the store of its answer.
+        Termination.shared.install { signal, _ in
+            Posix.writeStandardError("sesame-service: ending (\(Termination.name(of: signal))).\n")
+            Durability.shared.waitUntilFlushed()
+        }
+        // What it is for is the session bus: without one, say so rather than end in silence.
+        guard MainActor.assumeIsolated({ DBusClient() != nil }) else {
+            Posix.writeStandardError(
+                "sesame-service: there is no session bus here (DBUS_SESSION_BUS_ADDRESS is unset, or nothing answers at it). "
+                    + "The account service serves the programs of a desktop session on its bus: run it in your desktop session, "
+                    + "where D-Bus starts it by itself.\n")
+            throw ExitCode(Self.noSessionBus)
+        }
         options.bootstrapLogging()
         let profiles = try options.profiles()
         let storage: any TokenStorage
@@ -65,6 +79,10 @@ struct SesameServiceCommand: ParsableCommand {
         }
         Durability.shared.waitUntilFlushed()
     }
+
+    /// The exit status without a session bus (the commands' "no keyring here" status:
+    /// docs/COMMAND-LINE.md, "Exit status").
+    static let noSessionBus: Int32 = 4
 
     /// `sesame`: beside this program (a build), or `<prefix>/bin` for `<prefix>/libexec/sesame/`.
     static func windowExecutable() -> URL? {

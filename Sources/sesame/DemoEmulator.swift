@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import SesameCore
 import SesameGIO
 import SesameSamples
 import SesameSystem
@@ -29,7 +30,22 @@ final class DemoEmulator {
                 "--demo needs identity-emulator beside sesame (\(folder?.path ?? "?")); it is part of the sesame package: reinstall it.")
         }
         let state = WindowState.defaultFile(environment: environment).deletingLastPathComponent().appending(path: "emulator")
-        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        } catch {
+            // A read-only or full disk: the sentence, and the commands' status for it.
+            let problem = TokenStorageError.Problem(fileError: error)
+            let why =
+                switch problem {
+                case .diskFull: "the disk is full"
+                case .readOnly: "it is read-only, or not yours to write"
+                default: "\(error)"
+                }
+            Posix.writeStandardError(
+                "sesame: --demo keeps its emulator's state in \(state.path), which cannot be created: \(why). "
+                    + "Free some space, or set XDG_STATE_HOME to a folder you can write.\n")
+            throw ExitCode(problem == .other ? ExitStatus.failure : ExitStatus.of(problem))
+        }
         MainLoopBridge.install()
         do {
             process = try ChildProcess(

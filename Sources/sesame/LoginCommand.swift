@@ -31,14 +31,24 @@ struct LoginCommand: ParsableCommand {
     func run() throws {
         let (options, accountType, deviceCode) = (options, accountType, deviceCode)
         let scopes = scope.flatMap(MailScope.expand)
+        // Ctrl+C, SIGTERM and SIGHUP end the sign-in at once; one that comes while the account is
+        // being stored waits for the store.
+        Termination.installForCommand { signal, waited in
+            waited
+                ? "stopped (\(signal)) as the sign-in was being stored: it is stored (`sesame accounts` lists it)."
+                : "Sign-in cancelled; nothing was stored."
+        }
         do {
-            let account = try runBlockingUntilInterrupted {
+            let account = try runBlocking {
                 let (store, profiles) = try await options.store()
                 guard profiles.contains(where: { $0.accountType == accountType }) else {
                     throw ValidationError(
                         "There is no account type '\(accountType)'; the settings name \(profiles.map(\.accountType).joined(separator: ", "))."
                     )
                 }
+                // The sign-ins must be readable first: behind a locked keyring, a new sign-in
+                // would make a second copy of one that is there.
+                _ = try await store.accounts(ofType: accountType)
                 if deviceCode {
                     return try await store.signInWithDeviceCode(accountType: accountType, additionalScopes: scopes) { authorization in
                         Posix.writeStandardError("\(authorization.instructions)\n")

@@ -65,6 +65,19 @@ enum ServiceClient {
         error.name.hasPrefix("org.sesame.Accounts1.Error.") ? String(error.name.dropFirst("org.sesame.Accounts1.Error.".count)) : ""
     }
 
+    /// The command's exit status for the service's error (``ExitStatus``).
+    static func exitStatus(_ error: DBusError) -> Int32 {
+        switch kind(error) {
+        case "KeyringLocked": ExitStatus.keyringLocked
+        case "NoKeyring": ExitStatus.noKeyring
+        case "DiskFull": ExitStatus.diskFull
+        case "ReadOnlyStorage": ExitStatus.readOnly
+        case "InteractionRequired", "NoSuchAccount": ExitStatus.signInNeeded
+        case "" where error.name == "org.freedesktop.DBus.Error.NoReply": ExitStatus.serviceEnded
+        default: ExitStatus.failure
+        }
+    }
+
     /// What to tell the person: the service's own sentence, or what the bus's error means for them.
     static func sentence(_ error: DBusError) -> String {
         if !kind(error).isEmpty { return error.message }

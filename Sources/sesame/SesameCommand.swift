@@ -22,6 +22,13 @@ struct SesameCommand: ParsableCommand {
         version: SesameVersion.current,
         subcommands: [Window.self, LoginCommand.self, Accounts.self, TokenCommand.self, SignOut.self, Doctor.self],
         defaultSubcommand: Window.self)
+
+    /// Handles SIGINT, SIGTERM and SIGHUP from the start (each command then says its own sentence),
+    /// then parses and runs.
+    static func main() {
+        Termination.installForCommand()
+        main(nil)
+    }
 }
 
 /// Runs async work from synchronous code on the main thread (the headless commands).
@@ -35,27 +42,7 @@ func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) 
     done.wait()
     // What the command stored is on the disk before the process ends.
     Durability.shared.waitUntilFlushed()
-    return try outcome.result!.get()
-}
-
-/// As ``runBlocking(_:)``, and Ctrl-C (SIGINT) cancels the work instead of killing the process,
-/// so that it can stop cleanly and say so.
-func runBlockingUntilInterrupted<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let outcome = BlockingOutcome<T>()
-    let done = DispatchSemaphore(value: 0)
-    let task = Task.detached {
-        do { outcome.result = .success(try await body()) } catch { outcome.result = .failure(error) }
-        done.signal()
-    }
-    signal(SIGINT, SIG_IGN)
-    let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-    interrupt.setEventHandler { task.cancel() }
-    interrupt.resume()
-    done.wait()
-    Durability.shared.waitUntilFlushed()
-    interrupt.cancel()
-    signal(SIGINT, SIG_DFL)
-    return try outcome.result!.get()
+    return try tellingStorageFailures { try outcome.result!.get() }
 }
 
 /// The result a ``runBlocking(_:)`` waits for; written once before the semaphore is signalled.
@@ -77,8 +64,14 @@ extension SesameCommand {
         @OptionGroup var options: CommonOptions
 
         func run() throws {
+            Termination.installForCommand()
             let options = options
-            if case .answered(let values) = ServiceClient.call("ListAccounts", []), case .dictionaries(let list)? = values.first {
+            let answer = ServiceClient.call("ListAccounts", [])
+            if case .failed(let error) = answer {
+                Posix.writeStandardError("sesame: \(ServiceClient.sentence(error))\n")
+                throw ExitCode(ServiceClient.exitStatus(error))
+            }
+            if case .answered(let values) = answer, case .dictionaries(let list)? = values.first {
                 let accounts = list.map { Dictionary($0, uniquingKeysWith: { first, _ in first }) }
                 for profile in try options.profiles() {
                     print("\(profile.accountType) (\(profile.accountConfiguration.authorizationURL.host ?? "?")):")
@@ -118,6 +111,7 @@ extension SesameCommand {
         @Option(help: "The account's username, when the type has several.") var account: String?
 
         func run() throws {
+            Termination.installForCommand()
             let (options, account, accountType) = (options, account, accountType)
             switch ServiceClient.call("SignOut", [.string(accountType), .string(account ?? "")]) {
             case .answered:
@@ -125,7 +119,7 @@ extension SesameCommand {
                 return
             case .failed(let error):
                 Posix.writeStandardError("sesame: \(ServiceClient.sentence(error))\n")
-                throw ExitCode(ServiceClient.kind(error) == "NoSuchAccount" ? 2 : 1)
+                throw ExitCode(ServiceClient.exitStatus(error))
             case .notRunning, .noBus:
                 break
             }

@@ -54,6 +54,7 @@ struct TokenCommand: ParsableCommand {
     }
 
     func run() throws {
+        Termination.installForCommand()
         let scopes = scopes
         // Run by a program, not typed by a person: the account service decides, started if need be.
         let requester = ProcessIdentification().tokenCommandRequester(Posix.processID) ?? .person
@@ -81,7 +82,7 @@ struct TokenCommand: ParsableCommand {
             let needsSignIn = ["InteractionRequired", "NoSuchAccount"].contains(ServiceClient.kind(error))
             let advice = needsSignIn ? " " + signInAdvice(username: account, consentMissing: error.message.contains("AADSTS65001")) : ""
             Posix.writeStandardError("sesame: \(ServiceClient.sentence(error))\(advice)\n")
-            throw ExitCode(needsSignIn ? 2 : 1)
+            throw ExitCode(needsSignIn ? ExitStatus.signInNeeded : ServiceClient.exitStatus(error))
         case .notRunning where byProgram:
             // Nobody can ask the user about the program: no token, rather than one the user was not asked about.
             Posix.writeStandardError(
@@ -106,6 +107,8 @@ struct TokenCommand: ParsableCommand {
                 where error.serviceCode != "AADSTS65001" && TenantRefusal(serviceCode: error.serviceCode) != nil
             {
                 try report(error)
+            } catch let error as AccountStoreError where error.code == .storageUnavailable {
+                throw error
             } catch let error as AccountStoreError where error.code == .interactionRequired {
                 let consentMissing = error.serviceCode == "AADSTS65001"
                 let said =

@@ -58,6 +58,9 @@ extension SesameCommand {
 
         func run() throws {
             if service { try runService() }
+            // SIGTERM (the desktop logging out), Ctrl+C, SIGHUP: the window ends at once, but not
+            // between a refresh's request and the store of its answer.
+            Termination.shared.install { _, _ in Durability.shared.waitUntilFlushed() }
             var options = self.options
             let demoEmulator =
                 try demo ? MainActor.assumeIsolated { try DemoEmulator(environment: ProcessInfo.processInfo.environment) } : nil
@@ -114,9 +117,14 @@ extension SesameCommand {
                     trusted: Set([RunningExecutable.url.flatMap { ProgramIdentity.executable($0.path) }].compactMap { $0 }))
                 let makeModel: @MainActor () async -> AppModel = { @MainActor in
                     let transport = TracingTransport(base: SesameCommand.desktopTransport(), trace: trace)
-                    return await AppModel(
+                    let model = await AppModel(
                         store: AccountStore(storage: storage, transport: transport), settings: profiles, trace: trace,
                         transport: transport)
+                    if storage is SecretServiceTokenStorage {
+                        // The keyring's own prompt, waited for off the main loop.
+                        model.unlockKeyring = { await Task.detached { SecretServiceTokenStorage.unlock() }.value }
+                    }
+                    return model
                 }
                 if serviceFace { return SesameApplication.runFace(makeModel: makeModel, options: options) }
                 return SesameApplication.run(makeModel: makeModel, options: options, service: serving)

@@ -22,6 +22,23 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("no display"), result.stderr)
     }
 
+    /// The account service is for a desktop session's bus: without one, it says so and fails
+    /// (status 4, as the commands' "no keyring here"), rather than ending in silence.
+    func testWithoutASessionBusTheServiceSaysSo() throws {
+        for arguments in [["--service"], []] {
+            let program = arguments.isEmpty ? try Repository.product("sesame-service") : try Repository.product("sesame")
+            var environment = ProcessInfo.processInfo.environment
+            environment["XDG_DATA_HOME"] = Repository.temporaryDirectory("sesame-no-bus").appending(path: "data").path
+            for address in ["unix:path=/nonexistent", nil] {
+                environment["DBUS_SESSION_BUS_ADDRESS"] = address
+                environment["DISPLAY"] = nil
+                let result = try ProcessRunner.run(program, arguments, environment: environment)
+                XCTAssertEqual(result.status, 4, "\(program.lastPathComponent) \(arguments): \(result.stderr)")
+                XCTAssertTrue(result.stderr.contains("sesame-service: there is no session bus here"), result.stderr)
+            }
+        }
+    }
+
     func testTokenWithoutAnAccountExitsWithStatusTwo() throws {
         let result = try run(["token", "--account-type", "myGraphService"], removing: ["DISPLAY", "WAYLAND_DISPLAY"])
         XCTAssertEqual(result.status, 2, result.stderr)
@@ -73,9 +90,9 @@ final class CommandLineTests: XCTestCase {
 
         try Data("secret-service\n".utf8).write(to: data.appending(path: "sesame/storage"))
         let elsewhere = try ProcessRunner.run(sesame, ["token", "--account-type", "myGraphService"], environment: environment)
-        XCTAssertNotEqual(elsewhere.status, 0)
-        XCTAssertNotEqual(elsewhere.status, 2, "it looked in an empty second store: \(elsewhere.stderr)")
-        XCTAssertTrue(elsewhere.stderr.contains("your sign-ins are in the desktop keyring, which does not answer here"), elsewhere.stderr)
+        XCTAssertEqual(
+            elsewhere.status, 4, "not the status for \"no keyring here\" (2: it looked in an empty second store): \(elsewhere.stderr)")
+        XCTAssertTrue(elsewhere.stderr.contains("Your sign-ins are in the desktop keyring, which does not answer here"), elsewhere.stderr)
     }
 
     /// A key the file's shape does not read is a warning, once, from every command (the window's

@@ -37,6 +37,34 @@ final class DemoTests: XCTestCase {
         }
     }
 
+    /// The demo's state folder on a read-only disk (a tmpfs mounted read-only in a mount namespace
+    /// of its own: root only, as `make test` runs): one sentence that names the folder and what
+    /// to do, the read-only status (6), no `CocoaError`.
+    func testAReadOnlyStateFolderIsSaidInOneSentence() throws {
+        try XCTSkipUnless(getuid() == 0, "a read-only mount of its own needs root (unshare --mount)")
+        let folder = Repository.temporaryDirectory("sesame-demo-ro")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let state = folder.appending(path: "state")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_STATE_HOME"] = state.path
+        environment["XDG_DATA_HOME"] = folder.appending(path: "data").path
+        let sesame = try Repository.product("sesame").path
+        let result = try ProcessRunner.run(
+            URL(filePath: "/usr/bin/unshare"),
+            [
+                "--mount", "--propagation", "private", "/bin/sh", "-c",
+                "mount -t tmpfs -o ro tmpfs \"$0\" && exec \"$1\" --demo", state.path, sesame,
+            ], environment: environment)
+        XCTAssertEqual(result.status, 6, result.stderr)
+        XCTAssertTrue(
+            result.stderr.contains("--demo keeps its emulator's state in \(state.path)/sesame/emulator, which cannot be created"),
+            result.stderr)
+        XCTAssertTrue(result.stderr.contains("it is read-only"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("CocoaError"), result.stderr)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
+    }
+
     /// Whether something answers HTTP at `base` (its OpenID configuration).
     private static func answers(_ base: String) -> Bool {
         let done = DispatchSemaphore(value: 0)

@@ -57,7 +57,8 @@ final class DeviceCodeLoginTests: XCTestCase {
             return found
         }
 
-        /// Waits for the end (at most `timeout`) and returns status, stdout and stderr.
+        /// Waits for the end (at most `timeout`) and returns the status as a shell shows it (128 +
+        /// the signal, for one a signal ended), stdout and stderr.
         func finish(timeout: TimeInterval = 60) -> (status: Int32, stdout: String, stderr: String) {
             if !Eventually.holdsBlocking(within: .seconds(timeout), every: .milliseconds(50), { !process.isRunning }) {
                 process.terminate()
@@ -65,7 +66,8 @@ final class DeviceCodeLoginTests: XCTestCase {
             process.waitUntilExit()
             stdoutDone.wait()
             stderrDone.wait()
-            return (process.terminationStatus, String(decoding: printed.withLock { $0.stdout }, as: UTF8.self), stderr)
+            let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+            return (status, String(decoding: printed.withLock { $0.stdout }, as: UTF8.self), stderr)
         }
     }
 
@@ -204,6 +206,31 @@ final class DeviceCodeLoginTests: XCTestCase {
         let token = try ProcessRunner.run(
             Repository.product("sesame"), ["token", "--account-type", "myGraphService", "--emulator", base], environment: environment)
         XCTAssertEqual(token.status, 0, token.stderr)
+    }
+
+    /// Ctrl+C while a poll is at the identity service (whose answers take 5 s here): the
+    /// documented status and sentence, never "Could not reach the identity service:
+    /// CancellationError()".
+    func testCtrlCWithAPollInFlightSaysCancelled() throws {
+        let (base, _) = try startEmulator(["--faults", "token:latency=5s"])
+        let login = try login(base, environment: environment())
+        _ = try login.waitForStderr(Self.codePattern)
+        // A poll reaches the token endpoint, which holds it.
+        let polled = Eventually.holdsBlocking(within: .seconds(60), every: .milliseconds(50)) { Self.tokenRequests(base) >= 1 }
+        XCTAssertTrue(polled, "no poll reached the identity service")
+        kill(login.process.processIdentifier, SIGINT)
+        let ended = login.finish(timeout: 60)
+        XCTAssertEqual(ended.status, 130, ended.stderr)
+        XCTAssertTrue(ended.stderr.contains("sesame: Sign-in cancelled; nothing was stored."), ended.stderr)
+        XCTAssertFalse(ended.stderr.contains("CancellationError"), ended.stderr)
+    }
+
+    /// How many token requests (polls included) the emulator has received (`/.emulator/requests`).
+    static func tokenRequests(_ base: String) -> Int {
+        guard let data = try? Data(contentsOf: URL(string: base + "/.emulator/requests")!),
+            let counts = try? JSONSerialization.jsonObject(with: data) as? [String: Int]
+        else { return 0 }
+        return counts["token"] ?? 0
     }
 
     func testCtrlCStopsWaitingAndSaysSo() throws {

@@ -10,12 +10,19 @@ public struct StoreFixture: Sendable {
     public let store: AccountStore
     public let clock: TestClock
 
-    public init(logger: Logger = Logger(label: "sesame.tests")) {
+    /// A store over files in the fixture's directory (or `storage`, a wrapper around them), with a
+    /// runtime folder of its own for what a failed store keeps aside (``rescueDirectory``).
+    public init(logger: Logger = Logger(label: "sesame.tests"), storage: ((FileTokenStorage) -> any TokenStorage)? = nil) {
         let clock = provider.clock
         self.clock = clock
+        let files = FileTokenStorage(directory: directory)
         store = AccountStore(
-            storage: FileTokenStorage(directory: directory), transport: provider.transport, now: { clock.now }, logger: logger)
+            storage: storage?(files) ?? files, transport: provider.transport, now: { clock.now }, logger: logger,
+            rescueDirectory: directory.appending(path: "runtime"))
     }
+
+    /// Where a refresh's answer the cache could not store waits (``RefreshRescue``).
+    public var rescueDirectory: URL { directory.appending(path: "runtime") }
 
     public var storage: FileTokenStorage { FileTokenStorage(directory: directory) }
 

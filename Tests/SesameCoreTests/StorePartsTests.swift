@@ -111,7 +111,7 @@ struct StorePartsTests {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let storage = FileTokenStorage(directory: directory)
-        let transaction = TokenCacheTransaction(storage: storage, logger: Logger(label: "test"))
+        let transaction = TokenCacheTransaction(storage: storage, logger: Logger(label: "test"), rescue: RefreshRescue(directory: nil))
         _ = try transaction.run(group: "g", write: false) { cache in cache.nextSignInPrompt = "login" }
         #expect(try transaction.run(group: "g", write: false) { $0.nextSignInPrompt }.value == nil, "a read-only transaction wrote")
         _ = try transaction.run(group: "g", write: true) { cache in cache.nextSignInPrompt = "login" }

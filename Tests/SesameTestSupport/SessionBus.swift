@@ -37,6 +37,19 @@ public final class SessionBus: @unchecked Sendable {
         process.waitUntilExit()
     }
 
+    /// Whether someone owns `name` on this bus now.
+    public func hasOwner(_ name: String) -> Bool {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        let answer = try? ProcessRunner.run(
+            URL(filePath: "/usr/bin/gdbus"),
+            [
+                "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method",
+                "org.freedesktop.DBus.NameHasOwner", name,
+            ], environment: environment)
+        return answer?.stdout.contains("true") == true
+    }
+
     /// The processes that joined this bus from their start: those whose environment names it.
     private func services() -> [Int32] {
         let marker = Data("DBUS_SESSION_BUS_ADDRESS=\(address)\u{0}".utf8)

@@ -48,19 +48,22 @@ public actor AccountStore {
     ///   - validator: id_token checks (clock skew).
     ///   - now: the clock; tests move it.
     ///   - logger: never sees a secret.
+    ///   - rescueDirectory: where a rotated refresh token waits when the cache cannot store it
+    ///     (``RefreshRescue``): `$XDG_RUNTIME_DIR/sesame`.
     public init(
         storage: any TokenStorage,
         transport: any HTTPTransport = AsyncHTTPClientTransport(),
         validator: IDTokenValidator = IDTokenValidator(),
         now: @escaping @Sendable () -> Date = { Date() },
-        logger: Logger = Logger(label: "sesame.accounts")
+        logger: Logger = Logger(label: "sesame.accounts"),
+        rescueDirectory: URL? = RefreshRescue.defaultDirectory()
     ) {
         self.transport = transport
         self.now = now
         self.logger = logger
         tokenEndpoint = TokenEndpointClient(transport: transport, logger: logger)
         verifier = IDTokenVerifier(transport: transport, validator: validator, logger: logger)
-        cache = TokenCacheTransaction(storage: storage, logger: logger)
+        cache = TokenCacheTransaction(storage: storage, logger: logger, rescue: RefreshRescue(directory: rescueDirectory))
     }
 
     /// Replaces how the device code flow waits between polls (tests).

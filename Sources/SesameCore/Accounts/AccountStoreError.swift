@@ -45,6 +45,9 @@ public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
         public static let deviceCodeDeclined = Code("deviceCodeDeclined")
         /// The device code expired before the user signed in with it (`expired_token`).
         public static let deviceCodeExpired = Code("deviceCodeExpired")
+        /// The token cache cannot be read or written: ``AccountStoreError/storageProblem`` says
+        /// why (a locked keyring, no keyring, a full or read-only disk).
+        public static let storageUnavailable = Code("storageUnavailable")
     }
 
     /// The kind of failure.
@@ -68,6 +71,11 @@ public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
     public var claimsChallenge: String?
     /// For ``Code-swift.struct/throttled``: how long the service asked to wait (`Retry-After`).
     public var retryAfter: Duration?
+    /// For ``Code-swift.struct/storageUnavailable``: what stands in the way.
+    public var storageProblem: TokenStorageError.Problem?
+    /// For ``Code-swift.struct/storageUnavailable``: where the sign-ins are kept (a folder, or
+    /// `Secret Service`).
+    public var storageLocation: String?
     /// For ``Code-swift.struct/network`` and ``Code-swift.struct/providerMetadataUnavailable``:
     /// the exchange that got no answer, and why (refused, no such host, the proxy's refusal, …).
     public var transportFailure: HTTPTransportError?
@@ -90,6 +98,29 @@ public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
         var text = message
         if let serviceCode, !message.contains(serviceCode) { text += " (\(serviceCode))" }
         return text
+    }
+
+    /// The error for a storage backend's failure: a sentence for its problem, the problem kept.
+    public static func from(_ error: TokenStorageError) -> AccountStoreError {
+        let sentence: String
+        switch error.problem {
+        case .keyringLocked:
+            sentence = "Your keyring is locked, and your sign-ins are inside it. Unlock it, then try again; nothing is lost."
+        case .keyringUnavailable:
+            sentence =
+                "Your sign-ins are in the desktop keyring, which does not answer here (no session bus or keyring daemon). Use Sesame in your desktop session."
+        case .diskFull:
+            sentence =
+                "There is no room left on the disk for your sign-ins (\(error.location)). Free some space, then try again; nothing is lost."
+        case .readOnly:
+            sentence = "Your sign-ins cannot be saved in \(error.location): it is read-only, or not yours to write. Nothing is lost."
+        case .other:
+            sentence = "The token cache could not be used: \(error)"
+        }
+        var converted = AccountStoreError(.storageUnavailable, sentence)
+        converted.storageProblem = error.problem
+        converted.storageLocation = error.location
+        return converted
     }
 
     /// The first `AADSTSnnnnn` or `AADB2Cnnnnn` in a description.

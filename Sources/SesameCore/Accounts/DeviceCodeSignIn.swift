@@ -67,6 +67,7 @@ enum DeviceCodeSignIn {
         do {
             response = try await store.transport.send(request)
         } catch {
+            if error is CancellationError || Task.isCancelled { throw AccountStoreError(.cancelled, "Sign-in was cancelled.") }
             throw AccountStoreError(.network, "Could not reach the identity service", cause: error)
         }
         // Entra answers this endpoint's errors with HTTP 200: look for `error` first.

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SesameSystem
 
 /// Silent tokens, all of it: MSAL's `acquireTokenSilent` on the account store's actor. The state
 /// makes a silent token cheap and a refresh happen once: the last answer to each question
@@ -146,11 +147,38 @@ extension SilentTokens {
         }
     }
 
+    /// One refresh, made so that the refresh token is never lost: room for the answer is taken
+    /// first (a full disk is found while the stored token still works), and from the request to
+    /// the store of its answer the process does not end (``Termination``); an answer the cache
+    /// cannot store is kept in the ``RefreshRescue`` for the next attempt.
     private static func refresh(
         _ account: Account, configuration stored: AccountConfiguration, scopes: [String], in store: isolated AccountStore
     ) async throws -> AccessToken {
         let configuration = try await store.forTheWire(stored)
+        let group = configuration.storageGroup
         let refreshToken = try storedRefreshToken(of: account, configuration: configuration, in: store)
+        try store.cache.reserveRoom(group: group)
+        store.cache.rescue.prepare(group: group)
+        defer {
+            store.cache.storage.releaseRoom(group: group)
+            store.cache.rescue.release(group: group)
+        }
+        do {
+            return try await Termination.shared.deferring {
+                try await redeemAndStore(refreshToken, of: account, configuration: configuration, scopes: scopes, in: store)
+            }
+        } catch let ending as Termination.Ending {
+            var error = AccountStoreError(.cancelled, "The program is ending (\(Termination.name(of: ending.signal))); nothing was sent.")
+            error.accountType = account.accountType
+            throw error
+        }
+    }
+
+    /// The request that spends `refreshToken`, and the store of its answer (or its rescue).
+    private static func redeemAndStore(
+        _ refreshToken: RefreshTokenEntry, of account: Account, configuration: AccountConfiguration, scopes: [String],
+        in store: isolated AccountStore
+    ) async throws -> AccessToken {
         let (tokens, claims): (TokenResponse, IDTokenClaims?)
         do throws(AccountStoreError) {
             (tokens, claims) = try await redeem(refreshToken, of: account, configuration: configuration, scopes: scopes, in: store)
@@ -159,8 +187,22 @@ extension SilentTokens {
             throw error
         }
         let grantedAt = Int(store.now().timeIntervalSince1970)
-        let refreshed = try save(
-            tokens, claims: claims, of: account, configuration: configuration, scopes: scopes, at: grantedAt, in: store)
+        let refreshed: Account
+        do {
+            refreshed = try save(
+                tokens, claims: claims, of: account, configuration: configuration, scopes: scopes, at: grantedAt, in: store)
+        } catch {
+            // Signed out meanwhile: nothing to keep. Else the rotated token must not be lost.
+            if error.code != .accountNotFound {
+                rescue(tokens.refreshToken, replacing: refreshToken, of: account, configuration: configuration, failure: error, in: store)
+            }
+            throw error
+        }
+        // Stored: what an earlier refresh kept aside (for this account, now stale; for others of
+        // the group, still needed) goes into the cache too.
+        if store.cache.rescue.holds(group: configuration.storageGroup) {
+            _ = store.cache.recoverRescued(group: configuration.storageGroup, now: store.now())
+        }
         if account.interactionRequired {
             store.emit(.accountsDidChange(accountType: account.accountType, change: .updated(refreshed)))
         }
@@ -174,8 +216,14 @@ extension SilentTokens {
     private static func storedRefreshToken(
         of account: Account, configuration: AccountConfiguration, in store: isolated AccountStore
     ) throws -> RefreshTokenEntry {
-        let refreshToken = try store.withCache(group: configuration.storageGroup, write: false) { cache in
-            cache.refreshToken(homeAccountID: account.homeAccountID, environment: account.environment, clientID: configuration.clientID)
+        let group = configuration.storageGroup
+        let rescued = store.cache.rescue.holds(group: group) ? store.cache.recoverRescued(group: group, now: store.now()) : []
+        let refreshToken = try store.withCache(group: group, write: false) { stored in
+            var cache = stored
+            // Kept tokens the cache could not take yet are used from here.
+            _ = RefreshRescue.apply(rescued, to: &cache, now: Int(store.now().timeIntervalSince1970))
+            return cache.refreshToken(
+                homeAccountID: account.homeAccountID, environment: account.environment, clientID: configuration.clientID)
         }
         guard let refreshToken else {
             var error = AccountStoreError(.interactionRequired, "Sign in again: no refresh token is stored for \(account.displayName).")
@@ -210,7 +258,11 @@ extension SilentTokens {
                 of: tokens.idToken, configuration: configuration, expectedNonce: nil, required: false, now: store.now())
             return (tokens, claims)
         } catch {
-            try keepRotatedToken(of: tokens, for: account, configuration: configuration, in: store)
+            do {
+                try keepRotatedToken(of: tokens, for: account, configuration: configuration, in: store)
+            } catch let failure {
+                rescue(tokens.refreshToken, replacing: refreshToken, of: account, configuration: configuration, failure: failure, in: store)
+            }
             throw error
         }
     }
@@ -228,6 +280,21 @@ extension SilentTokens {
                 rotated, homeAccountID: account.homeAccountID, environment: account.environment, clientID: configuration.clientID,
                 now: grantedAt)
         }
+    }
+
+    /// The cache could not store a refresh's answer: its rotated refresh token (the one spent may
+    /// be dead now) is kept in the rescue for the next attempt.
+    private static func rescue(
+        _ rotated: Secret?, replacing spent: RefreshTokenEntry, of account: Account, configuration: AccountConfiguration,
+        failure: AccountStoreError, in store: isolated AccountStore
+    ) {
+        guard let rotated else { return }
+        store.cache.keepAside(
+            RefreshRescue.Kept(
+                homeAccountID: account.homeAccountID, environment: account.environment, clientID: configuration.clientID,
+                refreshToken: rotated.revealed, replaces: RefreshRescue.fingerprint(of: spent.secret),
+                keptAt: Int(store.now().timeIntervalSince1970)),
+            group: configuration.storageGroup, failure: failure)
     }
 
     /// A refresh the service refused: when only an interactive sign-in can help, the account is

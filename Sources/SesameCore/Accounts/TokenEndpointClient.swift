@@ -68,7 +68,11 @@ struct TokenEndpointClient: Sendable {
         do {
             return try await transport.send(request)
         } catch {
-            var failure = AccountStoreError(.network, "Could not reach the identity service", cause: error)
+            // Cancelled (Ctrl+C, the window closed): that, not a network failure.
+            var failure =
+                error is CancellationError || Task.isCancelled
+                ? AccountStoreError(.cancelled, "Sign-in was cancelled.")
+                : AccountStoreError(.network, "Could not reach the identity service", cause: error)
             failure.accountType = accountType
             throw failure
         }

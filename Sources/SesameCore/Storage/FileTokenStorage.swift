@@ -71,6 +71,31 @@ public struct FileTokenStorage: TokenStorage {
         return StoredVersion.ofFile(atPath: directoryPath + "/" + group + ".json")
     }
 
+    /// The room a refresh's answer will need: twice the cache as it is (a new access token for
+    /// other scopes adds entries), and 64 KiB more, taken as a hidden file beside it that the
+    /// write removes before it writes.
+    public func reserveRoom(group: String) throws {
+        let file = try fileURL(group: group)
+        try createDirectory()
+        let size = (try? Posix.linkStatus(file.path)).map { Int($0.st_size) } ?? 0
+        do {
+            try Posix.reserve(reservePath(of: file), size: 2 * size + 64 * 1024)
+        } catch {
+            Posix.removeFile(reservePath(of: file))
+            throw TokenStorageError(
+                location: location, reason: "cannot reserve room for the cache: \(error.message)", problem: .init(errorNumber: error.code))
+        }
+    }
+
+    public func releaseRoom(group: String) {
+        guard let file = try? fileURL(group: group) else { return }
+        Posix.removeFile(reservePath(of: file))
+    }
+
+    private func reservePath(of file: URL) -> String {
+        file.deletingLastPathComponent().appending(path: ".\(file.lastPathComponent).reserve").path
+    }
+
     /// A group names one file in the directory: not empty, no `/` or NUL, not `.` or `..`.
     private static func isFileName(_ group: String) -> Bool {
         !group.isEmpty && group != "." && group != ".." && !group.utf8.contains { $0 == UInt8(ascii: "/") || $0 == 0 }
@@ -147,7 +172,7 @@ public struct FileTokenStorage: TokenStorage {
             try FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw TokenStorageError(location: location, reason: "cannot create the directory: \(error)")
+            throw TokenStorageError(location: location, reason: "cannot create the directory: \(error)", problem: .init(fileError: error))
         }
         if let status = try? Posix.linkStatus(directory.path), status.st_uid == Posix.userID, status.st_mode & 0o077 != 0 {
             try? Posix.changeMode(directory.path, 0o700)
@@ -169,13 +194,16 @@ public struct FileTokenStorage: TokenStorage {
     /// fraction of a millisecond to tens on a laptop's disk, and happens on another thread (``Durability``): the
     /// caller's next request (the Graph call after a sign-in) does not wait for the disk.
     private func replace(_ file: URL, with data: Data) throws {
+        // The room a refresh reserved is this write's.
+        Posix.removeFile(reservePath(of: file))
         let temporary = file.deletingLastPathComponent().appending(
             path: ".\(file.lastPathComponent).\(RandomString.base64URL(byteCount: 6)).tmp")
         let descriptor: Int32
         do {
             descriptor = try Posix.openOwnerOnly(temporary.path, O_WRONLY | O_CREAT | O_EXCL)
         } catch {
-            throw TokenStorageError(location: file.path, reason: "cannot create a temporary file: \(error.message)")
+            throw TokenStorageError(
+                location: file.path, reason: "cannot create a temporary file: \(error.message)", problem: .init(errorNumber: error.code))
         }
         do {
             defer { Posix.close(descriptor) }
@@ -183,13 +211,14 @@ public struct FileTokenStorage: TokenStorage {
             try Posix.setModificationTime(descriptor, to: Date().addingTimeInterval(Self.modificationTimeLead))
         } catch {
             Posix.removeFile(temporary.path)
-            throw TokenStorageError(location: file.path, reason: "cannot write: \(error)")
+            throw TokenStorageError(location: file.path, reason: "cannot write: \(error)", problem: .init(errorNumber: error.code))
         }
         do {
             try Posix.rename(temporary.path, to: file.path)
         } catch {
             Posix.removeFile(temporary.path)
-            throw TokenStorageError(location: file.path, reason: "cannot replace the cache file: \(error.message)")
+            throw TokenStorageError(
+                location: file.path, reason: "cannot replace the cache file: \(error.message)", problem: .init(errorNumber: error.code))
         }
         Durability.shared.sync(file: file.path, directory: file.deletingLastPathComponent().path)
     }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Logging
+import SesameSystem
 
 /// One read or read-modify-write of a storage group's ``TokenCache`` under the storage's
 /// cross-process lock. An unreadable cache (truncated, corrupt, foreign) is set aside where a
@@ -12,12 +13,15 @@ import Logging
 struct TokenCacheTransaction: Sendable {
     let storage: any TokenStorage
     let logger: Logger
+    /// Where a rotated refresh token waits when the cache cannot store it.
+    let rescue: RefreshRescue
     /// The last read of each group.
     private var readCopies: [String: ReadCopy] = [:]
 
-    init(storage: any TokenStorage, logger: Logger) {
+    init(storage: any TokenStorage, logger: Logger, rescue: RefreshRescue) {
         self.storage = storage
         self.logger = logger
+        self.rescue = rescue
     }
 
     /// A group's cache as last read, and the storage's stamp when it was.
@@ -80,7 +84,7 @@ struct TokenCacheTransaction: Sendable {
     ) throws(AccountStoreError) -> Result<Value> {
         var value: Value?
         do {
-            let setAside = try storage.transact(group: group) { data in
+            func decide(_ data: Data?) throws -> TokenStorageAction {
                 var cache = TokenCache()
                 var unreadable = false
                 if let data {
@@ -98,6 +102,11 @@ struct TokenCacheTransaction: Sendable {
                 if unreadable { return .setAsideAndWrite(try cache.jsonData()) }
                 return write ? .write(try cache.jsonData()) : .keep
             }
+            // A write is not cut short by SIGTERM or Ctrl+C (``Termination``): the process ends after it.
+            let setAside =
+                write
+                ? try Termination.shared.deferring { try storage.transact(group: group, decide) }
+                : try storage.transact(group: group, decide)
             if let setAside {
                 logger.error("unreadable token cache set aside", metadata: ["group": "\(group)", "path": "\(setAside)"])
             }
@@ -107,6 +116,50 @@ struct TokenCacheTransaction: Sendable {
             return Result(value: value, setAsideAt: setAside)
         } catch let error as AccountStoreError {
             throw error
+        } catch let error as TokenStorageError {
+            throw AccountStoreError.from(error)
+        } catch let ending as Termination.Ending {
+            throw AccountStoreError(.cancelled, "The program is ending (\(Termination.name(of: ending.signal))); nothing was stored.")
+        } catch {
+            throw AccountStoreError(.invalidResponse, "The token cache could not be used: \(error)")
+        }
+    }
+
+    /// Puts the refresh tokens an earlier refresh could not store (``RefreshRescue``) into the
+    /// group's cache, and lets go of them once it holds them. Called under the refresh lock: no
+    /// other Sesame process refreshes meanwhile.
+    /// - Returns: what is still kept and not in the cache (it cannot be written now either), for
+    ///   the caller to use from memory.
+    mutating func recoverRescued(group: String, now: Date) -> [RefreshRescue.Kept] {
+        let kept = rescue.read(group: group)
+        readCopies[group] = nil
+        do {
+            let applied = try run(group: group, write: true) { RefreshRescue.apply(kept, to: &$0, now: Int(now.timeIntervalSince1970)) }
+            rescue.clear(group: group)
+            logger.notice("rescued refresh tokens stored", metadata: ["group": "\(group)", "count": "\(applied.value)"])
+            return []
+        } catch {
+            logger.error("rescued refresh tokens still cannot be stored", metadata: ["group": "\(group)", "error": "\(error)"])
+            return kept
+        }
+    }
+
+    /// Keeps `kept` in the rescue: the cache failed (`failure`) to store the refresh that rotated it.
+    func keepAside(_ kept: RefreshRescue.Kept, group: String, failure: AccountStoreError) {
+        do {
+            try rescue.keep(kept, group: group)
+            logger.error("refresh answer not stored; its refresh token kept for the next attempt", metadata: ["error": "\(failure)"])
+        } catch {
+            logger.critical("refresh answer neither stored nor kept", metadata: ["error": "\(failure)", "rescue": "\(error)"])
+        }
+    }
+
+    /// ``TokenStorage/reserveRoom(group:)``, its failure as the store's.
+    func reserveRoom(group: String) throws(AccountStoreError) {
+        do {
+            try storage.reserveRoom(group: group)
+        } catch let error as TokenStorageError {
+            throw AccountStoreError.from(error)
         } catch {
             throw AccountStoreError(.invalidResponse, "The token cache could not be used: \(error)")
         }

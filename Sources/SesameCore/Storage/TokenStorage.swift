@@ -32,6 +32,16 @@ public protocol TokenStorage: Sendable {
     /// them again while the stamp is the same, without reading or locking. `nil`: the backend
     /// cannot tell, read every time.
     func version(group: String) -> StoredVersion?
+
+    /// Takes room on the disk for the group's next write, before a refresh spends its refresh
+    /// token: a full disk is then found while the stored token still works, and the write of the
+    /// answer finds the room (the write lets it go). The Secret Service's own disk is the keyring
+    /// daemon's, out of reach: it reserves nothing.
+    /// - Throws: ``TokenStorageError`` (``TokenStorageError/Problem/diskFull``) when there is no room.
+    func reserveRoom(group: String) throws
+
+    /// Lets go of what ``reserveRoom(group:)`` took, when no write came (a refused refresh).
+    func releaseRoom(group: String)
 }
 
 /// What ``TokenStorage/version(group:)`` answers: an opaque stamp, and how long a copy read under
@@ -70,6 +80,11 @@ extension TokenStorage {
     /// The backend cannot tell: every read reads.
     public func version(group: String) -> StoredVersion? { nil }
 
+    /// The backend's disk is not Sesame's to reserve.
+    public func reserveRoom(group: String) throws {}
+
+    public func releaseRoom(group: String) {}
+
     /// No other process shares this storage: nothing to wait for.
     public func whileRefreshing<T: Sendable>(
         group: String, isolation: isolated (any Actor)?, _ body: () async throws -> T
@@ -91,15 +106,52 @@ public enum TokenStorageAction: Sendable {
 
 /// A storage backend failed.
 public struct TokenStorageError: Error, Sendable, CustomStringConvertible {
+    /// What stands in the way, as the person can tell it apart and do something about it.
+    public enum Problem: String, Sendable, Hashable {
+        /// The keyring holding the sign-ins is locked (its unlock prompt was dismissed, or no
+        /// prompt can be shown): the sign-ins are there, behind the lock.
+        case keyringLocked
+        /// No Secret Service answers (no session bus, no keyring daemon).
+        case keyringUnavailable
+        /// The disk holding the sign-ins is full (or the user's quota is used up).
+        case diskFull
+        /// The folder holding the sign-ins cannot be written (a read-only file system, permissions).
+        case readOnly
+        /// Anything else.
+        case other
+
+        /// The problem a failed system call's `errno` names.
+        public init(errorNumber code: Int32) {
+            switch code {
+            case ENOSPC, EDQUOT: self = .diskFull
+            case EROFS, EACCES, EPERM: self = .readOnly
+            default: self = .other
+            }
+        }
+
+        /// The problem behind an error of Foundation's file operations (creating a folder, writing
+        /// a file): they report the system call's `errno` as a ``CocoaError`` code.
+        public init(fileError error: any Error) {
+            switch (error as? CocoaError)?.code {
+            case .fileWriteOutOfSpace?: self = .diskFull
+            case .fileWriteVolumeReadOnly?, .fileWriteNoPermission?: self = .readOnly
+            default: self = (error as? SystemCallError).map { Problem(errorNumber: $0.code) } ?? .other
+            }
+        }
+    }
+
     /// Which backend and where.
     public let location: String
     /// What failed.
     public let reason: String
+    /// What kind of problem it is.
+    public let problem: Problem
 
     /// An error at `location`.
-    public init(location: String, reason: String) {
+    public init(location: String, reason: String, problem: Problem = .other) {
         self.location = location
         self.reason = reason
+        self.problem = problem
     }
 
     public var description: String { "token storage at \(location): \(reason)" }
