@@ -22,6 +22,9 @@ typedef struct {
     const gchar *error_domain;
     /** The GError's code. */
     gint error_code;
+    /** TRUE when what was asked about is behind a lock: a lookup found nothing it could read
+     *  but a matching item in a locked collection, or the default collection is locked. */
+    gboolean locked;
 } SesameSecretResult;
 
 /** The schema of Sesame's items: one attribute, the storage group, plus a kind. */
@@ -39,7 +42,7 @@ static inline const SecretSchema *sesame_secret_schema(void) {
 
 /** Moves a GError into a result and frees it. */
 static inline SesameSecretResult sesame_secret_result_from_error(GError *error) {
-    SesameSecretResult result = { FALSE, NULL, NULL, NULL, 0 };
+    SesameSecretResult result = { FALSE, NULL, NULL, NULL, 0, FALSE };
     if (error != NULL) {
         result.error_message = g_strdup(error->message);
         result.error_domain = g_quark_to_string(error->domain);
@@ -56,16 +59,88 @@ static inline GHashTable *sesame_secret_attributes(const gchar *group, const gch
     return attributes;
 }
 
-/** Looks up the item of a group and kind; ok with secret NULL when there is none. */
-static inline SesameSecretResult sesame_secret_lookup(const gchar *group, const gchar *kind) {
+/**
+ * Whether an item of the group and kind is in a locked collection: searched without unlocking
+ * anything (no prompt).
+ */
+static inline gboolean sesame_secret_item_is_locked(const gchar *group, const gchar *kind) {
+    GError *error = NULL;
+    SecretService *service = secret_service_get_sync(SECRET_SERVICE_NONE, NULL, &error);
+    if (service == NULL) {
+        g_clear_error(&error);
+        return FALSE;
+    }
+    GHashTable *attributes = sesame_secret_attributes(group, kind);
+    GList *items = secret_service_search_sync(service, sesame_secret_schema(), attributes, SECRET_SEARCH_ALL, NULL, &error);
+    g_hash_table_unref(attributes);
+    g_clear_error(&error);
+    gboolean locked = FALSE;
+    for (GList *item = items; item != NULL; item = item->next) {
+        if (secret_item_get_locked(SECRET_ITEM(item->data))) {
+            locked = TRUE;
+        }
+    }
+    g_list_free_full(items, g_object_unref);
+    g_object_unref(service);
+    return locked;
+}
+
+/**
+ * Looks up the item of a group and kind; ok with secret NULL when there is none.
+ *
+ * With unlock, an item in a locked collection makes the Secret Service show its unlock prompt
+ * (on a desktop) and this waits for it; when the prompt is dismissed or cannot be shown, the
+ * result is ok with secret NULL and locked TRUE. Without, nothing is unlocked and no prompt
+ * shows: a matching item behind a lock gives locked TRUE at once.
+ */
+static inline SesameSecretResult sesame_secret_lookup(const gchar *group, const gchar *kind, gboolean unlock) {
     GError *error = NULL;
     GHashTable *attributes = sesame_secret_attributes(group, kind);
-    gchar *secret = secret_password_lookupv_sync(sesame_secret_schema(), attributes, NULL, &error);
+    if (unlock) {
+        gchar *secret = secret_password_lookupv_sync(sesame_secret_schema(), attributes, NULL, &error);
+        g_hash_table_unref(attributes);
+        if (error != NULL) {
+            return sesame_secret_result_from_error(error);
+        }
+        SesameSecretResult result = { TRUE, secret, NULL, NULL, 0, FALSE };
+        if (secret == NULL) {
+            result.locked = sesame_secret_item_is_locked(group, kind);
+        }
+        return result;
+    }
+    SecretService *service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, NULL, &error);
+    if (service == NULL) {
+        g_hash_table_unref(attributes);
+        return sesame_secret_result_from_error(error);
+    }
+    GList *items = secret_service_search_sync(service, sesame_secret_schema(), attributes,
+                                              SECRET_SEARCH_ALL | SECRET_SEARCH_LOAD_SECRETS, NULL, &error);
     g_hash_table_unref(attributes);
+    g_object_unref(service);
     if (error != NULL) {
         return sesame_secret_result_from_error(error);
     }
-    SesameSecretResult result = { TRUE, secret, NULL, NULL, 0 };
+    SesameSecretResult result = { TRUE, NULL, NULL, NULL, 0, FALSE };
+    for (GList *item = items; item != NULL; item = item->next) {
+        if (secret_item_get_locked(SECRET_ITEM(item->data))) {
+            result.locked = TRUE;
+            continue;
+        }
+        SecretValue *value = secret_item_get_secret(SECRET_ITEM(item->data));
+        if (value != NULL && result.secret == NULL) {
+            const gchar *text = secret_value_get_text(value);
+            if (text != NULL) {
+                result.secret = g_strdup(text);
+            }
+        }
+        if (value != NULL) {
+            secret_value_unref(value);
+        }
+    }
+    g_list_free_full(items, g_object_unref);
+    if (result.secret != NULL) {
+        result.locked = FALSE;
+    }
     return result;
 }
 
@@ -80,7 +155,7 @@ static inline SesameSecretResult sesame_secret_store(const gchar *group, const g
     if (!stored) {
         return sesame_secret_result_from_error(error);
     }
-    SesameSecretResult result = { TRUE, NULL, NULL, NULL, 0 };
+    SesameSecretResult result = { TRUE, NULL, NULL, NULL, 0, FALSE };
     return result;
 }
 
@@ -93,7 +168,7 @@ static inline SesameSecretResult sesame_secret_clear(const gchar *group, const g
     if (error != NULL) {
         return sesame_secret_result_from_error(error);
     }
-    SesameSecretResult result = { TRUE, NULL, NULL, NULL, 0 };
+    SesameSecretResult result = { TRUE, NULL, NULL, NULL, 0, FALSE };
     return result;
 }
 
@@ -114,10 +189,51 @@ static inline SesameSecretResult sesame_secret_default_collection_label(void) {
     if (error != NULL) {
         return sesame_secret_result_from_error(error);
     }
-    SesameSecretResult result = { TRUE, NULL, NULL, NULL, 0 };
+    SesameSecretResult result = { TRUE, NULL, NULL, NULL, 0, FALSE };
     if (collection != NULL) {
         result.secret = secret_collection_get_label(collection);
+        result.locked = secret_collection_get_locked(collection);
         g_object_unref(collection);
+    }
+    return result;
+}
+
+/**
+ * Asks the Secret Service to unlock the collection behind the "default" alias: it shows its own
+ * prompt (the keyring's password, typed into the desktop's dialog, never into Sesame) and this
+ * waits for the answer. ok with locked FALSE once it is unlocked; locked TRUE when the prompt
+ * was dismissed.
+ */
+static inline SesameSecretResult sesame_secret_unlock_default(void) {
+    GError *error = NULL;
+    SecretService *service = secret_service_get_sync(SECRET_SERVICE_NONE, NULL, &error);
+    if (service == NULL) {
+        return sesame_secret_result_from_error(error);
+    }
+    SecretCollection *collection = secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT,
+                                                                    SECRET_COLLECTION_NONE, NULL, &error);
+    if (error != NULL) {
+        g_object_unref(service);
+        return sesame_secret_result_from_error(error);
+    }
+    SesameSecretResult result = { TRUE, NULL, NULL, NULL, 0, FALSE };
+    if (collection == NULL || !secret_collection_get_locked(collection)) {
+        if (collection != NULL) {
+            g_object_unref(collection);
+        }
+        g_object_unref(service);
+        return result;
+    }
+    GList *objects = g_list_append(NULL, collection);
+    GList *unlocked = NULL;
+    secret_service_unlock_sync(service, objects, NULL, &unlocked, &error);
+    g_list_free(objects);
+    result.locked = g_list_length(unlocked) == 0;
+    g_list_free_full(unlocked, g_object_unref);
+    g_object_unref(collection);
+    g_object_unref(service);
+    if (error != NULL) {
+        return sesame_secret_result_from_error(error);
     }
     return result;
 }

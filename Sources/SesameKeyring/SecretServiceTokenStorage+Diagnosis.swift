@@ -11,9 +11,25 @@ extension SecretServiceTokenStorage {
         var findings = [Diagnosis.Finding(.keyring, .ok(.keyring(answers: answers)))]
         do {
             let storage = try chosen(environment: environment, recording: false).storage
-            let location: TokenStorageLocation =
-                (storage as? FileTokenStorage).map { .files($0.directory.path) } ?? .secretService(collection: defaultCollectionLabel())
-            findings.append(Diagnosis.Finding(.tokenStorage, .ok(.storage(location))))
+            if let files = storage as? FileTokenStorage {
+                findings.append(Diagnosis.Finding(.tokenStorage, .ok(.storage(.files(files.directory.path)))))
+            } else {
+                let collection = defaultCollection()
+                if collection.locked {
+                    // It answers, but nothing in it can be read: the sign-ins are there, behind the lock.
+                    let name = collection.label.map { "“\($0)”" } ?? "default"
+                    findings.append(
+                        Diagnosis.Finding(
+                            .tokenStorage,
+                            .problem(
+                                .storage(
+                                    reason: "your sign-ins are in the keyring's \(name) collection, which is locked: Sesame cannot read "
+                                        + "them until you unlock it (log in to the desktop again, or unlock it in Passwords and Keys); "
+                                        + "nothing is lost"))))
+                } else {
+                    findings.append(Diagnosis.Finding(.tokenStorage, .ok(.storage(.secretService(collection: collection.label)))))
+                }
+            }
         } catch let error as TokenStorageError {
             findings.append(Diagnosis.Finding(.tokenStorage, .problem(.storage(reason: error.reason))))
         } catch {
@@ -22,11 +38,12 @@ extension SecretServiceTokenStorage {
         return findings
     }
 
-    /// The name of the collection Sesame's items go to (the `default` alias), if it has one.
-    static func defaultCollectionLabel() -> String? {
+    /// The name of the collection Sesame's items go to (the `default` alias), if it has one, and
+    /// whether it is locked.
+    static func defaultCollection() -> (label: String?, locked: Bool) {
         var result = sesame_secret_default_collection_label()
         defer { sesame_secret_result_free(&result) }
-        guard result.ok != 0, let label = result.secret else { return nil }
-        return String(cString: label)
+        guard result.ok != 0, let label = result.secret else { return (nil, false) }
+        return (String(cString: label), result.locked != 0)
     }
 }

@@ -21,12 +21,17 @@ import SesameSystem
 /// notices the tool's touch of the stamp file as a change. An MSAL-based tool with a shape of its
 /// own (azure-identity's `msal.cache.nocae`, say) keeps a separate cache: docs/SHARING.md.
 public struct SecretServiceTokenStorage: TokenStorage {
+    /// Whether reading a locked keyring shows the keyring's own unlock prompt and waits for it (a
+    /// command a person typed), or says at once that it is locked (the window, which offers
+    /// Unlock; a program's password command, which no dialog should surprise).
+    public let promptsToUnlock: Bool
     private let lockDirectory: URL
     /// `lockDirectory.path`, worked out once: ``version(group:)`` is on every silent token's path.
     private let lockDirectoryPath: String
 
     /// Storage in the session's Secret Service.
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment, promptsToUnlock: Bool = false) {
+        self.promptsToUnlock = promptsToUnlock
         lockDirectory =
             environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0, isDirectory: true) : nil }
             ?? FileTokenStorage.defaultDirectory(environment: environment)
@@ -38,7 +43,7 @@ public struct SecretServiceTokenStorage: TokenStorage {
     /// Whether a Secret Service answers on the session bus (a lookup succeeds, found or not).
     /// Without one (no session bus, no keyring daemon) the caller falls back to files.
     public static func isAvailable() -> Bool {
-        var result = sesame_secret_lookup("org.sesame.probe", "probe")
+        var result = sesame_secret_lookup("org.sesame.probe", "probe", 0)
         defer { sesame_secret_result_free(&result) }
         return result.ok != 0
     }
@@ -58,7 +63,7 @@ public struct SecretServiceTokenStorage: TokenStorage {
     ///   would show no one signed in and start a second store.
     /// - Parameter recording: whether a first run records its choice (`sesame doctor` only looks).
     public static func chosen(
-        environment: [String: String] = ProcessInfo.processInfo.environment, recording: Bool = true
+        environment: [String: String] = ProcessInfo.processInfo.environment, recording: Bool = true, promptsToUnlock: Bool = false
     ) throws -> (
         storage: any TokenStorage, notice: String?
     ) {
@@ -72,19 +77,25 @@ public struct SecretServiceTokenStorage: TokenStorage {
             guard isAvailable() else {
                 throw TokenStorageError(
                     location: "Secret Service",
-                    reason: "your sign-ins are in the desktop keyring, which does not answer here (no session bus or keyring daemon); "
-                        + "run sesame in your desktop session, or unlock the keyring")
+                    reason:
+                        "no keyring daemon answers on \(ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] == nil ? "this session (it has no session bus)" : "the session bus"); "
+                        + "run sesame in your desktop session",
+                    problem: .keyringUnavailable)
             }
-            return (SecretServiceTokenStorage(environment: environment), nil)
+            return (SecretServiceTokenStorage(environment: environment, promptsToUnlock: promptsToUnlock), nil)
         case "files":
             return (files, notice)
         default:
             let available = isAvailable()
-            guard recording else { return available ? (SecretServiceTokenStorage(environment: environment), nil) : (files, notice) }
+            guard recording else {
+                return available
+                    ? (SecretServiceTokenStorage(environment: environment, promptsToUnlock: promptsToUnlock), nil) : (files, notice)
+            }
             try? FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try? Data((available ? "secret-service\n" : "files\n").utf8).write(to: marker, options: .atomic)
-            return available ? (SecretServiceTokenStorage(environment: environment), nil) : (files, notice)
+            return available
+                ? (SecretServiceTokenStorage(environment: environment, promptsToUnlock: promptsToUnlock), nil) : (files, notice)
         }
     }
 
@@ -185,11 +196,28 @@ public struct SecretServiceTokenStorage: TokenStorage {
     }
 
     private func lookup(group: String, kind: String) throws -> Data? {
-        var result = sesame_secret_lookup(group, kind)
+        var result = sesame_secret_lookup(group, kind, promptsToUnlock ? 1 : 0)
         defer { sesame_secret_result_free(&result) }
         try check(result, doing: "read the token cache of \(group)")
-        guard let secret = result.secret else { return nil }
+        guard let secret = result.secret else {
+            // Nothing readable, but there behind a lock: not "nobody is signed in".
+            if result.locked != 0 {
+                throw TokenStorageError(
+                    location: location, reason: "the keyring holding the token cache of \(group) is locked", problem: .keyringLocked)
+            }
+            return nil
+        }
         return Data(String(cString: secret).utf8)
+    }
+
+    /// Asks the Secret Service to unlock the keyring Sesame keeps its sign-ins in: the desktop
+    /// shows its own prompt (the password goes to the keyring, never through Sesame). Blocks
+    /// until the person answers: call it off the main loop.
+    /// - Returns: whether it is unlocked now (false: the prompt was dismissed).
+    public static func unlock() -> Bool {
+        var result = sesame_secret_unlock_default()
+        defer { sesame_secret_result_free(&result) }
+        return result.ok != 0 && result.locked == 0
     }
 
     private func store(_ data: Data, group: String, kind: String) throws {
@@ -202,12 +230,24 @@ public struct SecretServiceTokenStorage: TokenStorage {
         try check(result, doing: "save the token cache of \(group)")
     }
 
-    /// Turns a failed libsecret call into the one Swift error, once.
+    /// Turns a failed libsecret call into the one Swift error, once: a locked collection
+    /// (`SECRET_ERROR_IS_LOCKED`, its unlock prompt dismissed) and a service that does not answer
+    /// (D-Bus's and GIO's errors) are told apart.
     private func check(_ result: SesameSecretResult, doing what: String) throws {
         guard result.ok == 0 else { return }
         let message = result.error_message.map { String(cString: $0) } ?? "unknown error"
-        throw TokenStorageError(location: location, reason: "cannot \(what): \(message)")
+        let domain = result.error_domain.map { String(cString: $0) }
+        let problem: TokenStorageError.Problem =
+            switch domain {
+            case "secret-error-quark" where result.error_code == Self.secretErrorIsLocked: .keyringLocked
+            case "g-dbus-error-quark", "g-io-error-quark": .keyringUnavailable
+            default: .other
+            }
+        throw TokenStorageError(location: location, reason: "cannot \(what): \(message)", problem: problem)
     }
+
+    /// libsecret's `SECRET_ERROR_IS_LOCKED`.
+    private static let secretErrorIsLocked: Int32 = 2
 }
 
 /// What an MSAL-based tool gives msal-extensions' `LibsecretPersistence(signal_location,

@@ -17,6 +17,9 @@ public final class AppModel {
     /// Whether the computer is on a network (the window feeds it from the desktop's monitor).
     public let network: NetworkStatus
     private var listening: Task<Void, Never>?
+    /// Asks the keyring to show its own unlock prompt and answers whether it is unlocked (the
+    /// window sets it when the sign-ins are in the Secret Service).
+    public var unlockKeyring: (@Sendable () async -> Bool)?
 
     /// A client for API calls as an account, through the traced transport.
     public var httpClient: AuthorizedHTTPClient { AuthorizedHTTPClient(store: store, transport: transport) }
@@ -49,11 +52,6 @@ public final class AppModel {
 
     /// The first sample of a kind.
     public func sample(_ kind: Sample.Kind) -> Sample? { samples.first { $0.kind == kind } }
-
-    /// The signed-in account of a sample, if any.
-    public func account(for sample: Sample) async -> Account? {
-        (try? await store.accounts(ofType: sample.accountType))?.first
-    }
 
     private func record(_ event: AccountStoreEvent) {
         switch event {

@@ -115,7 +115,8 @@ public final class DirectorySearch {
     /// What the page shows in place of its list, if anything: nobody signed in (the whole page),
     /// no one matching or a failure (the list's place; the old rows are gone).
     public var pageStatus: PageStatus? {
-        switch status {
+        if let blocked = session.storageStatus { return blocked }
+        return switch status {
         case .signedOut:
             PageStatus(
                 .signedOut, title: L("Sign in to search your organisation"),
@@ -147,6 +148,9 @@ public final class DirectorySearch {
         case .sample: await performAction()
         case .showEveryone: search("")
         case .call: break
+        case .readSignIns(let unlock):
+            await session.readSignIns(unlock: unlock)
+            await appear()
         }
     }
 

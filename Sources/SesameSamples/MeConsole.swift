@@ -47,6 +47,7 @@ public final class MeConsole {
     /// What the page shows before the first call: who would call, and the call itself as its one
     /// action; nil once the log has a line.
     public var pageStatus: PageStatus? {
+        if let blocked = session.storageStatus { return blocked }
         guard lines.isEmpty else { return nil }
         guard let account = session.account else {
             return PageStatus(

@@ -12,6 +12,9 @@ public struct PageStatus: Equatable, Sendable {
         case nothingYet
         /// Reading failed; the action retries or signs in again.
         case failed
+        /// The stored sign-ins cannot be read (a locked keyring…): the whole page, as signed out,
+        /// and no sign-in offered.
+        case signInsUnreadable
     }
 
     /// What the page's one button does.
@@ -22,6 +25,8 @@ public struct PageStatus: Equatable, Sendable {
         case showEveryone
         /// Calls the API (the console's button).
         case call(String)
+        /// Reads the stored sign-ins again, after the keyring's unlock prompt when `unlock`.
+        case readSignIns(unlock: Bool)
 
         /// The button's label.
         public var title: String {
@@ -29,6 +34,7 @@ public struct PageStatus: Equatable, Sendable {
             case .sample(let action): action.title
             case .showEveryone: L("Show everyone")
             case .call(let title): title
+            case .readSignIns(let unlock): unlock ? L("Unlock…") : L("Try Again")
             }
         }
     }
@@ -52,6 +58,9 @@ public struct PageStatus: Equatable, Sendable {
         self.action = action
         self.retryingIn = retryingIn
     }
+
+    /// Whether it takes the whole page (nobody signed in, or nobody can tell), not the list's place.
+    public var coversPage: Bool { kind == .signedOut || kind == .signInsUnreadable }
 
     /// What the page says of its retry: "Trying again in 8 s", or nil.
     public var retryText: String? {

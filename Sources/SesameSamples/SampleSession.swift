@@ -53,17 +53,55 @@ public final class SampleSession {
         !network.isOnline && NetworkStatus.isNoAnswer(error) ? UserMessage.offline : UserMessage.text(for: error)
     }
 
+    /// Why the stored accounts cannot be read, while they cannot (a locked keyring, no keyring,
+    /// a full disk): the pages say so and offer what helps, and no sign-in starts meanwhile —
+    /// behind a locked keyring, a new sign-in would make a second copy of one that is there.
+    public private(set) var storageProblem: AccountStoreError? {
+        didSet { if oldValue?.storageProblem != storageProblem?.storageProblem { onAccountChange?() } }
+    }
+
     /// The stored account, without any interaction.
     @discardableResult
     public func restore() async -> Account? {
-        if account == nil { account = await model.account(for: sample) }
+        guard account == nil else { return account }
+        do {
+            account = try await model.store.accounts(ofType: sample.accountType).first
+            storageProblem = nil
+        } catch let error as AccountStoreError where error.code == .storageUnavailable {
+            storageProblem = error
+        } catch {
+            // Any other failure reads as nobody signed in: a sign-in mends it.
+        }
         return account
+    }
+
+    /// What the page shows while the stored accounts cannot be read: the problem, and Unlock
+    /// (a locked keyring: the keyring's own prompt) or Try Again.
+    public var storageStatus: PageStatus? {
+        guard let storageProblem else { return nil }
+        let locked = storageProblem.storageProblem == .keyringLocked
+        return PageStatus(
+            .signInsUnreadable, title: locked ? L("Your keyring is locked") : L("Can’t read your sign-ins"),
+            description: UserMessage.text(for: storageProblem),
+            action: .readSignIns(unlock: locked && model.unlockKeyring != nil))
+    }
+
+    /// The page's Unlock or Try Again: the keyring's own unlock prompt first when it is locked,
+    /// then the stored account read again.
+    public func readSignIns(unlock: Bool) async {
+        if unlock, let unlockKeyring = model.unlockKeyring {
+            model.trace.record("keyring-unlock-requested")
+            let unlocked = await unlockKeyring()
+            model.trace.record("keyring-unlock-answered", [("unlocked", unlocked ? "yes" : "no")])
+        }
+        await restore()
     }
 
     /// The stored account, or an interactive sign-in when there is none: one under way (see
     /// ``beginSignIn()``) is joined — and when it ends without an account, so does this.
     public func signedInAccount() async -> Account? {
         if let account = await restore() { return account }
+        if storageProblem != nil { return nil }
         if let current { return await current.value }
         return await signIn()
     }
@@ -82,7 +120,7 @@ public final class SampleSession {
     /// - Returns: the account, or `nil` when the user closed sign-in or cancelled after an error.
     @discardableResult
     public func signIn(parameters: [String: String] = [:]) async -> Account? {
-        guard current == nil else { return nil }
+        guard current == nil, storageProblem == nil else { return nil }
         return await startSignIn(parameters: parameters).value
     }
 
@@ -90,7 +128,7 @@ public final class SampleSession {
     /// window's start asks for the sign-in page before it builds the sample's page, whose
     /// ``signedInAccount()`` then joins it.
     public func beginSignIn() {
-        guard current == nil else { return }
+        guard current == nil, storageProblem == nil else { return }
         startSignIn(parameters: [:])
     }
 

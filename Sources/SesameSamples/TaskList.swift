@@ -47,6 +47,7 @@ public final class TaskList {
     /// What the page shows in place of its list, if anything: nobody signed in (the whole page),
     /// no tasks yet, or a failure to read them.
     public var pageStatus: PageStatus? {
+        if let blocked = session.storageStatus { return blocked }
         if !isSignedIn {
             return signedOutByUser
                 ? PageStatus(.signedOut, title: L("Signed out"), description: L("Sign in to see your tasks."), action: .sample(.signIn))
@@ -71,7 +72,13 @@ public final class TaskList {
 
     /// Does what the status page offers.
     public func perform(_ action: PageStatus.Action) async {
-        if case .sample = action { await performAction() }
+        switch action {
+        case .sample: await performAction()
+        case .readSignIns(let unlock):
+            await session.readSignIns(unlock: unlock)
+            await appear()
+        case .showEveryone, .call: break
+        }
     }
 
     /// The page came into view: list the tasks when someone is signed in (or a sign-in under way

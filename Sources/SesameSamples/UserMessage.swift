@@ -21,7 +21,7 @@ public enum UserMessage {
         case let error as GraphError: text(for: error)
         case let error as TaskServiceError: text(for: error)
         case let error as HTTPTransportError: text(for: error)
-        case is TokenStorageError: L("The stored sign-in data could not be read or written. Try again.")
+        case let error as TokenStorageError: storage(error.problem, location: error.location)
         case let error as SettingsError: text(for: error)
         case is CancellationError: L("The request was cancelled.")
         default: String(formatting: L("Something went wrong (%@). Try again."), String(describing: type(of: error)))
@@ -130,7 +130,30 @@ public enum UserMessage {
         case .network: L("Could not reach the identity service. Check the network connection and try again.")
         case .userAgentUnavailable: L("The sign-in page could not be shown.")
         case .throttled: throttled(retryAfter: error.retryAfter)
+        case .storageUnavailable: storage(error.storageProblem ?? .other, location: error.storageLocation ?? "")
         default: L("Signing in failed.")
+        }
+    }
+
+    /// Why the sign-ins cannot be read or stored, and what to do; each says nothing is lost where
+    /// that holds.
+    static func storage(_ problem: TokenStorageError.Problem, location: String) -> String {
+        switch problem {
+        case .keyringLocked:
+            L("Your keyring is locked, and your sign-ins are inside it. Unlock it, then try again; nothing is lost.")
+        case .keyringUnavailable:
+            L(
+                "Your sign-ins are in the desktop keyring, which does not answer here (no session bus or keyring daemon). Use Sesame in your desktop session."
+            )
+        case .diskFull:
+            String(
+                formatting: L(
+                    "There is no room left on the disk for your sign-ins (%@). Free some space, then try again; nothing is lost."), location
+            )
+        case .readOnly:
+            String(formatting: L("Your sign-ins cannot be saved in %@: it is read-only, or not yours to write. Nothing is lost."), location)
+        case .other:
+            L("The stored sign-in data could not be read or written. Try again.")
         }
     }
 

@@ -160,7 +160,8 @@ public final class MainWindow: SignInFailurePresenter {
         appearing = Task { [weak self] in
             let restored = await first.session.restore()
             guard let self, self.phase == .starting || self.phase == .shown else { return }
-            if restored == nil, self.phase == .starting, first.sample.kind.signsInWhenShown {
+            // Behind a locked keyring there may well be an account: the page says so, and offers to unlock it.
+            if restored == nil, first.session.storageProblem == nil, self.phase == .starting, first.sample.kind.signsInWhenShown {
                 // The sign-in page shows the window; the page, built once it has loaded, joins this sign-in.
                 first.session.beginSignIn()
                 return

@@ -82,6 +82,7 @@ final class StatusPage {
         case .signedOut: "system-users-symbolic"
         case .nothingYet: "edit-find-symbolic"
         case .failed: "dialog-warning-symbolic"
+        case .signInsUnreadable: "dialog-password-symbolic"
         }
     }
 }

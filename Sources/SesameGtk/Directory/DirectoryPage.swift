@@ -176,7 +176,7 @@ final class DirectoryPage: SamplePage {
     /// matches or a failure (offline: the network's icon).
     private func showPageStatus() {
         let pageStatus = model.pageStatus
-        if let pageStatus, pageStatus.kind == .signedOut {
+        if let pageStatus, pageStatus.coversPage {
             // The keyboard was on the page, or was to go there (a sign-in closed): to Sign in.
             let hadFocus = listStatus.button.hasFocus || search.hasFocus || focusWhenSearchable
             signedOutPage.show(pageStatus)

@@ -36,7 +36,14 @@ final class MePage: SamplePage {
             self?.onContentShown?()
         }
         call.onClick { [weak self] in self?.callGraph() }
-        statusPage.onAction = { [weak self] _ in self?.callGraph() }
+        statusPage.onAction = { [weak self] action in
+            guard let self else { return }
+            guard case .readSignIns(let unlock) = action else { return self.callGraph() }
+            Task {
+                await self.model.session.readSignIns(unlock: unlock)
+                await self.appear()
+            }
+        }
     }
 
     var title: String { model.session.sample.title }

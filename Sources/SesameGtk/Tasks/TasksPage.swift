@@ -112,7 +112,7 @@ final class TasksPage: SamplePage {
         entry.isSensitive = model.isSignedIn
         add.isSensitive = model.isSignedIn
         let pageStatus = model.pageStatus
-        if let pageStatus, pageStatus.kind == .signedOut {
+        if let pageStatus, pageStatus.coversPage {
             // The keyboard was on the page, or was to go there (a sign-in closed): to Sign in.
             let hadFocus = entry.hasFocus || add.hasFocus || listStatus.button.hasFocus || focusWhenWritable
             signedOutPage.show(pageStatus)
