@@ -217,6 +217,7 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         configuration.announce = { line in Self.say(line) }
 
         if stopWhenInputEnds { Self.stopWhenInputEnds() }
+        Self.endWithinShutdownLimitOnceAsked()
         let emulator: IdentityEmulator
         do {
             emulator = try await IdentityEmulator(configuration: configuration)
@@ -252,6 +253,28 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
     }
 
     nonisolated(unsafe) private static var inputWatch: (any DispatchSourceRead)?
+
+    /// SIGTERM or SIGINT starts the emulator's graceful shutdown (in `run`); this bounds it. What
+    /// is still being cancelled ``IdentityEmulator/shutdownLimit`` later ends with the process,
+    /// status 0 as a graceful end: it was asked to end, and it did.
+    static func endWithinShutdownLimitOnceAsked() {
+        signalWatches = [SIGTERM, SIGINT].map { number in
+            // ServiceGroup sets both signals to be ignored too; a dispatch source sees them either way.
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            let limit = IdentityEmulator.shutdownLimit.components
+            let milliseconds = Int(limit.seconds) * 1_000 + Int(limit.attoseconds / 1_000_000_000_000_000)
+            source.setEventHandler {
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
+                    Glibc._exit(0)
+                }
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    nonisolated(unsafe) private static var signalWatches: [any DispatchSourceSignal] = []
 
     /// One line on stdout, written at once (tools read these lines while the emulator runs).
     static func say(_ line: String) {

@@ -197,7 +197,7 @@ final class DoctorAtWorkTests: XCTestCase {
             result.stdout.contains(
                 "  FIX  discovery: There is no server named \(CompanyNetwork.hostname). Check the address and the network connection."),
             result.stdout)
-        XCTAssertTrue(result.stdout.contains("  OK   proxy for \(CompanyNetwork.hostname):443: direct"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("  OK   proxy for \(CompanyNetwork.hostname): direct"), result.stdout)
     }
 
     func testThroughTheProxyDiscoveryAndTheCompanysCertificateAuthorityAreFound() throws {
@@ -215,12 +215,12 @@ final class DoctorAtWorkTests: XCTestCase {
             let result = try harness.doctor(
                 ["--emulator", network.base.absoluteString, "--settings", settings.path], environment: environment)
             XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
-            XCTAssertTrue(result.stdout.contains("  OK   proxy for \(CompanyNetwork.hostname):443: \(shown) ("), result.stdout)
+            XCTAssertTrue(result.stdout.contains("  OK   proxy for \(CompanyNetwork.hostname): \(shown) ("), result.stdout)
             XCTAssertTrue(
                 result.stdout.contains(
-                    "  OK   certificate of \(CompanyNetwork.hostname):443: trusted, issued by CN=Sesame identity emulator local CA"),
+                    "  OK   certificate of \(CompanyNetwork.hostname): trusted, issued by CN=Sesame identity emulator local CA"),
                 result.stdout)
-            XCTAssertTrue(result.stdout.contains("  OK   discovery: https://\(CompanyNetwork.hostname):443/"), result.stdout)
+            XCTAssertTrue(result.stdout.contains("  OK   discovery: https://\(CompanyNetwork.hostname)/"), result.stdout)
             XCTAssertFalse(result.stdout.contains("alex"), result.stdout)
             harness.assertNoSecret(result)
             // Discovery, the keys and the certificate's own handshake each went through the proxy.
