@@ -13,6 +13,14 @@ extension SecretServiceTokenStorage {
             let storage = try chosen(environment: environment, recording: false).storage
             if let files = storage as? FileTokenStorage {
                 findings.append(Diagnosis.Finding(.tokenStorage, .ok(.storage(.files(files.directory.path)))))
+            } else if !answers {
+                findings.append(
+                    Diagnosis.Finding(
+                        .tokenStorage,
+                        .problem(
+                            .storage(
+                                reason: "your sign-ins are in the desktop keyring, which does not answer here (no session bus or "
+                                    + "keyring daemon); run sesame in your desktop session"))))
             } else {
                 let collection = defaultCollection()
                 if collection.locked {

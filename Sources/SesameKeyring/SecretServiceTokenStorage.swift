@@ -58,9 +58,10 @@ public struct SecretServiceTokenStorage: TokenStorage {
     /// answers, else files, and records the choice in `$XDG_DATA_HOME/sesame/storage`.
     /// - Returns: the storage, and a notice when it is files (the user should know their tokens
     ///   are not in a keyring).
-    /// - Throws: ``TokenStorageError`` when the recorded choice is the Secret Service and none
-    ///   answers here (over SSH without the desktop's session bus, say): falling back to files
-    ///   would show no one signed in and start a second store.
+    ///   When the recorded choice is the Secret Service and none answers here (over SSH without
+    ///   the desktop's session bus, say), it is still the Secret Service: its first read says
+    ///   ``TokenStorageError/Problem/keyringUnavailable`` (falling back to files would show no one
+    ///   signed in and start a second store).
     /// - Parameter recording: whether a first run records its choice (`sesame doctor` only looks).
     public static func chosen(
         environment: [String: String] = ProcessInfo.processInfo.environment, recording: Bool = true, promptsToUnlock: Bool = false
@@ -74,14 +75,8 @@ public struct SecretServiceTokenStorage: TokenStorage {
         let notice = "no keyring (Secret Service) is in use: sign-ins are kept in files under \(directory.path), readable by you only"
         switch recorded {
         case "secret-service":
-            guard isAvailable() else {
-                throw TokenStorageError(
-                    location: "Secret Service",
-                    reason:
-                        "no keyring daemon answers on \(ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] == nil ? "this session (it has no session bus)" : "the session bus"); "
-                        + "run sesame in your desktop session",
-                    problem: .keyringUnavailable)
-            }
+            // Not probed here (a round trip on every launch): where no keyring answers, the first
+            // read fails with ``TokenStorageError/Problem/keyringUnavailable`` and its sentence.
             return (SecretServiceTokenStorage(environment: environment, promptsToUnlock: promptsToUnlock), nil)
         case "files":
             return (files, notice)

@@ -48,20 +48,16 @@ public enum SesameApplication {
             Task { @MainActor in
                 let model = await makeModel()
                 holder.model = model
-                let openWindow: @MainActor () -> MainWindow = { @MainActor in
-                    if let window = holder.window { return window }
-                    let window = MainWindow(application: app, model: model, options: options)
-                    holder.window = window
-                    if let accountService = holder.bus?.service { window.serve(accountService) }
-                    holder.broker?.broker.signer = window.serviceSignIns
-                    window.window.onDestroy {
-                        holder.window = nil
-                        // The app ends with its window: no question outlives it.
-                        holder.questions.dismissAll()
-                    }
-                    onWindow?(window)
-                    return window
+                // The window first (the launch is its sign-in page), then the service's names:
+                // nothing a program asks for can be answered before the window exists anyway.
+                let window = MainWindow(application: app, model: model, options: options)
+                holder.window = window
+                window.window.onDestroy {
+                    holder.window = nil
+                    // The app ends with its window: no question outlives it.
+                    holder.questions.dismissAll()
                 }
+                onWindow?(window)
                 if let service {
                     let accountService = AccountService(
                         store: model.store, accountTypes: model.samples.map(\.accountType), trace: model.trace,
@@ -79,8 +75,9 @@ public enum SesameApplication {
                     accountService.questioner = holder.questions
                     holder.questions.parent = { holder.window?.window.isVisible == true ? holder.window?.window : nil }
                     holder.questions.knownPrograms = { accountService.access.all.map(\.program) }
+                    window.serve(accountService)
+                    holder.broker?.broker.signer = window.serviceSignIns
                 }
-                _ = openWindow()
                 app.release()
             }
         }
