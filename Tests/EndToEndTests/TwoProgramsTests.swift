@@ -46,13 +46,8 @@ struct TwoProgramsTests {
         #expect(try await Self.run(sesame, arguments, environment: shared).status == 0)
     }
 
-    /// Runs a program on a thread of its own: waiting for it must not hold one of the few
-    /// threads Swift's tasks run on, which this process's emulator needs to answer.
+    /// Runs a program without holding a task thread (``OwnThread``): this process's emulator needs them.
     static func run(_ program: URL, _ arguments: [String], environment: [String: String]) async throws -> ProcessRunner.Result {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try ProcessRunner.run(program, arguments, environment: environment) })
-            }
-        }
+        try await OwnThread.run { try ProcessRunner.run(program, arguments, environment: environment) }
     }
 }

@@ -17,7 +17,7 @@ import Testing
     /// token answers take 200 ms (a refresh is a window a signal can land in), and a store of
     /// the test's own (files: no session bus, so the command refreshes by itself) with alex
     /// signed in by the device code flow.
-    final class SignedIn {
+    final class SignedIn: @unchecked Sendable {
         let emulator: EmulatorProcess
         let base: String
         let folder: URL
@@ -87,7 +87,7 @@ import Testing
 
     @Test func signalsAtRandomMomentsOfTheRefreshLoseNothing() async throws {
         let signedIn = try await SignedIn()
-        let result = try signedIn.stress("signals", runs: 20)
+        let result = try await OwnThread.run { try signedIn.stress("signals", runs: 20) }
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         print(result.stdout)
     }
@@ -97,7 +97,9 @@ import Testing
     @Test(.enabled(if: getuid() == 0, "a tmpfs of its own needs root (unshare --mount)"))
     func aDiskFilledDuringTheRefreshLosesNothing() async throws {
         let signedIn = try await SignedIn()
-        let result = try signedIn.stress("disk-full", runs: 10, launcher: ["/usr/bin/unshare", "--mount", "--propagation", "private"])
+        let result = try await OwnThread.run {
+            try signedIn.stress("disk-full", runs: 10, launcher: ["/usr/bin/unshare", "--mount", "--propagation", "private"])
+        }
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         print(result.stdout)
     }
@@ -113,34 +115,58 @@ import Testing
         defer { bus.stop() }
         var environment = signedIn.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
-        let sesame = try Repository.product("sesame")
         for signal in [SIGTERM, SIGKILL] {
-            let service = try DeviceCodeLoginTests.RunningProgram(
-                sesame, ["--service", "--emulator", signedIn.base], environment: environment)
-            #expect(Eventually.holdsBlocking { bus.hasOwner("org.sesame.Sesame") }, "the service did not start")
-            // Its refresh held at the identity service: 5 s an answer.
-            try signedIn.setFaults("token:latency=5s")
-            let before = DeviceCodeLoginTests.tokenRequests(signedIn.base)
-            let token = try DeviceCodeLoginTests.RunningProgram(
-                sesame, ["token", "--account-type", "myGraphService", "--emulator", signedIn.base], environment: environment)
-            #expect(Eventually.holdsBlocking { DeviceCodeLoginTests.tokenRequests(signedIn.base) > before }, "no refresh began")
-            kill(service.process.processIdentifier, signal)
-            let ended = token.finish(timeout: 120)
-            #expect(ended.status == 7, "\(ended.stderr)")
-            #expect(ended.stderr.contains("Sesame's account service ended before it answered."), "\(ended.stderr)")
-            #expect(!ended.stderr.contains("disconnected from message bus"), "\(ended.stderr)")
-            let serviceEnded = service.finish(timeout: 120)
+            // Waiting on programs, on a thread of its own (``OwnThread``).
+            let ending = try await OwnThread.run { [environment] in
+                try Self.endTheService(with: signal, signedIn: signedIn, environment: environment)
+            }
+            #expect(ending.serviceStarted, "the service did not start")
+            #expect(ending.refreshBegan, "no refresh began")
+            #expect(ending.token.status == 7, "\(ending.token.stderr)")
+            #expect(ending.token.stderr.contains("Sesame's account service ended before it answered."), "\(ending.token.stderr)")
+            #expect(!ending.token.stderr.contains("disconnected from message bus"), "\(ending.token.stderr)")
             if signal == SIGTERM {
-                #expect(serviceEnded.stderr.contains("sesame-service: ending (SIGTERM)."), "\(serviceEnded.stderr)")
+                #expect(ending.service.stderr.contains("sesame-service: ending (SIGTERM)."), "\(ending.service.stderr)")
                 // Ended once the refresh it had sent was stored: the account still gives a token.
-                try signedIn.setFaults("")
-                var alone = signedIn.environment
-                alone["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
-                let after = try ProcessRunner.run(
-                    sesame, ["token", "--account-type", "myGraphService", "--emulator", signedIn.base], environment: alone)
+                let after = try #require(ending.afterwards)
                 #expect(after.status == 0, "the account was lost: \(after.stderr)")
             }
-            try signedIn.setFaults("")
         }
+    }
+
+    /// What one ending showed: the service answering, the refresh sent, what `sesame token`
+    /// and the service printed, and (after SIGTERM) a `sesame token` of its own afterwards.
+    struct Ending: Sendable {
+        var serviceStarted = false
+        var refreshBegan = false
+        var token: (status: Int32, stdout: String, stderr: String)
+        var service: (status: Int32, stdout: String, stderr: String)
+        var afterwards: ProcessRunner.Result?
+    }
+
+    /// Starts the service, holds its refresh at the identity service (5 s an answer), asks it
+    /// for a token and ends it with `signal` while it waits.
+    static func endTheService(with signal: Int32, signedIn: EndingTests.SignedIn, environment: [String: String]) throws -> Ending {
+        let sesame = try Repository.product("sesame")
+        let bus = environment["DBUS_SESSION_BUS_ADDRESS"] ?? ""
+        let service = try DeviceCodeLoginTests.RunningProgram(sesame, ["--service", "--emulator", signedIn.base], environment: environment)
+        let serviceStarted = Eventually.holdsBlocking { SessionBus.hasOwner("org.sesame.Sesame", address: bus) }
+        try signedIn.setFaults("token:latency=5s")
+        let before = DeviceCodeLoginTests.tokenRequests(signedIn.base)
+        let token = try DeviceCodeLoginTests.RunningProgram(
+            sesame, ["token", "--account-type", "myGraphService", "--emulator", signedIn.base], environment: environment)
+        let refreshBegan = Eventually.holdsBlocking { DeviceCodeLoginTests.tokenRequests(signedIn.base) > before }
+        kill(service.process.processIdentifier, signal)
+        var ending = Ending(
+            serviceStarted: serviceStarted, refreshBegan: refreshBegan, token: token.finish(timeout: 120),
+            service: service.finish(timeout: 120))
+        try signedIn.setFaults("")
+        if signal == SIGTERM {
+            var alone = signedIn.environment
+            alone["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
+            ending.afterwards = try ProcessRunner.run(
+                sesame, ["token", "--account-type", "myGraphService", "--emulator", signedIn.base], environment: alone)
+        }
+        return ending
     }
 }

@@ -38,7 +38,10 @@ public final class SessionBus: @unchecked Sendable {
     }
 
     /// Whether someone owns `name` on this bus now.
-    public func hasOwner(_ name: String) -> Bool {
+    public func hasOwner(_ name: String) -> Bool { Self.hasOwner(name, address: address) }
+
+    /// Whether someone owns `name` now on the bus at `address`.
+    public static func hasOwner(_ name: String, address: String) -> Bool {
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SESSION_BUS_ADDRESS"] = address
         let answer = try? ProcessRunner.run(

@@ -439,6 +439,10 @@ try:
 except StepFailed as failure:
     # One line that names the flow and the step (what `make test-e2e` collects).
     print(f"E2E-STEP-FAILED flow={flow}: {failure}", file=sys.stderr)
+    # Where it stood: the view's page and the app's last trace events (the trace is redacted).
+    print(f"  the view shows {app.where()}", file=sys.stderr)
+    for event in app.trace.events()[-12:]:
+        print("  trace: " + " ".join(f"{key}={value}" for key, value in event.items()), file=sys.stderr)
     raise
 finally:
     try:
