@@ -441,7 +441,7 @@ except StepFailed as failure:
     print(f"E2E-STEP-FAILED flow={flow}: {failure}", file=sys.stderr)
     # Where it stood: the view's page and the app's last trace events (the trace is redacted).
     print(f"  the view shows {app.where()}", file=sys.stderr)
-    for event in app.trace.events()[-12:]:
+    for event in [e for e in app.trace.events() if e.get("event") != "main-loop-stall"][-25:]:
         print("  trace: " + " ".join(f"{key}={value}" for key, value in event.items()), file=sys.stderr)
     raise
 finally:
