@@ -61,11 +61,15 @@ public final class SampleSession {
     }
 
     /// The stored account, without any interaction.
+    ///
+    /// The read can be overtaken: a sign-in that ends while it is on its way sets the account
+    /// first, and the read (made before the sign-in stored it) must not take it back.
     @discardableResult
     public func restore() async -> Account? {
         guard account == nil else { return account }
         do {
-            account = try await model.store.accounts(ofType: sample.accountType).first
+            let stored = try await model.store.accounts(ofType: sample.accountType).first
+            if account == nil { account = stored }
             storageProblem = nil
         } catch let error as AccountStoreError where error.code == .storageUnavailable {
             storageProblem = error
