@@ -85,6 +85,14 @@ final class CompanyNetworkTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(
             windowTunnels(), 2,
             "the view's pages and Sesame's own requests each open a tunnel: \(network.tunnels)")
+        // The window has ended before the commands run: while it lives it is the account service
+        // on this session's bus, and `sesame token` would get its token from it, refreshed over
+        // the window's tunnel, already open (WebDriver's quit does not wait for the app to end).
+        if let bus = environment["DBUS_SESSION_BUS_ADDRESS"] {
+            XCTAssertTrue(
+                Eventually.holdsBlocking(within: .seconds(120)) { !SessionBus.hasOwner("org.sesame.Sesame", address: bus) },
+                "the window did not end")
+        }
         let login = try DeviceCodeLoginTests.RunningProgram(
             sesame, ["login", "--account-type", "myGraphService", "--device-code", "--emulator", base], environment: environment)
         let userCode = try login.waitForStderr(DeviceCodeLoginTests.codePattern)

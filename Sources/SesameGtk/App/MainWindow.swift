@@ -171,9 +171,10 @@ public final class MainWindow: SignInFailurePresenter {
         }
     }
 
-    /// Shows the window (once): the sign-in page alone while one is up, else the first sample's.
+    /// Shows the window (once): the sign-in page alone while one is up, else the first sample's
+    /// (a sign-in it began counts before its page is up: its page must join it).
     private func showWindow() {
-        apply { $0.show(signingIn: signIn.isSigningIn) }
+        apply { $0.show(signingIn: signIn.isSigningIn || samples.first?.session.isSigningIn == true) }
     }
 
     /// Moves the window on (``WindowPhases/advance(to:)``).
