@@ -18,7 +18,8 @@ struct FaultTests {
         let alex: Account
         let directory: GraphUserDirectory
 
-        /// `sleep`: how the API client waits out `Retry-After` (the real clock, unless a test records it).
+        /// `transportTimeout`: the deadline of each Graph exchange. `sleep`: how the API client
+        /// waits out `Retry-After` (the real clock, unless a test records it).
         init(
             transportTimeout: Duration = .seconds(60),
             sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
@@ -26,8 +27,11 @@ struct FaultTests {
             emulator = try await RunningEmulator(users: 20)
             let settings = try SampleSettings.load(contentsOf: Repository.settings("directory.plist")).pointed(at: emulator.base)
             guard case .graph(let graph) = settings else { throw Failure(description: "not the Directory sample") }
+            // The sign-in on the default deadline (a loaded machine can take seconds for it);
+            // `transportTimeout` is Graph's, whose faults the tests inject.
             let transport = AsyncHTTPClientTransport(timeout: transportTimeout)
-            store = AccountStore(storage: FileTokenStorage(directory: Repository.temporaryDirectory("sesame-faults")), transport: transport)
+            store = AccountStore(
+                storage: FileTokenStorage(directory: Repository.temporaryDirectory("sesame-faults")), transport: AsyncHTTPClientTransport())
             await store.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
             alex = try await store.signIn(
                 accountType: settings.accountType, using: HeadlessUserAgent.entra("alex@contoso.onmicrosoft.com", emulator: emulator))

@@ -67,7 +67,8 @@ final class GUIHarness {
         configure: @escaping @Sendable (inout EmulatorConfiguration) -> Void = { _ in },
         adjust: (SampleSettings) -> SampleSettings = { $0 }, transportTimeout: Duration = .seconds(60),
         service: URL? = nil, network: NetworkStatus? = nil, settingsWarnings: [SettingsWarning] = [], stateFile: URL? = nil,
-        moreSettingsFiles: [String] = [], storageDirectory: URL? = nil, tryDemo: (@MainActor () -> Void)? = nil
+        moreSettingsFiles: [String] = [], storageDirectory: URL? = nil, tryDemo: (@MainActor () -> Void)? = nil,
+        longestWaitBeforeShowing: Duration? = nil
     ) throws {
         self.screenshotPrefix = screenshotPrefix
         emulator = try service == nil ? RunningEmulator.startBlocking(configure: configure) : nil
@@ -87,11 +88,11 @@ final class GUIHarness {
                 network: network ?? NetworkStatus())
         }
         XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { model != nil })
-        window = MainWindow(
-            application: nil, model: try XCTUnwrap(model),
-            options: .init(
-                webDataDirectory: nil, initialSample: sample, followsDesktopNetwork: network == nil, settingsWarnings: settingsWarnings,
-                stateFile: stateFile, tryDemo: tryDemo))
+        var options = MainWindow.Options(
+            webDataDirectory: nil, initialSample: sample, followsDesktopNetwork: network == nil, settingsWarnings: settingsWarnings,
+            stateFile: stateFile, tryDemo: tryDemo)
+        if let longestWaitBeforeShowing { options.longestWaitBeforeShowing = longestWaitBeforeShowing }
+        window = MainWindow(application: nil, model: try XCTUnwrap(model), options: options)
     }
 
     /// Closes the window, as the user does.

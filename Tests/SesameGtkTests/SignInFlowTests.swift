@@ -32,6 +32,20 @@ final class SignInFlowTests: GUITestCase {
         }
     }
 
+    /// The window shows at the latest a moment after it starts (a slow keyring, a busy machine),
+    /// even before its first sign-in page is up. Shown at once here: the sign-in still comes up,
+    /// and what it brings is listed (CI under load once showed the page and never the people).
+    func testAWindowShownBeforeItsSignInIsUpStillListsWhatTheSignInBrings() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, longestWaitBeforeShowing: .zero)
+            defer { gui.close() }
+            gui.waitForSignInPage("first sign-in")
+            gui.signInAsAlexUpToConsent()
+            gui.clickInPage(IDs.primaryButton)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 30) { gui.peopleRows > 0 }, "the directory never filled after the sign-in")
+        }
+    }
+
     /// pat's domain is federated: the view follows Entra to his organisation's own sign-in page on
     /// another host and back. The host bar says where he is at each step, and the flow inspector
     /// draws the hop on a lane of its own.

@@ -97,7 +97,7 @@ public final class MainWindow: SignInFailurePresenter {
         followStore()
         start()
         Task { [weak self] in
-            try? await Task.sleep(for: Self.longestWaitBeforeShowing)
+            try? await Task.sleep(for: options.longestWaitBeforeShowing)
             self?.showWindow()
         }
     }
@@ -144,14 +144,12 @@ public final class MainWindow: SignInFailurePresenter {
         window.onDestroy { [weak self] in self?.advance(to: .closed) }
     }
 
-    /// How long the window may wait for its first sample before it shows.
-    static let longestWaitBeforeShowing: Duration = .milliseconds(250)
-
     /// The window shows once its first sample knows whether someone must sign in — and if
     /// someone must (and the sample signs in when shown), with the sign-in page already asked
     /// for, before the sample's page is even built: WebKit starts its processes while the window
     /// is laid out and painted, as they do for a bare window with a web view — and at the
-    /// latest after `longestWaitBeforeShowing` (a slow keyring).
+    /// latest after `Options.longestWaitBeforeShowing` (a slow keyring: the sign-in starts all the same,
+    /// and the page, already shown, joins it).
     private func start() {
         guard let first = samples.first else {
             advance(to: .complete)
@@ -161,10 +159,10 @@ public final class MainWindow: SignInFailurePresenter {
             let restored = await first.session.restore()
             guard let self, self.phase == .starting || self.phase == .shown else { return }
             // Behind a locked keyring there may well be an account: the page says so, and offers to unlock it.
-            if restored == nil, first.session.storageProblem == nil, self.phase == .starting, first.sample.kind.signsInWhenShown {
-                // The sign-in page shows the window; the page, built once it has loaded, joins this sign-in.
+            if restored == nil, first.session.storageProblem == nil, first.sample.kind.signsInWhenShown {
                 first.session.beginSignIn()
-                return
+                // The sign-in page shows the window; the page, built once it has loaded, joins this sign-in.
+                if self.phase == .starting { return }
             }
             self.showWindow()
             await self.samples[first.sample.kind]?.appear()

@@ -30,6 +30,9 @@ public struct WindowOptions: Sendable {
     /// What "Try the Demo Instead" does when a sign-in page cannot be reached (the installed app:
     /// start again as `sesame --demo`); nil: not offered (already the demo, or an emulator).
     public var tryDemo: (@MainActor () -> Void)?
+    /// How long the window may wait for its first sample before it shows (a slow keyring, a busy
+    /// machine); a test sets it to zero to meet the latest moment at once.
+    public var longestWaitBeforeShowing: Duration = .milliseconds(250)
 
     public init(
         webDataDirectory: URL?, automation: Bool = false, initialSample: Sample.Kind? = nil, filesStorage: URL? = nil,
