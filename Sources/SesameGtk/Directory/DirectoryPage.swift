@@ -65,6 +65,8 @@ final class DirectoryPage: SamplePage {
         showDetails(of: nil)
 
         model.onChange = { [weak self] change in self?.render(change) }
+        // A closed window's stacks have lost their children: nothing renders into them.
+        root.onDestroy { [weak self] in self?.model.onChange = nil }
         search.onSearchChanged { [weak self] in
             guard let self else { return }
             // When GTK's search delay has passed (the text itself is the user's: only its length).

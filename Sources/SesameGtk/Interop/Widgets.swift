@@ -6,6 +6,10 @@ import SesameGIO
 /// when the page lets go, the handlers are disconnected and the references dropped.
 @MainActor
 public class Widget: GObjectReference {
+    /// Runs `action` once the widget is destroyed (its window closed): nothing may touch it or
+    /// its children after.
+    public func onDestroy(_ action: @escaping @MainActor () -> Void) { Signals.void(self, "destroy", action) }
+
     /// Widgets packed into this one (kept alive with it).
     private(set) var children: [Widget] = []
 
@@ -933,9 +937,6 @@ public final class Window: Widget {
 
     /// Runs `action` when the user closes the window; it closes unless `action` returns true.
     public func onCloseRequest(_ action: @escaping @MainActor () -> Bool) { Signals.event(self, "delete-event", action) }
-
-    /// Runs `action` once the window is destroyed (closed): nothing may touch its widgets after.
-    public func onDestroy(_ action: @escaping @MainActor () -> Void) { Signals.void(self, "destroy", action) }
 
     /// Closes the window: destroys it and every widget in it.
     public func destroy() { gtk_widget_destroy(widget) }

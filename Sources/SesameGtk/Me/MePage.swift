@@ -9,6 +9,8 @@ import SesameSamples
 @MainActor
 final class MePage: SamplePage {
     let root: Widget
+    /// The window closed (its widgets are gone).
+    private var closed = false
     private let pages = Stack(sizedByVisibleChild: true)
     let model: MeConsole
     private let log = TextLog()
@@ -30,6 +32,11 @@ final class MePage: SamplePage {
         root.showAll()
         render()
 
+        // A closed window's stack has lost its children: nothing renders into it.
+        root.onDestroy { [weak self] in
+            self?.closed = true
+            self?.model.onLine = nil
+        }
         model.onLine = { [weak self] line in
             self?.log.append(line + "\n")
             self?.render()
@@ -89,6 +96,7 @@ final class MePage: SamplePage {
     /// The status page until the log has a line, then the console (the call button keeps the
     /// keyboard when the status page's button had it).
     private func render() {
+        guard !closed else { return }
         if let status = model.pageStatus {
             statusPage.show(status, iconName: status.kind == .nothingYet ? "avatar-default-symbolic" : nil)
             pages.visibleChildName = "status"

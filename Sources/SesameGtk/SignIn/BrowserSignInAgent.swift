@@ -36,7 +36,7 @@ final class BrowserSignInAgent: SignInUserAgent {
     }
 
     func present(_ session: SignInSession) async throws {
-        await pane.showBrowserWait(session)
+        try await pane.showBrowserWait(session)
         try await system.present(session)
     }
 

@@ -19,6 +19,8 @@ final class SignInPane: SignInUserAgent {
     private let automation: Bool
     /// The session on screen.
     private(set) var current: SignInSession?
+    /// The window closed: its widgets are gone, and a sign-in asking for a page is told so.
+    private var closed = false
     /// The program a sign-in is for, when another program asked for it (the identity broker).
     var requestedBy: String?
     /// The sample a sign-in's account type is for, by its title ("Tasks"); nil for none.
@@ -86,6 +88,7 @@ final class SignInPane: SignInUserAgent {
         browserPage.setName("sign-in-browser")
         browserPage.showAll()
         views.add(browserPage, name: "browser")
+        root.onDestroy { [weak self] in self?.closed = true }
         browserButton.onClick { [weak self] in self?.continueInBrowser() }
         cancelButton.onClick { [weak self] in self?.cancel() }
         demoButton.onClick { [weak self] in
@@ -110,14 +113,15 @@ final class SignInPane: SignInUserAgent {
     var heading: String { title.text }
 
     nonisolated func present(_ session: SignInSession) async throws {
-        await show(session)
+        try await show(session)
     }
 
     nonisolated func dismiss(_ session: SignInSession) async {
         await hide(session)
     }
 
-    private func show(_ session: SignInSession) {
+    private func show(_ session: SignInSession) throws(WindowClosed) {
+        guard !closed else { throw WindowClosed() }
         current = session
         browserButton.show()
         browserButton.removeStyleClass("suggested-action")
@@ -178,7 +182,8 @@ final class SignInPane: SignInUserAgent {
     }
 
     /// The sign-in is in the system browser: the window says so (Cancel still ends it).
-    func showBrowserWait(_ session: SignInSession) {
+    func showBrowserWait(_ session: SignInSession) throws(WindowClosed) {
+        guard !closed else { throw WindowClosed() }
         current = session
         view?.end()
         views.show(browserPage)
@@ -272,4 +277,9 @@ final class SignInPane: SignInUserAgent {
         views.add(view.root, name: group)
         return view
     }
+}
+
+/// Why a sign-in could not be shown: the window it would be shown in is closed.
+struct WindowClosed: Error, CustomStringConvertible {
+    var description: String { "the window is closed" }
 }

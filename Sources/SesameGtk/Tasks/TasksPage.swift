@@ -55,6 +55,8 @@ final class TasksPage: SamplePage {
         add.isSensitive = false
 
         model.onChange = { [weak self] in self?.render() }
+        // A closed window's stacks have lost their children: nothing renders into them.
+        root.onDestroy { [weak self] in self?.model.onChange = nil }
         add.onClick { [weak self] in self?.addTask() }
         entry.onActivate { [weak self] in self?.addTask() }
         signedOutPage.onAction = { [weak self] action in
