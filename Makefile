@@ -46,6 +46,13 @@ AZURE_IDENTITY_VERSION := 1.25.3
 # A third-party OpenID Connect provider (authlib-based) for the tests of "any OpenID provider".
 OIDC_PROVIDER_MOCK_VERSION := 0.3.4
 TEST_VENV := .build/test-venv
+# ROADtools' roadtx (MIT): an independent implementation of device registration and the Primary
+# Refresh Token that works against the real Entra ID; the emulator must serve it unchanged. In a
+# virtual environment of its own (its selenium-wire and pinned libraries stay out of MSAL's).
+ROADTX_VERSION := 1.22.1
+ROADLIB_VERSION := 1.7.0
+ROADTX_VENV := .build/roadtx-venv
+ROADTX_VENV_STAMP := $(ROADTX_VENV)/.roadtx-$(ROADTX_VERSION)-roadlib-$(ROADLIB_VERSION)
 TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-pymsalruntime-$(PYMSALRUNTIME_VERSION)-extensions-$(MSAL_EXTENSIONS_VERSION)-portalocker-$(PORTALOCKER_VERSION)-selenium-$(SELENIUM_VERSION)-oidc-$(OIDC_PROVIDER_MOCK_VERSION)-azure-$(AZURE_IDENTITY_BROKER_VERSION)
 
 # The release build of what `make install` installs, `make deb` packages and `make bench` measures:
@@ -112,7 +119,7 @@ run: build
 test: deps hooks translations lint
 	@# The tests' Python (pip, mostly waiting on PyPI) is set up while the debug build compiles.
 	@mkdir -p .build
-	@$(MAKE) --no-print-directory $(TEST_VENV_STAMP) > .build/test-venv.log 2>&1 & venv=$$!; \
+	@$(MAKE) --no-print-directory $(TEST_VENV_STAMP) $(ROADTX_VENV_STAMP) > .build/test-venv.log 2>&1 & venv=$$!; \
 	swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS); built=$$?; \
 	wait $$venv; ready=$$?; [ $$ready -eq 0 ] || { cat .build/test-venv.log; echo "test: the tests' Python could not be set up"; }; \
 	[ $$built -eq 0 ] && [ $$ready -eq 0 ]
@@ -120,7 +127,7 @@ test: deps hooks translations lint
 	@# output is kept in .build/test-output.log, and on a failure what failed is printed last.
 	@# (Building the package there too, 37 s, left a PAC file's proxy lookup timing out under
 	@# the load: it is built after the tests.)
-	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python scripts/run-tests.sh \
+	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python SESAME_TEST_ROADTX=$(CURDIR)/$(ROADTX_VENV)/bin/roadtx scripts/run-tests.sh \
 	  "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)" .build/test-output.log $(MAKE) --no-print-directory release
 	@# The release build just ended: the package's install does not run it again (15 s).
 	$(MAKE) --no-print-directory test-package RELEASE_BUILT=1
@@ -176,6 +183,13 @@ $(TEST_VENV_STAMP): | deps
 	  "pymsalruntime==$(PYMSALRUNTIME_VERSION)" "msal-extensions==$(MSAL_EXTENSIONS_VERSION)" "portalocker==$(PORTALOCKER_VERSION)" \
 	  "selenium==$(SELENIUM_VERSION)" "oidc-provider-mock==$(OIDC_PROVIDER_MOCK_VERSION)" \
 	  "azure-identity-broker==$(AZURE_IDENTITY_BROKER_VERSION)" "azure-identity==$(AZURE_IDENTITY_VERSION)"
+	@touch $@
+
+## roadtx, pinned, unchanged, for the device registration and PRT tests
+$(ROADTX_VENV_STAMP): | deps
+	rm -rf $(ROADTX_VENV)
+	/usr/bin/python3 -m venv $(ROADTX_VENV)
+	$(ROADTX_VENV)/bin/pip install -q --disable-pip-version-check "roadtx==$(ROADTX_VERSION)" "roadlib==$(ROADLIB_VERSION)"
 	@touch $@
 
 ## demo: the whole tutorial flow played by itself on a virtual display: numbered screenshots and

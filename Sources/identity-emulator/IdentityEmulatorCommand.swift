@@ -38,6 +38,15 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
             valueName: "NAME"))
     var federationHostname: String?
 
+    @Option(
+        name: .customLong("device-registration-hostname"),
+        help: ArgumentHelp(
+            "The name the device registration service is reached by (clients such as roadtx hard-code "
+                + "enterpriseregistration.windows.net): the same listener, another host name, covered by the --tls certificate. "
+                + "Default: the emulator's own host name.",
+            valueName: "NAME"))
+    var deviceRegistrationHostname: String?
+
     @Option(help: "Port to listen on (0 = any free port).")
     var port = 0
 
@@ -146,6 +155,7 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         }
         for (option, name, example) in [
             ("--hostname", hostname, "login.contoso.test"), ("--federation-hostname", federationHostname, "sts.fabrikam.test"),
+            ("--device-registration-hostname", deviceRegistrationHostname, "enterpriseregistration.windows.net"),
         ] {
             guard let name else { continue }
             let valid =
@@ -196,6 +206,7 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         configuration.host = host
         configuration.hostname = hostname?.lowercased()
         configuration.federationHostname = federationHostname?.lowercased()
+        configuration.deviceRegistrationHostname = deviceRegistrationHostname?.lowercased()
         configuration.port = port
         configuration.tls = tls
         configuration.stateDirectory = stateDirectory.map { URL(filePath: $0) }

@@ -161,8 +161,18 @@ struct TokenEndpointTests {
             #expect(unknown.json["error_codes"] as? [Int] == [700016])
             let password = try await browser.post(
                 "/contoso.onmicrosoft.com/oauth2/v2.0/token", form: [("client_id", Clients.directory), ("grant_type", "password")])
-            #expect(password.json["error"] as? String == "unsupported_grant_type")
-            #expect(password.json["error_codes"] as? [Int] == [70003])
+            #expect(password.json["error_codes"] as? [Int] == [900144], "ROPC without a user name")
+            let wrongPassword = try await browser.post(
+                "/contoso.onmicrosoft.com/oauth2/v2.0/token",
+                form: [
+                    ("client_id", Clients.directory), ("grant_type", "password"), ("username", "alex@contoso.onmicrosoft.com"),
+                    ("password", "not-it"), ("scope", "User.Read"),
+                ])
+            #expect(wrongPassword.json["error_codes"] as? [Int] == [50126])
+            let inventedGrant = try await browser.post(
+                "/contoso.onmicrosoft.com/oauth2/v2.0/token", form: [("client_id", Clients.directory), ("grant_type", "urn:example:nope")])
+            #expect(inventedGrant.json["error"] as? String == "unsupported_grant_type")
+            #expect(inventedGrant.json["error_codes"] as? [Int] == [70003])
             let garbage = try await browser.redeem("0.Anot-a-real-code")
             #expect(garbage.json["error_codes"] as? [Int] == [9_002_313])
             let tenant = try await browser.post("/nowhere.example/oauth2/v2.0/token", form: [("client_id", Clients.directory)])

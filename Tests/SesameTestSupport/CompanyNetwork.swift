@@ -36,8 +36,10 @@ public final class CompanyNetwork: @unchecked Sendable {
     public static var isAvailable: Bool { getuid() == 0 && FileManager.default.isExecutableFile(atPath: ip) }
 
     /// Makes the namespace and starts the emulator (with `emulatorArguments` added), the proxy and
-    /// the bridge; returns once a request through the proxy reaches the service.
-    public init(emulatorArguments: [String] = []) async throws {
+    /// the bridge; returns once a request through the proxy reaches the service. The emulator
+    /// serves under `hostname`; `alsoNamed` are further names the namespace resolves to it (the
+    /// device registration service's, when the emulator is told to serve it under one).
+    public init(hostname: String = CompanyNetwork.hostname, alsoNamed: [String] = [], emulatorArguments: [String] = []) async throws {
         guard Self.isAvailable else { throw TestSupportError("a company network needs root and iproute2's ip") }
         Self.removeLeftovers()
         name = "sesame-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -47,12 +49,12 @@ public final class CompanyNetwork: @unchecked Sendable {
             try Self.run([Self.ip, "-n", name, "link", "set", "lo", "up"])
             let hosts = URL(filePath: "/etc/netns/\(name)")
             try FileManager.default.createDirectory(at: hosts, withIntermediateDirectories: true)
-            try "127.0.0.1 localhost \(Self.hostname)\n::1 localhost\n".write(
+            try "127.0.0.1 localhost \(([hostname] + alsoNamed).joined(separator: " "))\n::1 localhost\n".write(
                 to: hosts.appending(path: "hosts"), atomically: true, encoding: .utf8)
             let inside = [Self.ip, "netns", "exec", name]
             let emulator = try EmulatorProcess(
                 [
-                    "--host", "127.0.0.1", "--port", "443", "--tls", "--hostname", Self.hostname, "--users", "50",
+                    "--host", "127.0.0.1", "--port", "443", "--tls", "--hostname", hostname, "--users", "50",
                     "--state-dir", directory.appending(path: "emulator").path,
                 ] + emulatorArguments, launcher: inside)
             self.emulator = emulator
@@ -78,6 +80,15 @@ public final class CompanyNetwork: @unchecked Sendable {
             stop()
             throw error
         }
+    }
+
+    /// Runs a program inside the namespace (where the service's names resolve to it) in
+    /// `directory`, with only `environment`: a client nobody here wrote, as it runs on a machine
+    /// of the company's.
+    public func run(_ command: [String], environment: [String: String], in directory: URL) throws -> ProcessRunner.Result {
+        let variables = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        return try ProcessRunner.run(
+            URL(filePath: Self.ip), ["netns", "exec", name, "/usr/bin/env", "-i"] + variables + command, currentDirectory: directory)
     }
 
     /// The `CONNECT host:port` requests the proxy took, in order.

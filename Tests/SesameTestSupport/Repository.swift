@@ -43,6 +43,18 @@ public enum Repository {
     }
 }
 
+extension Repository {
+    /// ROADtools' `roadtx` as `make test` installs it (pinned, from PyPI, unchanged) in
+    /// `.build/roadtx-venv`; `SESAME_TEST_ROADTX` overrides it.
+    public static func roadtx() throws -> URL {
+        let configured = ProcessInfo.processInfo.environment["SESAME_TEST_ROADTX"].map { URL(filePath: $0) }
+        let venv = root.appending(path: ".build/roadtx-venv/bin/roadtx")
+        guard let found = [configured, venv].compactMap({ $0 }).first(where: { FileManager.default.isExecutableFile(atPath: $0.path) })
+        else { throw TestSupportError("No roadtx: run `make test` (it creates .build/roadtx-venv) or set SESAME_TEST_ROADTX.") }
+        return found
+    }
+}
+
 /// A test's set-up failed; the message says what to do.
 public struct TestSupportError: Error, CustomStringConvertible {
     public let description: String

@@ -17,6 +17,16 @@ struct ControlController: EmulatorController {
         return .json(.object([("revoked", .string(user.userPrincipalName))]))
     }
 
+    /// `POST /.emulator/devices/{deviceId}/disable|enable`: an administrator disables a device
+    /// (its PRTs stop working: AADSTS135011) or enables it again.
+    func setDevice(_ deviceID: String, enabled: Bool) async throws -> Response {
+        guard await devices.device(id: deviceID) != nil else {
+            return .json(.object([("error", .string("No device '\(deviceID)' is registered."))]), status: .notFound)
+        }
+        try await devices.setEnabled(enabled, deviceID: deviceID)
+        return .json(.object([("deviceId", .string(deviceID)), ("accountEnabled", .bool(enabled))]))
+    }
+
     /// `POST /.emulator/clients/{client}/adminConsent`: an administrator grants a client consent
     /// for the whole tenant (every Graph and Exchange permission it can ask for), as "Grant admin
     /// consent for Contoso" in the portal does.

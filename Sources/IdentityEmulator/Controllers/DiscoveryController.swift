@@ -172,6 +172,29 @@ struct DiscoveryController: EmulatorController {
             ]))
     }
 
+    /// v1 realm discovery (`/common/UserRealm/{user}?api-version=1.0`): whether a user name signs
+    /// in here (`Managed`) or at its organization's identity provider (`Federated`, WS-Trust).
+    func userRealm(_ userName: String, request: Request) -> Response {
+        let name = FormFields.decode(userName)
+        let domain = name.split(separator: "@").last.map(String.init)?.lowercased() ?? ""
+        if let federated = services.federatedDomain(forUserName: name, in: contoso.tenant) {
+            return .json(
+                .object([
+                    ("ver", .string("1.0")), ("account_type", .string("Federated")), ("domain_name", .string(domain)),
+                    ("federation_protocol", .string("WSTrust")),
+                    ("federation_active_auth_url", .string(federated.passiveEndpoint.absoluteString)),
+                    ("cloud_instance_name", .string("microsoftonline.com")),
+                    ("cloud_audience_urn", .string("urn:federation:MicrosoftOnline")),
+                ]))
+        }
+        let known = contoso.user(signInName: name) != nil || domain == contoso.tenant.domain
+        return .json(
+            .object([
+                ("ver", .string("1.0")), ("account_type", .string(known ? "Managed" : "Unknown")), ("domain_name", .string(domain)),
+                ("cloud_instance_name", .string("microsoftonline.com")), ("cloud_audience_urn", .string("urn:federation:MicrosoftOnline")),
+            ]))
+    }
+
     /// JWKS. Entra keys carry `issuer` (the `{tenantid}` template on `common`), B2C keys do not.
     func keys(endpoint: IdentityEndpoint) throws -> Response {
         let keyIssuer: String? =

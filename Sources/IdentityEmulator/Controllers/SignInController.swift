@@ -40,6 +40,11 @@ struct SignInController: EmulatorController {
         let session = await browserSession(request, tenant: endpoint.tenant)
         let transaction = await state.begin(authorization, now: now)
         if endpoint.tenant.kind == .b2c { return await authorizeB2C(transaction, session: session, now: now) }
+        if let credential = request.cookies[Self.deviceCredentialCookie]?.value ?? request.headers[.refreshTokenCredential],
+            let answer = await signInWithDevice(credential, transaction: transaction, request: request, now: now)
+        {
+            return answer
+        }
         return await authorizeWorkforce(transaction, session: session, now: now)
     }
 
@@ -409,6 +414,11 @@ struct SignInController: EmulatorController {
             case .managedDevice:
                 await state.finish(transaction.id)
                 return refusalPage(RefusalErrors.deviceNotManaged, transaction, username: user.userPrincipalName, now: now)
+            case .registeredDevice where transaction.deviceID == nil:
+                await state.finish(transaction.id)
+                return refusalPage(RefusalErrors.deviceAuthenticationRequired, transaction, username: user.userPrincipalName, now: now)
+            case .registeredDevice:
+                break
             case .mfaRegistration where !user.requiresMFA:
                 if await !state.isRegisteredForMFA(userID: user.id) {
                     await state.update(transaction)
@@ -484,7 +494,7 @@ struct SignInController: EmulatorController {
         let grant = Grant(
             userID: userID, tenantID: endpoint.tenant.id, clientID: authorization.client.clientID, scope: authorization.scope,
             policy: endpoint.policy, authTime: session.authTime, sessionID: session.sessionID, methods: session.methods,
-            newUser: transaction.newUser)
+            newUser: transaction.newUser, deviceID: transaction.deviceID)
         var response: Response
         if let device = transaction.deviceKey {
             // The device code flow: the device's next poll gets the tokens; this browser is done.
@@ -504,7 +514,7 @@ struct SignInController: EmulatorController {
     private func consentNeeded(_ transaction: SignInTransaction, userID: String, user: DirectoryUser) async -> Response? {
         let authorization = transaction.request
         let endpoint = authorization.endpoint
-        guard endpoint.tenant.kind == .workforce, !transaction.consentGiven else { return nil }
+        guard endpoint.tenant.kind == .workforce, !transaction.consentGiven, !authorization.client.isMicrosoftClient else { return nil }
         let clientID = authorization.client.clientID
         let adminConsented = await state.adminConsentedPermissions(clientID: clientID)
         let consented = await state.consentedPermissions(userID: userID, clientID: clientID).union(adminConsented)

@@ -15,9 +15,13 @@ struct TokenController: EmulatorController {
     static let deviceCodeGrantType = "urn:ietf:params:oauth:grant-type:device_code"
 
     func token(_ request: Request, context: BasicRequestContext, endpoint: IdentityEndpoint) async throws -> Response {
+        try await token(form: try await request.formFields(), headers: request.headers, endpoint: endpoint)
+    }
+
+    /// A token request whose form is read (v1's `/oauth2/token` rewrites `resource` first).
+    func token(form: FormFields, headers: HTTPFields, endpoint: IdentityEndpoint) async throws -> Response {
         let now = clock.now
-        let form = try await request.formFields()
-        let answer = TokenAnswer(correlationID: request.headers[.clientRequestID] ?? Identifiers.guid(), now: now)
+        let answer = TokenAnswer(correlationID: headers[.clientRequestID] ?? Identifiers.guid(), now: now)
 
         if let retryAfter = await state.takeThrottle() { return answer.throttled(retryAfter: retryAfter) }
         let token: TokenRequest
@@ -29,10 +33,11 @@ struct TokenController: EmulatorController {
             case "authorization_code": redeemed = try await redeemCode(token)
             case "refresh_token": redeemed = try await redeemRefreshToken(token)
             case Self.deviceCodeGrantType: redeemed = try await redeemDeviceCode(token)
+            case "password": redeemed = try await redeemPassword(token)
             default: throw ServiceError.unsupportedGrantType(token.grantType)
             }
             if !token.b2c {
-                let platform = ClientPlatform.of(userAgent: request.headers[.userAgent], clientOS: request.headers[.clientOS])
+                let platform = ClientPlatform.of(userAgent: headers[.userAgent], clientOS: headers[.clientOS])
                 do {
                     try await enforcePolicy(on: redeemed.grant, tenant: token.endpoint.tenant, platform: platform)
                 } catch {
@@ -191,9 +196,24 @@ struct TokenController: EmulatorController {
         }
     }
 
+    /// `password` (ROPC, Entra only): the user's own password, for a managed (not federated)
+    /// account that needs no MFA — what Entra allows a public client that asks this way.
+    private func redeemPassword(_ token: TokenRequest) async throws(ServiceError) -> RedeemedGrant {
+        if token.b2c { throw .unsupportedGrantType("password") }
+        guard let userName = token.form.nonEmpty("username") else { throw .missingParameter("username") }
+        guard let password = token.form["password"] else { throw .missingParameter("password") }
+        let user = try await PasswordCheck(services: services).user(userName, password: password, tenant: token.endpoint.tenant)
+        let sessionID = Identifiers.guid()
+        let scope = token.form.nonEmpty("scope") ?? "openid profile offline_access"
+        return RedeemedGrant(
+            grant: Grant(
+                userID: user.id, tenantID: token.endpoint.tenant.id, clientID: token.client.clientID, scope: scope, authTime: token.now,
+                sessionID: sessionID, methods: ["pwd"]))
+    }
+
     /// The tenant's policy at token issuance, as Entra evaluates it again on every grant: the
     /// account's state, then the first Conditional Access rule for this app, user and platform.
-    private func enforcePolicy(on grant: Grant, tenant: Tenant, platform: String) async throws(ServiceError) {
+    func enforcePolicy(on grant: Grant, tenant: Tenant, platform: String) async throws(ServiceError) {
         let policy = await state.policy(for: tenant)
         guard let user = directory(for: tenant).user(id: grant.userID) else { return }
         switch policy.accountState(of: user.userPrincipalName)?.state {
@@ -216,6 +236,9 @@ struct TokenController: EmulatorController {
         }
         switch rule.require {
         case .block: throw atTokenEndpoint(RefusalErrors.conditionalAccessBlocked, suberror: "message_only")
+        case .registeredDevice where grant.deviceID == nil:
+            throw atTokenEndpoint(RefusalErrors.deviceAuthenticationRequired, suberror: "additional_action")
+        case .registeredDevice: break
         case .compliantDevice: throw atTokenEndpoint(RefusalErrors.deviceNotCompliant, suberror: "additional_action")
         case .managedDevice: throw atTokenEndpoint(RefusalErrors.deviceNotManaged, suberror: "additional_action")
         case .mfa where !grant.methods.contains("mfa"): throw .mfaRequired(resource: ScopeRequest.graphAppID)
@@ -243,42 +266,48 @@ struct TokenController: EmulatorController {
     /// The tokens for a redeemed grant, for the resource the request's `scope` picks (Entra
     /// refuses one the user has not consented to), with a refresh token when asked for.
     private func issue(_ redeemed: RedeemedGrant, for token: TokenRequest, answer: TokenAnswer) async throws -> Response {
-        let (grant, endpoint, client) = (redeemed.grant, token.endpoint, token.client)
-        // `scope` on the token request picks one resource among those consented; absent, the grant's.
-        let requestedScope = token.form.nonEmpty("scope") ?? grant.scope
-        let scopes: ScopeRequest
+        let body: JSON
         do {
-            scopes = try ScopeRequest.parse(
-                requestedScope, tenant: endpoint.tenant, clientID: client.clientID, lenient: configuration.lenient)
-        } catch {
+            body = try await tokens(
+                for: redeemed.grant, client: token.client, tenant: token.endpoint.tenant,
+                requestedScope: token.form.nonEmpty("scope") ?? redeemed.grant.scope, nonce: redeemed.nonce, family: redeemed.family,
+                clientInfo: token.form["client_info"] == "1", now: token.now)
+        } catch let error as ServiceError {
             return answer.failure(error)
         }
-        if !token.b2c, try await lacksConsent(scopes, grant: grant, clientID: client.clientID, tenant: endpoint.tenant) {
-            var error = ServiceError.consentRequired(clientID: client.clientID, appName: client.name)
-            error = ServiceError(
-                error: "invalid_grant", codes: error.codes, message: error.message, service: .entra, suberror: "consent_required")
-            return answer.failure(error)
-        }
-        guard let user = directory(for: endpoint.tenant).user(id: grant.userID) else {
-            return answer.failure(
-                token.b2c ? .b2cGrantRevoked : .entra("invalid_grant", 50034, "The user account does not exist in the directory."))
-        }
+        return .json(body, headers: [.cacheControl: "no-store, no-cache", .pragma: "no-cache", .clientRequestID: answer.correlationID])
+    }
 
+    /// A token response's body for `grant`: `requestedScope` picks one resource among those
+    /// consented (Microsoft's own clients are preauthorized), a refresh token when the scope or
+    /// the grant asks for one (a rotated one in `family`). The PRT's exchanges use it too.
+    func tokens(
+        for grant: Grant, client: ClientRegistration, tenant: Tenant, requestedScope: String, nonce: String?, family: String?,
+        clientInfo: Bool, now: Date
+    ) async throws -> JSON {
+        let b2c = tenant.kind == .b2c
+        let scopes = try ScopeRequest.parse(requestedScope, tenant: tenant, clientID: client.clientID, lenient: configuration.lenient)
+        if !b2c, !client.isMicrosoftClient, try await lacksConsent(scopes, grant: grant, clientID: client.clientID, tenant: tenant) {
+            let error = ServiceError.consentRequired(clientID: client.clientID, appName: client.name)
+            throw ServiceError(
+                error: "invalid_grant", codes: error.codes, message: error.message, service: .entra, suberror: "consent_required")
+        }
+        guard let user = directory(for: tenant).user(id: grant.userID) else {
+            throw b2c ? ServiceError.b2cGrantRevoked : .entra("invalid_grant", 50034, "The user account does not exist in the directory.")
+        }
         // A rotated refresh token carries the grant's scopes, not the narrower ones of this request.
         let refreshToken =
             scopes.wantsRefreshToken || ScopeRequest.wantsRefresh(grant.scope)
-            ? await state.issueRefreshToken(for: grant, now: token.now, family: redeemed.family) : nil
-        let body = try issuer.response(
-            for: grant, user: user, tenant: endpoint.tenant, scopes: scopes, requestedScope: requestedScope,
-            nonce: redeemed.nonce, clientInfo: token.form["client_info"] == "1",
-            refreshToken: refreshToken, appName: client.name, now: token.now)
-        return .json(body, headers: [.cacheControl: "no-store, no-cache", .pragma: "no-cache", .clientRequestID: answer.correlationID])
+            ? await state.issueRefreshToken(for: grant, now: now, family: family) : nil
+        return try issuer.response(
+            for: grant, user: user, tenant: tenant, scopes: scopes, requestedScope: requestedScope, nonce: nonce,
+            clientInfo: clientInfo, refreshToken: refreshToken, appName: client.name, now: now)
     }
 
     /// Whether `scopes` asks for more than the grant's own scopes and the user's consents cover
     /// (`profile` and `email` need none). A grant's scope that no longer parses is thrown, not
     /// answered: it was parsed when it was issued.
-    private func lacksConsent(_ scopes: ScopeRequest, grant: Grant, clientID: String, tenant: Tenant) async throws -> Bool {
+    private func lacksConsent(_ scopes: ScopeRequest, grant: Grant, clientID: String, tenant: Tenant) async throws(ServiceError) -> Bool {
         let granted = try ScopeRequest.parse(grant.scope, tenant: tenant, clientID: clientID, lenient: configuration.lenient)
             .consentKeys
             .union(await state.consentedPermissions(userID: grant.userID, clientID: clientID))

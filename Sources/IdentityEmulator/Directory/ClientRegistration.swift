@@ -49,6 +49,61 @@ public struct ClientRegistration: Sendable, Hashable {
             tenantKinds: [.b2c]),
     ]
 
+    /// Microsoft's own public clients the device registration and the broker protocol involve,
+    /// registered in every tenant as Entra has them: the Microsoft Authentication Broker (which
+    /// signs in for device registration on Android, macOS and Linux), Windows' Device
+    /// Registration Client, Windows Sign In (the PRT's own client on Windows), Azure CLI and
+    /// Microsoft Edge. The first three are preauthorized for the device registration service.
+    public static let microsoftClients: [ClientRegistration] = [
+        ClientRegistration(
+            clientID: brokerClientID, name: "Microsoft Authentication Broker",
+            redirectURIs: [
+                "https://login.microsoftonline.com/common/oauth2/nativeclient", "ms-appx-web://Microsoft.AAD.BrokerPlugin/DRSFF",
+                "urn:ietf:wg:oauth:2.0:oob",
+            ],
+            tenantKinds: [.workforce], multiTenant: true),
+        ClientRegistration(
+            clientID: "dd762716-544d-4aeb-a526-687b73838a22", name: "Device Registration Client",
+            redirectURIs: ["ms-app://windows.immersivecontrolpanel/", "https://login.microsoftonline.com/common/oauth2/nativeclient"],
+            tenantKinds: [.workforce], multiTenant: true),
+        ClientRegistration(
+            clientID: "38aa3b87-a06d-4817-b275-7a316988d93b", name: "Windows Sign In",
+            redirectURIs: ["https://login.microsoftonline.com/common/oauth2/nativeclient"], tenantKinds: [.workforce],
+            multiTenant: true),
+        ClientRegistration(
+            clientID: "04b07795-8ddb-461a-bbee-02f9e1bf7b46", name: "Microsoft Azure CLI",
+            redirectURIs: [
+                "http://localhost", "https://login.microsoftonline.com/common/oauth2/nativeclient",
+                "ms-appx-web://Microsoft.AAD.BrokerPlugin/04b07795-8ddb-461a-bbee-02f9e1bf7b46",
+            ],
+            tenantKinds: [.workforce], multiTenant: true),
+        ClientRegistration(
+            clientID: edgeClientID, name: "Microsoft Edge",
+            redirectURIs: [
+                "https://login.microsoftonline.com/common/oauth2/nativeclient",
+                "ms-appx-web://Microsoft.AAD.BrokerPlugin/ecd6b820-32c2-49b6-98a6-444530e5a77a",
+            ],
+            tenantKinds: [.workforce], multiTenant: true),
+    ]
+
+    /// The Microsoft Authentication Broker's client id.
+    public static let brokerClientID = "29d9ed98-a469-4536-ade2-f981bc1d605e"
+    /// Microsoft Edge's client id (linux-entra-sso asks for its cookies with it).
+    public static let edgeClientID = "ecd6b820-32c2-49b6-98a6-444530e5a77a"
+
+    /// Whether `clientID` is one of Microsoft's clients that Entra preauthorizes for the device
+    /// registration service (and, for a PRT, its `client_id`): the broker, the Device Registration
+    /// Client, Windows Sign In and Azure CLI. No other app can get a token for it.
+    static func mayRegisterDevices(_ clientID: String) -> Bool {
+        [
+            brokerClientID, "dd762716-544d-4aeb-a526-687b73838a22", "38aa3b87-a06d-4817-b275-7a316988d93b",
+            "04b07795-8ddb-461a-bbee-02f9e1bf7b46",
+        ].contains(clientID.lowercased())
+    }
+
+    /// Whether users need not consent to `clientID`: Microsoft's own clients are preauthorized.
+    var isMicrosoftClient: Bool { Self.microsoftClients.contains { $0.clientID == clientID } }
+
     /// The task API's own B2C app registration (the B2C sample's web API is registered apart from
     /// the desktop app): its access tokens' `aud`. Its App ID URI is
     /// `https://fabrikamb2c.onmicrosoft.com/tasks`, with the scopes `read` and `write`.

@@ -12,6 +12,18 @@ enum RefusalErrors {
             + "is not compliant. The user must enroll their device with an approved MDM provider like Intune.")
     static let deviceNotManaged = ServiceError.entra(
         "access_denied", 530003, "Your device is required to be managed to access this resource.")
+    /// A Conditional Access rule asks for a registered device and the sign-in presented none.
+    static let deviceAuthenticationRequired = ServiceError.entra("invalid_grant", 50097, "Device authentication is required.")
+    /// The PRT's device (or its certificate, or what it signed) could not be verified.
+    static let deviceAuthenticationFailed = ServiceError.entra("invalid_grant", 50155, "Device authentication failed for this user.")
+    /// The device a PRT was issued to was disabled by an administrator.
+    static let deviceDisabled = ServiceError.entra("invalid_grant", 135_011, "Device used during the authentication is disabled.")
+
+    /// The device a PRT was issued to is no longer in the directory.
+    static func deviceNotFound(_ deviceID: String, tenant: String) -> ServiceError {
+        .entra("invalid_grant", 700_003, "Device object was not found in the tenant '\(tenant)' directory.")
+    }
+
     static let accountLocked = ServiceError.entra(
         "invalid_grant", 50053, "The account is locked, you've tried to sign in too many times with an incorrect user ID or password.")
     static let accountDisabled = ServiceError.entra("invalid_grant", 50057, "The user account is disabled.")

@@ -13,6 +13,10 @@ struct ScopeRequest: Sendable, Equatable {
         /// B2C: the requesting app's own client id as a scope: an access token for the app itself
         /// (`aud` its client id, no `scp`), answered with `"scope": "/"`.
         case ownApp
+        /// The device registration service: v1-shaped access tokens whose `aud` is
+        /// `urn:ms-drs:enterpriseregistration.windows.net`. A first-party resource: only the
+        /// Microsoft clients it preauthorizes may ask for it (``ClientRegistration/mayRegisterDevices``).
+        case deviceRegistration
     }
 
     /// `openid`, `profile`, `email`, `offline_access` as sent (lower-cased).
@@ -35,6 +39,9 @@ struct ScopeRequest: Sendable, Equatable {
     static let exchangeAppID = "00000002-0000-0ff1-ce00-000000000000"
     static let exchangeResources = ["https://outlook.office.com", "https://outlook.office365.com"]
     static let exchangePermissions = ["IMAP.AccessAsUser.All", "POP.AccessAsUser.All", "SMTP.Send"]
+    /// The device registration service's resource URI and app id.
+    static let deviceRegistrationResource = "urn:ms-drs:enterpriseregistration.windows.net"
+    static let deviceRegistrationAppID = "01cb2876-7ebd-4aa4-9cc9-d28bd4d359a9"
     static let taskAPIBase = "https://fabrikamb2c.onmicrosoft.com/tasks/"
     static let taskPermissions = ["read", "write"]
 
@@ -83,6 +90,16 @@ struct ScopeRequest: Sendable, Equatable {
         let lower = scope.lowercased()
         switch tenant.kind {
         case .workforce:
+            if [deviceRegistrationResource, deviceRegistrationAppID].contains(where: { lower.hasPrefix($0 + "/") }) {
+                guard ClientRegistration.mayRegisterDevices(clientID) else {
+                    throw .entra(
+                        "invalid_request", 650_057,
+                        "Invalid resource. The client has requested access to a resource which is not listed in the requested "
+                            + "permissions in the client's application registration. Client app ID: \(clientID). Resource value "
+                            + "from request: \(deviceRegistrationResource). Resource app ID: \(deviceRegistrationAppID).")
+                }
+                return (.deviceRegistration, ["adrs_access"])
+            }
             if let exchange = exchangeAudience(of: scope) {
                 let name = String(scope.dropFirst(exchange.count + 1))
                 if name == ".default" { return (.exchange, exchangePermissions) }

@@ -14,6 +14,10 @@ public struct EmulatorConfiguration: Sendable {
     /// name, as another server would be: a browser that signs a federated user in really crosses
     /// hosts. `nil`: ``defaultFederationHostname(forEmulatorHost:)``.
     public var federationHostname: String?
+    /// `--device-registration-hostname`: the name the device registration service is reached by
+    /// (`enterpriseregistration.windows.net`, which clients hard-code); the TLS certificate
+    /// covers it. nil: the emulator's own host name.
+    public var deviceRegistrationHostname: String?
     /// `--port`: 0 picks any free port.
     public var port: Int = 0
     /// `--tls`: serve HTTPS with a local CA kept in the state directory.
@@ -70,11 +74,13 @@ public struct EmulatorConfiguration: Sendable {
 
     public init() {}
 
-    /// Every registered client: Sesame's, then `--client` ones (which win on the same id).
+    /// Every registered client: Sesame's, Microsoft's own, then `--client` ones (which win on
+    /// the same id).
     var clients: [ClientRegistration] {
         let extraIDs = Set(extraClients.map(\.clientID))
         let multiTenant = Set(multiTenantClients.map { $0.lowercased() })
-        return (ClientRegistration.sesameDefaults.filter { !extraIDs.contains($0.clientID) } + extraClients).map { client in
+        let defaults = ClientRegistration.sesameDefaults + ClientRegistration.microsoftClients
+        return (defaults.filter { !extraIDs.contains($0.clientID) } + extraClients).map { client in
             var client = client
             if lenient || multiTenant.contains(client.clientID) { client.multiTenant = true }
             return client

@@ -13,6 +13,10 @@ final class EmulatorServices: Sendable {
     /// Fabrikam, the B2C tenant.
     let fabrikam: Directory
     let state: IdentityState
+    /// Registered devices, nonces and Primary Refresh Tokens.
+    let devices: DeviceRegistry
+    /// The CA that signs device certificates.
+    let deviceAuthority: DeviceAuthority
     let tasks: TaskStore
     /// The signing keys: the current one and those it replaced.
     let keys: SigningKeys
@@ -26,13 +30,15 @@ final class EmulatorServices: Sendable {
     private let baseURL: Mutex<URL>
 
     init(
-        configuration: EmulatorConfiguration, contoso: Directory, fabrikam: Directory, state: IdentityState, tasks: TaskStore,
-        keys: SigningKeys, federationKey: SigningKey, base: URL, logger: Logger
+        configuration: EmulatorConfiguration, contoso: Directory, fabrikam: Directory, state: IdentityState, devices: DeviceRegistry,
+        deviceAuthority: DeviceAuthority, tasks: TaskStore, keys: SigningKeys, federationKey: SigningKey, base: URL, logger: Logger
     ) {
         self.configuration = configuration
         self.contoso = contoso
         self.fabrikam = fabrikam
         self.state = state
+        self.devices = devices
+        self.deviceAuthority = deviceAuthority
         self.tasks = tasks
         self.keys = keys
         self.federationKey = federationKey
@@ -64,6 +70,16 @@ final class EmulatorServices: Sendable {
         [FederatedDomain.fabrikam(identityProvider: federationBase, signingKey: federationKey)]
     }
 
+    /// Where the device registration service is reached: `--device-registration-hostname` on
+    /// the base's scheme and port, or the base itself.
+    var deviceRegistrationRoot: String {
+        var components = URLComponents(url: base, resolvingAgainstBaseURL: false) ?? URLComponents()
+        if let host = configuration.deviceRegistrationHostname { components.host = host }
+        components.path = ""
+        let text = components.url?.absoluteString ?? base.absoluteString
+        return text.hasSuffix("/") ? String(text.dropLast()) : text
+    }
+
     /// Whether `request` came by the identity provider's host name.
     func isFederationHost(_ request: Request) -> Bool {
         request.hostName == federationHost.lowercased()
@@ -86,6 +102,7 @@ extension EmulatorController {
     var contoso: Directory { services.contoso }
     var fabrikam: Directory { services.fabrikam }
     var state: IdentityState { services.state }
+    var devices: DeviceRegistry { services.devices }
     var tasks: TaskStore { services.tasks }
     /// The key that signs now.
     var key: SigningKey { services.keys.current(now: clock.now) }

@@ -5,6 +5,8 @@ import NIOCore
 
 extension HTTPField.Name {
     static let clientRequestID = Self("client-request-id")!
+    /// The PRT's SSO credential as a header ([MS-OAPXBC] 2.2.1.1); browsers send it as a cookie.
+    static let refreshTokenCredential = Self("x-ms-RefreshTokenCredential")!
     /// MSAL's `x-client-OS`: the client's platform, as Conditional Access reads it at the token endpoint.
     static let clientOS = Self("x-client-OS")!
     static let requestID = Self("request-id")!

@@ -66,7 +66,9 @@ public final class IdentityEmulator: Sendable {
             configuration: configuration,
             contoso: Directory(
                 tenant: .contoso, users: DirectoryGenerator.contosoUsers(count: configuration.userCount, seed: configuration.seed)),
-            fabrikam: fabrikam, state: state, tasks: TaskStore(stateDirectory: configuration.stateDirectory),
+            fabrikam: fabrikam, state: state, devices: DeviceRegistry(stateDirectory: configuration.stateDirectory),
+            deviceAuthority: try DeviceAuthority.loadOrCreate(in: configuration.stateDirectory, now: configuration.clock.now),
+            tasks: TaskStore(stateDirectory: configuration.stateDirectory),
             keys: try SigningKeys(
                 directory: configuration.stateDirectory, interval: configuration.keyRolloverInterval, now: configuration.clock.now),
             federationKey: try SigningKey.loadOrCreate(
@@ -78,7 +80,9 @@ public final class IdentityEmulator: Sendable {
 
     /// Problems with files in the state directory found while loading (kept aside, not deleted).
     public var warnings: [String] {
-        get async { await services.state.warnings + [await services.tasks.warning].compactMap { $0 } }
+        get async {
+            await services.state.warnings + services.devices.warnings + [await services.tasks.warning].compactMap { $0 }
+        }
     }
 
     // MARK: Routes
@@ -95,6 +99,8 @@ public final class IdentityEmulator: Sendable {
         let federation = FederationController(services: services)
         let adfs = ADFSController(services: services)
         let controls = ControlController(services: services)
+        let broker = PrimaryRefreshTokenController(services: services)
+        let registration = DeviceRegistrationController(services: services)
         let adminConsent = AdminConsentController(services: services)
 
         let router = Router(context: BasicRequestContext.self)
@@ -135,6 +141,24 @@ public final class IdentityEmulator: Sendable {
                 try discovery.keys(endpoint: discovery.endpointForJSON(context, request))
             }
         }
+        // v1's token endpoint: `resource=`, and the broker protocol (nonce, PRT, PRT-signed requests).
+        router.post("/:tenant/oauth2/token") { request, context in
+            try await broker.token(request, endpoint: broker.endpointForJSON(context, request))
+        }
+        // Where a user name signs in (managed or federated), as Entra's v1 realm discovery says.
+        // (A constant first segment such as `/common` would hide every `/:tenant` route from
+        // `/common/…`: the router does not backtrack.)
+        router.get("/:tenant/UserRealm/:user") { request, context in
+            discovery.userRealm(context.parameters.get("user") ?? "", request: request)
+        }
+        // The device registration service (under its own host name when one is given).
+        router.get("/:tenant/Discover") { request, context in
+            try registration.discover(request, endpoint: registration.endpointForJSON(context, request))
+        }
+        router.post("/EnrollmentServer/device/") { request, _ in await registration.enroll(request) }
+        router.delete("/EnrollmentServer/device/:id") { request, context in
+            await registration.remove(request, deviceID: context.parameters.get("id") ?? "")
+        }
         // Instance discovery, as MSAL asks it (aliases of the sign-in host, the tenant's metadata).
         router.get("/:tenant/discovery/instance") { request, _ in try discovery.instanceDiscovery(request) }
         // The device code flow's verification page (Microsoft's microsoft.com/devicelogin).
@@ -155,6 +179,10 @@ public final class IdentityEmulator: Sendable {
         // Microsoft Graph.
         router.get("/v1.0/me") { request, _ in await graph.graphMe(request) }
         router.get("/v1.0/users") { request, _ in await graph.graphUsers(request) }
+        router.get("/v1.0/me/registeredDevices") { request, _ in await graph.registeredDevices(request) }
+        router.delete("/v1.0/devices/:id") { request, context in
+            await graph.deleteDevice(request, objectID: context.parameters.get("id") ?? "")
+        }
         router.get("/v1.0/users/:id") { request, context in await graph.graphUser(request, id: context.parameters.get("id") ?? "") }
         router.post("/v1.0/me/revokeSignInSessions") { request, _ in await graph.graphRevoke(request, id: nil) }
         router.post("/v1.0/users/:id/revokeSignInSessions") { request, context in
@@ -171,7 +199,9 @@ public final class IdentityEmulator: Sendable {
         // (a cross-origin form post, or a page whose name was rebound to this computer).
         let controlPaths = router.group("/.emulator").add(
             middleware: ControlRequestGuard(
-                servedHosts: [services.base.host, services.federationBase.host, configuration.hostname].compactMap { $0 }))
+                servedHosts: [
+                    services.base.host, services.federationBase.host, configuration.hostname, configuration.deviceRegistrationHostname,
+                ].compactMap { $0 }))
         controlPaths.post("users/:user/revokeSignInSessions") { _, context in
             await controls.revokeSignInSessions(user: context.parameters.get("user") ?? "")
         }
@@ -180,6 +210,12 @@ public final class IdentityEmulator: Sendable {
         }
         controlPaths.post("users/:user/requireMFA") { _, context in
             await controls.requireMFA(user: context.parameters.get("user") ?? "")
+        }
+        controlPaths.post("devices/:id/disable") { _, context in
+            try await controls.setDevice(context.parameters.get("id") ?? "", enabled: false)
+        }
+        controlPaths.post("devices/:id/enable") { _, context in
+            try await controls.setDevice(context.parameters.get("id") ?? "", enabled: true)
         }
         controlPaths.post("throttle") { request, _ in await controls.throttle(request) }
         controlPaths.post("keys/rotate") { _, _ in try await controls.rotateKeys() }
@@ -214,7 +250,8 @@ public final class IdentityEmulator: Sendable {
         if configuration.tls {
             let authority = try LocalCertificateAuthority.loadOrCreate(
                 in: configuration.tlsDirectory, hostname: configuration.hostname,
-                federationHostname: configuration.federationHost(forEmulatorHost: Self.displayHost(configuration)), now: clock.now)
+                federationHostname: configuration.federationHost(forEmulatorHost: Self.displayHost(configuration)),
+                deviceRegistrationHostname: configuration.deviceRegistrationHostname, now: clock.now)
             caPath = authority.caCertificatePath
             server = try .tls(http1, tlsConfiguration: authority.serverConfiguration())
         } else {

@@ -25,11 +25,12 @@ struct LocalCertificateAuthority {
     /// - Parameter hostname: a name the server certificate must also cover (`--hostname`).
     /// - Parameter federationHostname: another one (the identity provider's host name).
     static func loadOrCreate(
-        in directory: URL, hostname: String? = nil, federationHostname: String? = nil, now: Date
+        in directory: URL, hostname: String? = nil, federationHostname: String? = nil, deviceRegistrationHostname: String? = nil,
+        now: Date
     ) throws -> LocalCertificateAuthority {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let files = Files(directory: directory)
-        let names = serverNames(hostname: hostname, federationHostname: federationHostname)
+        let names = serverNames([hostname, federationHostname, deviceRegistrationHostname].compactMap { $0 })
         let constraints = nameConstraints(for: names)
         var (caKey, ca) = try keptCA(files) ?? createCA(files, constraints: constraints, now: now)
         if !serves(ca, constraints: constraints, now: now) {
@@ -114,13 +115,13 @@ struct LocalCertificateAuthority {
 
     /// The names the server certificate must cover: the loopback names always, then the host
     /// names asked for (each once).
-    private static func serverNames(hostname: String?, federationHostname: String?) -> [GeneralName] {
+    private static func serverNames(_ hostnames: [String]) -> [GeneralName] {
         var names: [GeneralName] = [
             .dnsName("localhost"),
             .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
             .ipAddress(ASN1OctetString(contentBytes: ArraySlice([UInt8](repeating: 0, count: 15) + [1]))),
         ]
-        for name in [hostname, federationHostname].compactMap({ $0 }) {
+        for name in hostnames {
             let alternative = Self.subjectAlternativeName(name)
             if !names.contains(alternative) { names.append(alternative) }
         }

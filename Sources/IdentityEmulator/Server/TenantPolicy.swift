@@ -15,6 +15,9 @@ public struct TenantPolicy: Sendable, Equatable, Decodable {
         case compliantDevice
         /// Require a managed (Entra-joined or hybrid-joined) device: AADSTS530003.
         case managedDevice
+        /// Require a registered device (a device filter admitting `trustType` `Workplace` or
+        /// `AzureAd`): a sign-in that presents no device identity gets AADSTS50097.
+        case registeredDevice
         /// Require multi-factor authentication: AADSTS50076.
         case mfa
         /// Require the user to register for MFA first: AADSTS50079.
@@ -90,9 +93,14 @@ public struct TenantPolicy: Sendable, Equatable, Decodable {
     public var publicClientFlows: Bool = true
     /// Who may grant admin consent (`/adminconsent`); Contoso's Megan Bowen unless the policy says.
     public var administrators: [String] = ["megan@contoso.onmicrosoft.com"]
+    /// Entra's device setting "Users may register their devices with Microsoft Entra".
+    public var usersMayRegisterDevices: Bool = true
+    /// Entra's "Maximum number of devices per user" (50 by default).
+    public var maximumDevicesPerUser: Int = 50
 
     enum CodingKeys: String, CodingKey {
         case conditionalAccess, userConsent, accounts, otherTenantDomains, publicClientFlows, administrators
+        case usersMayRegisterDevices, maximumDevicesPerUser
     }
 
     public init() {}
@@ -106,6 +114,8 @@ public struct TenantPolicy: Sendable, Equatable, Decodable {
         otherTenantDomains = (try container.decodeIfPresent([String].self, forKey: .otherTenantDomains) ?? []).map { $0.lowercased() }
         publicClientFlows = try container.decodeIfPresent(Bool.self, forKey: .publicClientFlows) ?? true
         administrators = try container.decodeIfPresent([String].self, forKey: .administrators) ?? administrators
+        usersMayRegisterDevices = try container.decodeIfPresent(Bool.self, forKey: .usersMayRegisterDevices) ?? true
+        maximumDevicesPerUser = try container.decodeIfPresent(Int.self, forKey: .maximumDevicesPerUser) ?? 50
     }
 
     /// Whether `user` may grant consent for the organization.

@@ -38,6 +38,9 @@ struct SignInTransaction: Sendable {
     var foreignUserName: String?
     /// A Conditional Access rule demands MFA of this sign-in.
     var conditionalAccessMFA = false
+    /// The registered device whose PRT cookie (`x-ms-RefreshTokenCredential`) signed this
+    /// sign-in in: its tokens carry `deviceid`.
+    var deviceID: String?
     /// The client platform the browser runs on (its `User-Agent`), as Conditional Access reads it.
     var platform = "unknown"
 

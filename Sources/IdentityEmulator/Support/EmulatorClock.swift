@@ -32,5 +32,8 @@ extension Date {
     /// Graph's `innerError.date` form: `2026-11-22T10:00:48`.
     var graphTimestamp: String { entraTimestamp.replacing(" ", with: "T").replacing("Z", with: "") }
 
+    /// Graph's property form (`registrationDateTime`): `2026-11-22T10:00:48Z`.
+    var iso8601Seconds: String { entraTimestamp.replacing(" ", with: "T") }
+
     var epochSeconds: Int { Int(timeIntervalSince1970) }
 }

@@ -17,4 +17,7 @@ struct Grant: Codable, Sendable, Equatable {
     var methods: [String]
     /// B2C sign-up: the id_token carries `newUser`.
     var newUser: Bool = false
+    /// The registered device the sign-in came from (a PRT, its cookie): the tokens carry it as
+    /// `deviceid`, and Conditional Access sees a registered device.
+    var deviceID: String? = nil
 }

@@ -54,6 +54,10 @@ struct TokenIssuer: Sendable {
             accessToken = try exchangeAccessToken(
                 grant: grant, user: user, tenant: tenant, audience: audience, scp: scopes.permissions.joined(separator: " "),
                 appName: appName, now: now, lifetime: lifetime)
+        } else if scopes.resource == .deviceRegistration {
+            accessToken = try exchangeAccessToken(
+                grant: grant, user: user, tenant: tenant, audience: ScopeRequest.deviceRegistrationResource, scp: "adrs_access",
+                appName: appName, now: now, lifetime: lifetime, resourceAppID: ScopeRequest.deviceRegistrationAppID)
         } else {
             var scp = scopes.permissions
             if scopes.wantsIDToken { scp += ["profile", "openid", "email"] }
@@ -83,6 +87,7 @@ struct TokenIssuer: Sendable {
             ("iat", .int(now.epochSeconds)),
             ("nbf", .int(now.epochSeconds)),
             ("exp", .int(now.epochSeconds + 3600)),
+            ("deviceid", grant.deviceID.map(JSON.string)),
             ("email", scopes.oidc.contains("email") ? user.mail.map(JSON.string) : nil),
             ("name", profile ? .string(user.displayName) : nil),
             ("nonce", nonce.map(JSON.string)),
@@ -117,6 +122,7 @@ struct TokenIssuer: Sendable {
             ("app_displayname", .string(appName)),
             ("appid", .string(grant.clientID)),
             ("appidacr", .string("0")),
+            ("deviceid", grant.deviceID.map(JSON.string)),
             ("family_name", .string(user.surname)),
             ("given_name", .string(user.givenName)),
             ("idtyp", .string("user")),
@@ -142,8 +148,10 @@ struct TokenIssuer: Sendable {
     /// An Exchange Online access token (IMAP, POP, SMTP): v1-shaped as Graph's, `aud` the resource
     /// as asked for, `scp` its permissions only, and a plain header (`typ` `JWT`, `kid`), so that a
     /// mail server validating it locally (Dovecot's `oauth2` passdb) checks the signature as is.
+    /// The device registration service's tokens take the same shape.
     func exchangeAccessToken(
-        grant: Grant, user: DirectoryUser, tenant: Tenant, audience: String, scp: String, appName: String, now: Date, lifetime: Int
+        grant: Grant, user: DirectoryUser, tenant: Tenant, audience: String, scp: String, appName: String, now: Date, lifetime: Int,
+        resourceAppID: String = ScopeRequest.exchangeAppID
     ) throws -> String {
         let claims = JSON.members([
             ("aud", .string(audience)),
@@ -157,6 +165,7 @@ struct TokenIssuer: Sendable {
             ("app_displayname", .string(appName)),
             ("appid", .string(grant.clientID)),
             ("appidacr", .string("0")),
+            ("deviceid", grant.deviceID.map(JSON.string)),
             ("family_name", .string(user.surname)),
             ("given_name", .string(user.givenName)),
             ("idtyp", .string("user")),
@@ -165,7 +174,7 @@ struct TokenIssuer: Sendable {
             ("oid", .string(user.id)),
             ("scp", .string(scp)),
             ("sid", .string(grant.sessionID)),
-            ("sub", .string(Self.pairwiseSubject(userID: user.id, clientID: ScopeRequest.exchangeAppID))),
+            ("sub", .string(Self.pairwiseSubject(userID: user.id, clientID: resourceAppID))),
             ("tid", .string(tenant.id)),
             ("unique_name", .string(user.userPrincipalName)),
             ("upn", .string(user.userPrincipalName)),
@@ -189,7 +198,7 @@ struct TokenIssuer: Sendable {
             switch scopes.resource {
             case .taskAPI: ClientRegistration.taskAPIAppID
             case .ownApp: grant.clientID
-            case .graph, .exchange, nil: nil
+            case .graph, .exchange, .deviceRegistration, nil: nil
             }
         let accessToken = try audience.map { audience in
             try b2cToken(
