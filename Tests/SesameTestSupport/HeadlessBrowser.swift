@@ -164,6 +164,11 @@ public final class HeadlessBrowser: @unchecked Sendable {
         try await send(uri, method: .get, headers: headers, body: nil)
     }
 
+    /// GETs `uri` sending `cookie` (`name=value`) as the `Cookie` header, besides any the browser keeps.
+    public func get(_ uri: String, cookie: String) async throws -> Page {
+        try await get(uri, headers: [.cookie: cookie])
+    }
+
     /// POSTs a form.
     public func post(_ uri: String, form: [(String, String)], headers: HTTPFields = [:]) async throws -> Page {
         var fields = headers
@@ -178,7 +183,9 @@ public final class HeadlessBrowser: @unchecked Sendable {
             requested.append(uri)
             return cookies
         }
-        if !jar.isEmpty { fields[.cookie] = jar.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
+        if !jar.isEmpty {
+            fields[.cookie] = ([fields[.cookie]].compactMap { $0 } + jar.map { "\($0.key)=\($0.value)" }).joined(separator: "; ")
+        }
         var page = try await exchange(method, uri, fields, body)
         page.uri = uri
         lock.withLock {

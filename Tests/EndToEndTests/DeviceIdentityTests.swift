@@ -1,0 +1,121 @@
+import Foundation
+import IdentityEmulator
+import SesameCore
+import SesameTestSupport
+import Testing
+
+/// Sesame's side of device registration and the Primary Refresh Token (``DeviceIdentityClient``)
+/// against the emulator over real sockets. The emulator's side is also held to roadtx, which
+/// works against the real Entra ID (`DeviceRegistrationProtocolTests`).
+@Suite("A registered device and its PRT: SesameCore against the emulator")
+struct DeviceIdentityTests {
+    static let user = "alex@contoso.onmicrosoft.com"
+    static let azureCLI = "04b07795-8ddb-461a-bbee-02f9e1bf7b46"
+
+    /// What the device registration starts from: alex signed in to the Microsoft Authentication
+    /// Broker for the registration service (a token for it, and the broker's refresh token).
+    static func brokerSignIn(_ emulator: RunningEmulator) async throws -> (registration: Secret, refresh: Secret, browser: HeadlessBrowser)
+    {
+        let browser = HeadlessBrowser.sockets(base: emulator.base, codes: emulator.codes)
+        let redirect = emulator.base.appending(path: "common/oauth2/nativeclient").absoluteString
+        let scope = "\(DeviceIdentityClient.registrationResource)/.default openid offline_access"
+        let authorize = FormEncoding.url(
+            emulator.base.appending(path: "organizations/oauth2/v2.0/authorize"),
+            appending: [
+                ("client_id", DeviceIdentityClient.brokerClientID), ("response_type", "code"), ("redirect_uri", redirect), ("scope", scope),
+            ])
+        let page = try await browser.signIn(user, authorize: authorize.absoluteString)
+        let location = try #require(page.location.flatMap(URLComponents.init(string:)), "the sign-in ended on \(page.status)")
+        let code = try #require(location.queryItems?.first { $0.name == "code" }?.value)
+        let answer = try await browser.post(
+            "/organizations/oauth2/v2.0/token",
+            form: [
+                ("client_id", DeviceIdentityClient.brokerClientID), ("grant_type", "authorization_code"), ("code", code),
+                ("redirect_uri", redirect), ("scope", scope),
+            ])
+        let access = try #require(answer.json["access_token"] as? String, "\(answer.text)")
+        let refresh = try #require(answer.json["refresh_token"] as? String)
+        return (Secret(access), Secret(refresh), browser)
+    }
+
+    static func claims(_ token: Secret) throws -> [String: Any] {
+        let payload = try #require(token.revealed.split(separator: ".").dropFirst().first.flatMap { Base64URL.decode($0) })
+        return try #require(try JSONSerialization.jsonObject(with: payload) as? [String: Any])
+    }
+
+    @Test("registered, the PRT gives another app its token with no page and the device in it; the cookie signs a browser in")
+    func registeredDeviceSignsIn() async throws {
+        let emulator = try await RunningEmulator(users: 20)
+        let (registrationToken, refresh, browser) = try await Self.brokerSignIn(emulator)
+        let client = DeviceIdentityClient(transport: AsyncHTTPClientTransport(), authority: emulator.base)
+        let keys = try SoftwareDeviceKeys()
+        let device = try await client.register(
+            accessToken: registrationToken, tenant: "contoso.onmicrosoft.com", keys: keys, displayName: "sesame-test",
+            osVersion: "Debian 13")
+        #expect(UUID(uuidString: device.deviceID) != nil)
+        #expect(device.userPrincipalName == Self.user)
+        #expect(emulator.codes.all.contains("device-registered \(device.deviceID) \(Self.user)"))
+
+        let prt = try await client.requestPRT(refreshToken: refresh, registration: device, keys: keys)
+        #expect(prt.deviceID == device.deviceID)
+        #expect(!"\(prt)".contains(prt.token.revealed), "a PRT prints as its device and expiry only")
+
+        let tokens = try await client.tokens(
+            from: prt, clientID: Self.azureCLI, scope: "https://graph.microsoft.com/.default openid offline_access")
+        let claims = try Self.claims(tokens.accessToken)
+        #expect(claims["deviceid"] as? String == device.deviceID)
+        #expect(claims["appid"] as? String == Self.azureCLI)
+        #expect(tokens.refreshToken != nil)
+
+        let renewed = try await client.renew(prt)
+        #expect(renewed.token != prt.token)
+        let again = try await client.tokens(from: renewed, clientID: Self.azureCLI, scope: "https://graph.microsoft.com/.default")
+        #expect(try Self.claims(again.accessToken)["deviceid"] as? String == device.deviceID)
+
+        // A browser with the cookie: a code, no page.
+        let cookie = client.ssoCookie(renewed, nonce: try await client.nonce())
+        let authorize = FormEncoding.url(
+            emulator.base.appending(path: "organizations/oauth2/v2.0/authorize"),
+            appending: [
+                ("client_id", Self.azureCLI), ("response_type", "code"), ("redirect_uri", "http://localhost"), ("scope", "openid profile"),
+            ])
+        let answer = try await browser.get(authorize.absoluteString, cookie: "x-ms-RefreshTokenCredential=\(cookie.revealed)")
+        #expect(answer.status == 302)
+        #expect(answer.location?.hasPrefix("http://localhost/?code=") == true, "\(answer.text.prefix(200))")
+        #expect(
+            emulator.codes.all.contains("prt-sso \(device.deviceID) \(Self.azureCLI)"), "the cookie, not the browser's session, signed in")
+
+        // The keys, as a key store seals them and reads them back, still prove the device.
+        let restored = try SoftwareDeviceKeys(exported: keys.exported)
+        let fromRestored = try await client.requestPRT(refreshToken: refresh, registration: device, keys: restored)
+        #expect(fromRestored.deviceID == device.deviceID)
+    }
+
+    @Test("a device removed in the organization, or disabled there, is named as such at the next PRT use")
+    func removedOrDisabled() async throws {
+        let emulator = try await RunningEmulator(users: 20)
+        let (registrationToken, refresh, browser) = try await Self.brokerSignIn(emulator)
+        let client = DeviceIdentityClient(transport: AsyncHTTPClientTransport(), authority: emulator.base)
+        let keys = try SoftwareDeviceKeys()
+        let device = try await client.register(
+            accessToken: registrationToken, tenant: "contoso.onmicrosoft.com", keys: keys, displayName: "laptop", osVersion: "Debian 13")
+        let prt = try await client.requestPRT(refreshToken: refresh, registration: device, keys: keys)
+
+        _ = try await browser.post("/.emulator/devices/\(device.deviceID)/disable", form: [])
+        let disabled = await #expect(throws: DeviceIdentityError.self) {
+            try await client.tokens(from: prt, clientID: Self.azureCLI, scope: "https://graph.microsoft.com/.default")
+        }
+        #expect(disabled?.code == .deviceDisabled)
+        #expect(disabled?.serviceCode == "AADSTS135011")
+        _ = try await browser.post("/.emulator/devices/\(device.deviceID)/enable", form: [])
+
+        try await client.remove(device, accessToken: registrationToken)
+        let removed = await #expect(throws: DeviceIdentityError.self) {
+            try await client.tokens(from: prt, clientID: Self.azureCLI, scope: "https://graph.microsoft.com/.default")
+        }
+        #expect(removed?.code == .deviceRemoved)
+        #expect(removed?.description == "This computer is no longer registered with your organization. (AADSTS700003)")
+        // Removing it again is not an error: it is gone, as asked.
+        try await client.remove(device, accessToken: registrationToken)
+    }
+}
