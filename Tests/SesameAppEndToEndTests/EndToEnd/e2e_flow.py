@@ -432,34 +432,6 @@ FLOWS = {
     "federated": ("directory", federated), "crash": ("directory", crash),
 }
 
-def print_app_threads(trace_path):
-    """Each thread's stack of the app still running (the one writing `trace_path`), function
-    names only (no arguments, no memory): where a flow that waited in vain left it."""
-    import subprocess
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                if f"--trace-events={trace_path}".encode() not in cmdline.read().split(b"\0"):
-                    continue
-        except (OSError, ValueError):
-            continue
-        try:
-            stacks = subprocess.run(
-                ["gdb", "-p", entry, "-batch", "-nx", "-ex", "set print frame-arguments none",
-                 "-ex", "set print entry-values no", "-ex", "thread apply all bt 25"],
-                capture_output=True, text=True, timeout=120).stdout
-        except (OSError, subprocess.TimeoutExpired) as error:
-            stacks = f"(no stacks: {error})"
-        kept = os.path.join(os.environ.get("SESAME_E2E_STACKS_DIR", scratch), f"stacks-{entry}.txt")
-        with open(kept, "w", encoding="utf-8") as out:
-            out.write(stacks)
-        # The main thread's (GTK's loop) first: the rest are in the file.
-        print(f"  stacks of the app (pid {entry}) in {kept}; its main thread:", file=sys.stderr)
-        main = stacks.split("\nThread ")[-1] if "\nThread " in stacks else stacks
-        for line in main.splitlines()[:12]:
-            print("  stack: " + line[:160], file=sys.stderr)
-
-
 sample, run = FLOWS[flow]
 app = launch(sample)
 try:
@@ -468,10 +440,7 @@ except StepFailed as failure:
     # One line that names the flow and the step (what `make test-e2e` collects).
     print(f"E2E-STEP-FAILED flow={flow}: {failure}", file=sys.stderr)
     # Where it stood: the view's page and the app's last trace events (the trace is redacted).
-    print(f"  the view shows {app.where()}", file=sys.stderr)
-    for event in [e for e in app.trace.events() if e.get("event") != "main-loop-stall"][-25:]:
-        print("  trace: " + " ".join(f"{key}={value}" for key, value in event.items()), file=sys.stderr)
-    print_app_threads(app.trace.path)
+    app.report_where_it_stood(scratch)
     raise
 finally:
     try:

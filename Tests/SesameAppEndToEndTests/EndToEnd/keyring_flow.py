@@ -18,7 +18,7 @@ import sys
 
 from broker_e2e import AppBus
 from gi.repository import Atspi, GLib
-from sesame_e2e import Sesame, Widgets, isolate_app_environment, typed_at_terminal, wait
+from sesame_e2e import Sesame, StepFailed, Widgets, isolate_app_environment, typed_at_terminal, wait
 
 binary, emulator, scratch = sys.argv[1:4]
 data = os.path.join(scratch, "data")
@@ -49,6 +49,9 @@ app = Sesame(binary, emulator, os.path.join(scratch, "trace-1.jsonl"), "director
 try:
     app.sign_in_entra("alex@contoso.onmicrosoft.com")
     app.trace.wait_for("token-acquired")
+except StepFailed:
+    app.report_where_it_stood(scratch)
+    raise
 finally:
     app.quit()
 seen["items_signed_in"] = sesame_items()

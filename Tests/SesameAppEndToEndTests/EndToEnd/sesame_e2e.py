@@ -12,6 +12,8 @@ Every wait says what it waited for, so that a failing flow explains itself.
 """
 import json
 import os
+import subprocess
+import sys
 import time
 import urllib.request
 
@@ -294,6 +296,14 @@ class Sesame:
         """Waits for whichever of `pages` (name → element id) comes next; returns its name."""
         return self.wait(what, lambda: next((name for name, element_id in pages.items() if self.element(element_id)), None))
 
+    def report_where_it_stood(self, scratch):
+        """After a step waited in vain, on stderr: the view's page, the app's last trace events
+        (the trace is redacted) and its threads' stacks (in a file under `scratch`)."""
+        print(f"  the view shows {self.where()}", file=sys.stderr)
+        for event in [e for e in self.trace.events() if e.get("event") != "main-loop-stall"][-25:]:
+            print("  trace: " + " ".join(f"{key}={value}" for key, value in event.items()), file=sys.stderr)
+        print_app_threads(self.trace.path, scratch)
+
     def where(self):
         try:
             return f"{self.driver.current_url.split('?')[0]} '{self.driver.title}'"
@@ -549,3 +559,30 @@ def typed_at_terminal(command, environment, timeout=120):
     os.close(leader)
     status = shell.wait(timeout=10)
     return status, shown.decode(errors="replace").replace("\r", "")
+
+
+def print_app_threads(trace_path, scratch):
+    """Each thread's stack of the app still running (the one writing `trace_path`), function
+    names only (no arguments, no memory): where a flow that waited in vain left it."""
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                if f"--trace-events={trace_path}".encode() not in cmdline.read().split(b"\0"):
+                    continue
+        except (OSError, ValueError):
+            continue
+        try:
+            stacks = subprocess.run(
+                ["gdb", "-p", entry, "-batch", "-nx", "-ex", "set print frame-arguments none",
+                 "-ex", "set print entry-values no", "-ex", "thread apply all bt 25"],
+                capture_output=True, text=True, timeout=120).stdout
+        except (OSError, subprocess.TimeoutExpired) as error:
+            stacks = f"(no stacks: {error})"
+        kept = os.path.join(os.environ.get("SESAME_E2E_STACKS_DIR", scratch), f"stacks-{entry}.txt")
+        with open(kept, "w", encoding="utf-8") as out:
+            out.write(stacks)
+        # The main thread's (GTK's loop) first: the rest are in the file.
+        print(f"  stacks of the app (pid {entry}) in {kept}; its main thread:", file=sys.stderr)
+        main = stacks.split("\nThread ")[-1] if "\nThread " in stacks else stacks
+        for line in main.splitlines()[:12]:
+            print("  stack: " + line[:160], file=sys.stderr)
