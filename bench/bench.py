@@ -36,7 +36,7 @@ READING_PAUSE = 0.3
 release = Path(sys.argv[1]).resolve()
 results_path = Path(sys.argv[2]).resolve()
 # While working on one figure: `bench.py RELEASE_DIR RESULTS_JSON search memory` runs only those
-# (page, redirect, search, memory, silent, failures, dbus, mail, idle, broker, emulator); `make bench` runs them all.
+# (page, redirect, search, memory, silent, failures, dbus, mail, idle, broker, device, emulator); `make bench` runs them all.
 only = set(sys.argv[3:])
 
 
@@ -878,6 +878,25 @@ def broker_silent():
            f"Sesame's start and its sign-ins included")
 
 
+# 12. A registered device: a new app's token from the PRT -----------------------------------
+
+def device_token(emulator):
+    """What a new app's first token costs on a registered device — a nonce, then a request signed
+    with the PRT's session key and an encrypted answer, no page — against a known app's next token
+    (a refresh-token redemption), side by side on the same emulator, alternating each second."""
+    print("12. registered device: a new app's token from the PRT", flush=True)
+    prt, refresh, registration = [], [], []
+    for _ in range(ROUNDS):
+        run = run_json([str(release / "sesame-bench"), "prt-token", emulator.base, "1"])
+        prt += run["prt"]
+        refresh += run["refresh"]
+        registration.append(run["registration_ms"])
+    value, baseline = 1000 / statistics.median(prt), 1000 / statistics.median(refresh)
+    figure("a new app's token from the PRT", value, "ms", "a refresh-token redemption, same emulator", baseline, "≤ 2×",
+           value / baseline <= 2,
+           detail=f"registration end to end (keys, certificate request, enrolment, PRT): median {statistics.median(registration):.0f} ms")
+
+
 def emulator_figures():
     print("5 and 7. the emulator: start, search, throughput", flush=True)
     done = subprocess.run([str(release / "emulator-bench"), str(release / "identity-emulator")], capture_output=True, text=True,
@@ -927,6 +946,7 @@ def main():
         timed("mail", mail_token, emulator, tls_emulator)
         timed("idle", idle_service)
         timed("broker", broker_silent)
+        timed("device", device_token, emulator)
     finally:
         emulator.stop()
         tls_emulator.stop()

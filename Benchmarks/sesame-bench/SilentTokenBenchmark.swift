@@ -12,6 +12,9 @@ import SesameTestSupport
 /// temporary folder) or `keyring` (the session's Secret Service). The cache's JSON is copied to
 /// CACHE_COPY, so that MSAL for Python can be measured on the same content.
 ///
+/// `sesame-bench prt-token EMULATOR_URL [ROUNDS]`: a registered device's PRT against a refresh
+/// token (``DeviceIdentityBenchmark``).
+///
 /// `sesame-bench allow-program EMULATOR_URL SESAME_DATA_DIR PROGRAM CACHE_COPY`: signs alex in
 /// into the file store in SESAME_DATA_DIR (`$XDG_DATA_HOME/sesame` of a `sesame --service` to
 /// come) and records the user's "Always" for the executable PROGRAM on his account (scope
@@ -40,6 +43,15 @@ struct SilentTokenBenchmark {
             do {
                 try await mailAccount(
                     base: base, data: URL(filePath: arguments[2]), program: arguments[3], cacheCopy: URL(filePath: arguments[4]))
+            } catch {
+                FileHandle.standardError.write(Data("sesame-bench: \(error)\n".utf8))
+                exit(1)
+            }
+            return
+        }
+        if arguments.first == "prt-token", (2...3).contains(arguments.count), let base = URL(string: arguments[1]) {
+            do {
+                try await DeviceIdentityBenchmark.run(base: base, rounds: arguments.count == 3 ? max(1, Int(arguments[2]) ?? 5) : 5)
             } catch {
                 FileHandle.standardError.write(Data("sesame-bench: \(error)\n".utf8))
                 exit(1)
