@@ -225,10 +225,14 @@ public struct SecretServiceTokenStorage: TokenStorage {
         try check(result, doing: "save the token cache of \(group)")
     }
 
+    private func check(_ result: SesameSecretResult, doing what: String) throws {
+        try Self.check(result, location: location, doing: what)
+    }
+
     /// Turns a failed libsecret call into the one Swift error, once: a locked collection
     /// (`SECRET_ERROR_IS_LOCKED`, its unlock prompt dismissed) and a service that does not answer
     /// (D-Bus's and GIO's errors) are told apart.
-    private func check(_ result: SesameSecretResult, doing what: String) throws {
+    static func check(_ result: SesameSecretResult, location: String, doing what: String) throws {
         guard result.ok == 0 else { return }
         let message = result.error_message.map { String(cString: $0) } ?? "unknown error"
         let domain = result.error_domain.map { String(cString: $0) }

@@ -119,3 +119,76 @@ struct DeviceIdentityTests {
         try await client.remove(device, accessToken: registrationToken)
     }
 }
+
+/// A device identity kept in memory, as the keyring keeps it (its one secret).
+final class MemoryDeviceIdentityStorage: DeviceIdentityStorage, @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Secret?
+    var location: String { "memory" }
+    func load() throws -> Secret? { lock.withLock { value } }
+    func save(_ value: Secret) throws { lock.withLock { self.value = value } }
+    func clear() throws { lock.withLock { value = nil } }
+}
+
+@Suite("This computer's identity, kept and used: DeviceIdentity against the emulator")
+struct DeviceIdentityLifecycleTests {
+    static let azureCLI = "04b07795-8ddb-461a-bbee-02f9e1bf7b46"
+
+    @Test("registered once through the sign-in pages, it serves any app after a restart, and removing it removes it there")
+    func registerRestartRemove() async throws {
+        let emulator = try await RunningEmulator(users: 20)
+        let storage = MemoryDeviceIdentityStorage()
+        let authority = emulator.base.appending(path: "contoso.onmicrosoft.com")
+        let identity = DeviceIdentity(storage: storage, transport: AsyncHTTPClientTransport())
+        #expect(try await identity.status() == nil)
+        let registration = try await identity.register(
+            authority: authority, tenant: "contoso.onmicrosoft.com", displayName: "alex's laptop", osVersion: "Debian 13",
+            using: HeadlessUserAgent.entra(DeviceIdentityTests.user, emulator: emulator))
+        #expect(emulator.codes.all.contains("prt-issued \(registration.deviceID)"))
+        let kept = try #require(try storage.load())
+        #expect(!kept.revealed.isEmpty)
+
+        // Another process (a restart): the same storage, the same device, no page.
+        let again = DeviceIdentity(storage: storage, transport: AsyncHTTPClientTransport())
+        let status = try #require(try await again.status())
+        #expect(status.deviceID == registration.deviceID)
+        #expect(status.userPrincipalName == DeviceIdentityTests.user)
+        let tokens = try await again.tokens(clientID: Self.azureCLI, scope: "https://graph.microsoft.com/.default")
+        #expect(try DeviceIdentityTests.claims(tokens.accessToken)["deviceid"] as? String == registration.deviceID)
+
+        try await again.remove()
+        #expect(try await again.status() == nil)
+        #expect(try storage.load() == nil)
+        #expect(emulator.codes.all.contains("device-removed \(registration.deviceID)"))
+        let afterwards = await #expect(throws: DeviceIdentityError.self) {
+            try await again.tokens(clientID: Self.azureCLI, scope: "https://graph.microsoft.com/.default")
+        }
+        #expect(afterwards?.code == .notRegistered)
+    }
+
+    @Test("a device the organization removed is forgotten at its next use, with the sentence that says why")
+    func removedThere() async throws {
+        let emulator = try await RunningEmulator(users: 20)
+        let storage = MemoryDeviceIdentityStorage()
+        let identity = DeviceIdentity(storage: storage, transport: AsyncHTTPClientTransport())
+        let registration = try await identity.register(
+            authority: emulator.base.appending(path: "organizations"), tenant: "contoso.onmicrosoft.com", displayName: "laptop",
+            osVersion: "Debian 13", using: HeadlessUserAgent.entra(DeviceIdentityTests.user, emulator: emulator))
+        // The organization removes it (as an administrator, or the user in My Account).
+        let browser = HeadlessBrowser.sockets(base: emulator.base, codes: emulator.codes)
+        let graph = try await identity.tokens(clientID: Self.azureCLI, scope: "https://graph.microsoft.com/.default")
+        let devices = try await browser.get("/v1.0/me/registeredDevices", headers: [.authorization: "Bearer \(graph.accessToken.revealed)"])
+        let objectID = try #require(
+            ((devices.json["value"] as? [[String: Any]]) ?? []).first { $0["deviceId"] as? String == registration.deviceID }?["id"]
+                as? String)
+        let deleted = try await browser.send(
+            "/v1.0/devices/\(objectID)", method: .delete, headers: [.authorization: "Bearer \(graph.accessToken.revealed)"], body: nil)
+        #expect(deleted.status == 204)
+
+        let refused = await #expect(throws: DeviceIdentityError.self) {
+            try await identity.tokens(clientID: Self.azureCLI, scope: "https://graph.microsoft.com/.default")
+        }
+        #expect(refused?.code == .deviceRemoved)
+        #expect(try storage.load() == nil, "a removed device's keys and PRT are of no use: forgotten")
+    }
+}

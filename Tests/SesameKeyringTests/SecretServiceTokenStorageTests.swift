@@ -14,6 +14,17 @@ import Testing
 struct SecretServiceTokenStorageTests {
     func group() -> String { "org.sesame.tests.\(UUID().uuidString)" }
 
+    @Test("the device identity is one keyring item: kept, read back whole, and gone when cleared")
+    func deviceIdentity() throws {
+        let storage = SecretServiceDeviceIdentityStorage()
+        defer { try? storage.clear() }
+        let kept = Secret(#"{"version":1,"note":"what DeviceIdentity writes"}"#)
+        try storage.save(kept)
+        #expect(try storage.load() == kept)
+        try storage.clear()
+        #expect(try storage.load() == nil)
+    }
+
     @Test("a Secret Service answers under make test")
     func available() {
         #expect(SecretServiceTokenStorage.isAvailable())

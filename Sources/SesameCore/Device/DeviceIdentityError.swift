@@ -4,6 +4,12 @@ import FoundationEssentials
 /// says what to do, the service's code when it gave one, never a key, a token or a cookie.
 public struct DeviceIdentityError: Error, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable {
+        /// This computer is not registered (or no longer: it was removed here).
+        case notRegistered
+        /// The sign-in for the registration did not end with a sign-in (cancelled, refused).
+        case signInFailed
+        /// What was kept could not be read or written.
+        case storage
         /// The organization does not let users register devices, or this user has too many.
         case registrationRefused
         /// The device is no longer in the organization's directory (removed there).
