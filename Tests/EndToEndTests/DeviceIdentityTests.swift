@@ -67,6 +67,12 @@ struct DeviceIdentityTests {
         #expect(claims["appid"] as? String == Self.azureCLI)
         #expect(tokens.refreshToken != nil)
 
+        // An app of the organization's own still needs the user's consent: the PRT is no consent.
+        let unconsented = await #expect(throws: DeviceIdentityError.self) {
+            try await client.tokens(from: prt, clientID: "6731de76-14a6-49ae-97bc-6eba6914391e", scope: "User.Read offline_access")
+        }
+        #expect(unconsented?.serviceCode == "AADSTS65001")
+
         let renewed = try await client.renew(prt)
         #expect(renewed.token != prt.token)
         let again = try await client.tokens(from: renewed, clientID: Self.azureCLI, scope: "https://graph.microsoft.com/.default")

@@ -202,7 +202,8 @@ struct PrimaryRefreshTokenController: EmulatorController {
         try await TokenController(services: services).enforcePolicy(on: grant, tenant: tenant, platform: platform(request))
         configuration.announce("prt-token \(device.deviceID) \(clientID)")
         return try await TokenController(services: services).tokens(
-            for: grant, client: client, tenant: tenant, requestedScope: requested, nonce: nil, family: nil, clientInfo: true, now: now)
+            for: grant, client: client, tenant: tenant, requestedScope: requested, nonce: nil, family: nil, clientInfo: true, now: now,
+            grantIsConsent: false)
     }
 
     private func platform(_ request: Request) -> String {

@@ -281,13 +281,17 @@ struct TokenController: EmulatorController {
     /// A token response's body for `grant`: `requestedScope` picks one resource among those
     /// consented (Microsoft's own clients are preauthorized), a refresh token when the scope or
     /// the grant asks for one (a rotated one in `family`). The PRT's exchanges use it too.
+    /// - Parameter grantIsConsent: whether the grant's own scope was consented to (a code's, a
+    ///   refresh token's); a PRT's exchange for another app counts only the user's consents.
     func tokens(
         for grant: Grant, client: ClientRegistration, tenant: Tenant, requestedScope: String, nonce: String?, family: String?,
-        clientInfo: Bool, now: Date
+        clientInfo: Bool, now: Date, grantIsConsent: Bool = true
     ) async throws -> JSON {
         let b2c = tenant.kind == .b2c
         let scopes = try ScopeRequest.parse(requestedScope, tenant: tenant, clientID: client.clientID, lenient: configuration.lenient)
-        if !b2c, !client.isMicrosoftClient, try await lacksConsent(scopes, grant: grant, clientID: client.clientID, tenant: tenant) {
+        if !b2c, !client.isMicrosoftClient,
+            try await lacksConsent(scopes, grant: grant, clientID: client.clientID, tenant: tenant, grantIsConsent: grantIsConsent)
+        {
             let error = ServiceError.consentRequired(clientID: client.clientID, appName: client.name)
             throw ServiceError(
                 error: "invalid_grant", codes: error.codes, message: error.message, service: .entra, suberror: "consent_required")
@@ -307,10 +311,13 @@ struct TokenController: EmulatorController {
     /// Whether `scopes` asks for more than the grant's own scopes and the user's consents cover
     /// (`profile` and `email` need none). A grant's scope that no longer parses is thrown, not
     /// answered: it was parsed when it was issued.
-    private func lacksConsent(_ scopes: ScopeRequest, grant: Grant, clientID: String, tenant: Tenant) async throws(ServiceError) -> Bool {
-        let granted = try ScopeRequest.parse(grant.scope, tenant: tenant, clientID: clientID, lenient: configuration.lenient)
-            .consentKeys
-            .union(await state.consentedPermissions(userID: grant.userID, clientID: clientID))
+    private func lacksConsent(
+        _ scopes: ScopeRequest, grant: Grant, clientID: String, tenant: Tenant, grantIsConsent: Bool
+    ) async throws(ServiceError) -> Bool {
+        let own =
+            grantIsConsent
+            ? try ScopeRequest.parse(grant.scope, tenant: tenant, clientID: clientID, lenient: configuration.lenient).consentKeys : []
+        let granted = own.union(await state.consentedPermissions(userID: grant.userID, clientID: clientID))
         return !scopes.consentKeys.subtracting(granted).subtracting(["profile", "email"]).isEmpty
     }
 }
