@@ -41,7 +41,7 @@ enum DeviceIdentityBenchmark {
 
         let client = DeviceIdentityClient(transport: transport, authority: base)
         let registering = ContinuousClock.now
-        let keys = try SoftwareDeviceKeys()
+        let keys = try await SoftwareDeviceKeys.generate()
         let device = try await client.register(
             accessToken: Secret(access), tenant: "contoso.onmicrosoft.com", keys: keys, displayName: "sesame-bench", osVersion: "bench")
         let prt = try await client.requestPRT(refreshToken: Secret(refresh), registration: device, keys: keys)

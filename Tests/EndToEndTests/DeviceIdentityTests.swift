@@ -48,7 +48,7 @@ struct DeviceIdentityTests {
         let emulator = try await RunningEmulator(users: 20)
         let (registrationToken, refresh, browser) = try await Self.brokerSignIn(emulator)
         let client = DeviceIdentityClient(transport: AsyncHTTPClientTransport(), authority: emulator.base)
-        let keys = try SoftwareDeviceKeys()
+        let keys = try await SoftwareDeviceKeys.generate()
         let device = try await client.register(
             accessToken: registrationToken, tenant: "contoso.onmicrosoft.com", keys: keys, displayName: "sesame-test",
             osVersion: "Debian 13")
@@ -102,7 +102,7 @@ struct DeviceIdentityTests {
         let emulator = try await RunningEmulator(users: 20)
         let (registrationToken, refresh, browser) = try await Self.brokerSignIn(emulator)
         let client = DeviceIdentityClient(transport: AsyncHTTPClientTransport(), authority: emulator.base)
-        let keys = try SoftwareDeviceKeys()
+        let keys = try await SoftwareDeviceKeys.generate()
         let device = try await client.register(
             accessToken: registrationToken, tenant: "contoso.onmicrosoft.com", keys: keys, displayName: "laptop", osVersion: "Debian 13")
         let prt = try await client.requestPRT(refreshToken: refresh, registration: device, keys: keys)

@@ -71,7 +71,7 @@ public actor DeviceIdentity {
             throw DeviceIdentityError(.invalidResponse, "The sign-in for the registration gave no refresh token.")
         }
         let keys: SoftwareDeviceKeys
-        do { keys = try SoftwareDeviceKeys() } catch {
+        do { keys = try await SoftwareDeviceKeys.generate() } catch {
             throw DeviceIdentityError(.keysUnreadable, "The device's keys could not be made: \(error)")
         }
         let registration = try await root.register(

@@ -1,4 +1,5 @@
 import Crypto
+import Dispatch
 import FoundationEssentials
 import SwiftASN1
 import X509
@@ -34,7 +35,18 @@ public struct SoftwareDeviceKeys: DeviceKeys {
 
     public var storeName: String { "software" }
 
-    /// New keys.
+    /// New keys, made off Swift's task threads: finding two 2048-bit RSA keys' primes takes
+    /// seconds on a slow or busy machine, and a task thread held that long starves everything
+    /// else in the process (as many task threads as cores: two on a small machine).
+    public static func generate() async throws -> SoftwareDeviceKeys {
+        try await withCheckedThrowingContinuation { continuation in
+            keyMaking.async { continuation.resume(with: Result { try SoftwareDeviceKeys() }) }
+        }
+    }
+
+    private static let keyMaking = DispatchQueue(label: "sesame.device-keys")
+
+    /// New keys, made on the calling thread (``generate()`` keeps task threads free).
     public init() throws {
         deviceKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         transportKeyDER = try _RSA.Encryption.PrivateKey(keySize: .bits2048).derRepresentation
