@@ -56,13 +56,27 @@ struct TransportBoundsTests {
                         try await writer.finish(nil)
                     })
             }
+            // The port, when the server listens; nothing, when it ended without listening. Waited
+            // for as the event it is: in a loaded run (every suite at once on two task threads)
+            // the server's task can wait minutes for a thread, and no budget fits every machine.
+            let (listening, announce) = AsyncStream<Int>.makeStream()
             let app = Application(
                 router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                onServerRunning: { channel in seen.port.withLock { $0 = channel.localAddress?.port } })
-            task = Task { try await app.runService() }
-            // Generous: in a loaded test run the server's task can wait a while for a thread.
-            let port = await Eventually.value(within: .seconds(60), every: .milliseconds(20)) { seen.port.withLock { $0 } }
-            base = URL(string: "http://127.0.0.1:\(try #require(port))")!
+                onServerRunning: { channel in
+                    let port = channel.localAddress?.port
+                    seen.port.withLock { $0 = port }
+                    if let port { announce.yield(port) }
+                    announce.finish()
+                })
+            task = Task {
+                defer { announce.finish() }
+                try await app.runService()
+            }
+            var ports = listening.makeAsyncIterator()
+            guard let port = await ports.next() else {
+                throw TestSupportError("the misbehaving server ended without listening: \(await task.result)")
+            }
+            base = URL(string: "http://127.0.0.1:\(port)")!
         }
 
         func stop() { task.cancel() }

@@ -102,7 +102,7 @@ struct SilentTokenTests {
         fixture.provider.refreshDelay = .milliseconds(400)
         let refreshing = Task { try await fixture.store.accessToken(for: account, forceRefresh: true) }
         // Generous: the refresh starts at once, but a loaded test run may keep its task waiting.
-        try #require(await Eventually.holds(within: .seconds(60)) { !fixture.provider.refreshedScopes.isEmpty })
+        try #require(await Eventually.holds(within: .seconds(300)) { !fixture.provider.refreshedScopes.isEmpty })
         try await fixture.store.remove(account)
         await #expect(throws: AccountStoreError.self) { _ = try await refreshing.value }
         #expect(try await fixture.store.accounts(ofType: fixture.accountType).isEmpty)

@@ -109,7 +109,7 @@ struct SystemBrowserTests {
         let account = try await fixture.store.signIn(accountType: fixture.accountType, using: agent)
         #expect(account.username == "alex@contoso.onmicrosoft.com")
         // The sign-in may end before the browser has read the page the answer got.
-        let result = try #require(await Eventually.value(within: .seconds(10), every: .milliseconds(50)) { seen.current })
+        let result = try #require(await Eventually.value(within: .seconds(300), every: .milliseconds(50)) { seen.current })
         let redirectURI = try #require(URL(string: result.redirectURI))
         #expect(redirectURI.scheme == "http" && redirectURI.host == "127.0.0.1" && redirectURI.path == "/", "\(redirectURI)")
         #expect((redirectURI.port ?? 0) > 1024)

@@ -305,12 +305,20 @@ public struct DeviceIdentityClient: Sendable {
 
     private struct PRTAnswer: Decodable {
         let refreshToken: String
+        /// `refresh_token_expires_in`: seconds, a number or a string.
         let refreshTokenExpiresIn: Int?
         let sessionKeyJWE: String
         enum CodingKeys: String, CodingKey {
             case refreshToken = "refresh_token"
             case refreshTokenExpiresIn = "refresh_token_expires_in"
             case sessionKeyJWE = "session_key_jwe"
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            refreshToken = try container.decode(String.self, forKey: .refreshToken)
+            sessionKeyJWE = try container.decode(String.self, forKey: .sessionKeyJWE)
+            refreshTokenExpiresIn = (try? container.decodeIfPresent(JSONValue.self, forKey: .refreshTokenExpiresIn))?.integerValue
         }
     }
 
