@@ -63,6 +63,10 @@ public final class AppModel {
             trace.record("sign-in-failed", [("accountType", accountType), ("error", error.serviceCode ?? error.code.description)])
         case .cacheRecovered(let group, _):
             trace.record("cache-recovered", [("group", group)])
+        case .signedInWithDevice(let accountType, let deviceID):
+            trace.record("device-sign-in", [("accountType", accountType), ("deviceId", deviceID)])
+        case .deviceLost(let error):
+            trace.record("device-lost", [("error", error.serviceCode ?? error.code.rawValue)])
         case .accountsDidChange:
             break
         }

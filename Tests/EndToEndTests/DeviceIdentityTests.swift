@@ -198,3 +198,134 @@ struct DeviceIdentityLifecycleTests {
         #expect(try storage.load() == nil, "a removed device's keys and PRT are of no use: forgotten")
     }
 }
+
+/// A sign-in agent that counts the pages it showed, showing them with `agent`.
+final class PageCountingUserAgent: SignInUserAgent, @unchecked Sendable {
+    private let agent: any SignInUserAgent
+    private let lock = NSLock()
+    private var shown = 0
+    var pages: Int { lock.withLock { shown } }
+
+    init(_ agent: any SignInUserAgent) { self.agent = agent }
+
+    func redirectURI(for configuration: AccountConfiguration) async throws -> URL { try await agent.redirectURI(for: configuration) }
+    func present(_ session: SignInSession) async throws {
+        lock.withLock { shown += 1 }
+        try await agent.present(session)
+    }
+    func dismiss(_ session: SignInSession) async { await agent.dismiss(session) }
+}
+
+@Suite("One sign-in for the desktop: Sesame's own sign-ins through this computer's PRT")
+struct DeviceSignInTests {
+    static let user = DeviceIdentityTests.user
+
+    /// A registered computer (alex's) and a store that signs in with it, for the samples' settings.
+    static func registered(_ emulator: RunningEmulator) async throws -> (DeviceIdentity, MemoryDeviceIdentityStorage, DeviceRegistration) {
+        let storage = MemoryDeviceIdentityStorage()
+        let identity = DeviceIdentity(storage: storage, transport: AsyncHTTPClientTransport())
+        let registration = try await identity.register(
+            authority: emulator.base.appending(path: "organizations"), tenant: "contoso.onmicrosoft.com", displayName: "alex's laptop",
+            osVersion: "Debian 13", using: HeadlessUserAgent.entra(user, emulator: emulator))
+        return (identity, storage, registration)
+    }
+
+    static func store(_ identity: DeviceIdentity?, _ emulator: RunningEmulator) async throws -> AccountStore {
+        let store = AccountStore(
+            storage: FileTokenStorage(directory: Repository.temporaryDirectory("sesame-device")), transport: AsyncHTTPClientTransport(),
+            device: identity)
+        for name in ["me.plist", "directory.plist"] {
+            let settings = try CoreAgainstEmulatorTests.settings(name, at: emulator.base)
+            await store.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
+        }
+        return store
+    }
+
+    @Test("an app the organization consented to signs in with no page, its token naming the device; one needing consent shows its page")
+    func signsInWithNoPage() async throws {
+        let emulator = try await RunningEmulator(users: 20)
+        let (identity, _, registration) = try await Self.registered(emulator)
+        let browser = HeadlessBrowser.sockets(base: emulator.base, codes: emulator.codes)
+        let store = try await Self.store(identity, emulator)
+        let me = try #require(await store.configuration(forAccountType: "msalGraph"))
+        _ = try await browser.post("/.emulator/clients/\(me.clientID)/adminConsent", form: [])
+
+        let events = await store.events()
+        let agent = PageCountingUserAgent(HeadlessUserAgent.entra(Self.user, emulator: emulator))
+        let account = try await store.signIn(accountType: "msalGraph", using: agent)
+        #expect(agent.pages == 0, "the PRT signed alex in: no page")
+        #expect(account.username == Self.user)
+        let token = try await store.accessToken(for: account)
+        #expect(try DeviceIdentityTests.claims(token.secret)["deviceid"] as? String == registration.deviceID)
+        #expect(emulator.codes.all.contains("prt-token \(registration.deviceID) \(me.clientID)"))
+        var iterator = events.makeAsyncIterator()
+        var announced = false
+        while let event = await iterator.next() {
+            if case .signedInWithDevice("msalGraph", registration.deviceID) = event {
+                announced = true
+                break
+            }
+        }
+        #expect(announced, "the inspector hears that the PRT signed in")
+
+        // The Directory sample needs alex's own consent first (AADSTS65001 to the PRT): its page.
+        let directory = try await store.signIn(accountType: "myGraphService", using: agent)
+        #expect(agent.pages == 1)
+        #expect(directory.username == Self.user)
+    }
+
+    @Test("after a sign-out, or with another user's hint, the page asks who signs in; the PRT does not pick for the user")
+    func userChooses() async throws {
+        let emulator = try await RunningEmulator(users: 20)
+        let (identity, _, _) = try await Self.registered(emulator)
+        let store = try await Self.store(identity, emulator)
+        let clientID = try #require(await store.configuration(forAccountType: "msalGraph")).clientID
+        _ = try await HeadlessBrowser.sockets(base: emulator.base, codes: emulator.codes).post(
+            "/.emulator/clients/\(clientID)/adminConsent", form: [])
+        let agent = PageCountingUserAgent(HeadlessUserAgent.entra(Self.user, emulator: emulator))
+        let account = try await store.signIn(accountType: "msalGraph", using: agent)
+        #expect(agent.pages == 0)
+        try await store.remove(account)
+        _ = try await store.signIn(accountType: "msalGraph", using: agent)
+        #expect(agent.pages == 1, "signed out: the next sign-in asks who")
+        _ = try await store.signIn(accountType: "msalGraph", parameters: ["login_hint": "megan@contoso.onmicrosoft.com"], using: agent)
+        #expect(agent.pages == 2, "another user's hint: that user's page")
+    }
+
+    @Test("a computer the organization removed is said so once, forgotten, and the page signs in as before")
+    func removedDeviceFallsBack() async throws {
+        let emulator = try await RunningEmulator(users: 20)
+        let (identity, storage, registration) = try await Self.registered(emulator)
+        let store = try await Self.store(identity, emulator)
+        let clientID = try #require(await store.configuration(forAccountType: "msalGraph")).clientID
+        let browser = HeadlessBrowser.sockets(base: emulator.base, codes: emulator.codes)
+        _ = try await browser.post("/.emulator/clients/\(clientID)/adminConsent", form: [])
+        // The user removes the computer in My Account (Graph, with a token the PRT gave).
+        let graph = try await identity.tokens(clientID: DeviceIdentityTests.azureCLI, scope: "https://graph.microsoft.com/.default")
+        let devices = try await browser.get("/v1.0/me/registeredDevices", headers: [.authorization: "Bearer \(graph.accessToken.revealed)"])
+        let objectID = try #require(
+            ((devices.json["value"] as? [[String: Any]]) ?? []).first { $0["deviceId"] as? String == registration.deviceID }?["id"]
+                as? String)
+        _ = try await browser.send(
+            "/v1.0/devices/\(objectID)", method: .delete, headers: [.authorization: "Bearer \(graph.accessToken.revealed)"], body: nil)
+
+        let events = await store.events()
+        let agent = PageCountingUserAgent(HeadlessUserAgent.entra(Self.user, emulator: emulator))
+        let account = try await store.signIn(accountType: "msalGraph", using: agent)
+        #expect(agent.pages == 1, "no PRT any more: the page")
+        #expect(account.username == Self.user)
+        #expect(try storage.load() == nil, "the removed registration is forgotten")
+        var iterator = events.makeAsyncIterator()
+        var lost: DeviceIdentityError?
+        while let event = await iterator.next() {
+            if case .deviceLost(let error) = event {
+                lost = error
+                break
+            }
+        }
+        #expect(lost?.code == .deviceRemoved)
+        #expect(lost?.description == "This computer is no longer registered with your organization. (AADSTS700003)")
+        let token = try await store.accessToken(for: account)
+        #expect(try DeviceIdentityTests.claims(token.secret)["deviceid"] == nil)
+    }
+}

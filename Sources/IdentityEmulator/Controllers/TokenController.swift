@@ -308,7 +308,8 @@ struct TokenController: EmulatorController {
             clientInfo: clientInfo, refreshToken: refreshToken, appName: client.name, now: now)
     }
 
-    /// Whether `scopes` asks for more than the grant's own scopes and the user's consents cover
+    /// Whether `scopes` asks for more than the grant's own scopes, the user's consents and an
+    /// administrator's for the whole tenant cover
     /// (`profile` and `email` need none). A grant's scope that no longer parses is thrown, not
     /// answered: it was parsed when it was issued.
     private func lacksConsent(
@@ -318,6 +319,7 @@ struct TokenController: EmulatorController {
             grantIsConsent
             ? try ScopeRequest.parse(grant.scope, tenant: tenant, clientID: clientID, lenient: configuration.lenient).consentKeys : []
         let granted = own.union(await state.consentedPermissions(userID: grant.userID, clientID: clientID))
+            .union(await state.adminConsentedPermissions(clientID: clientID))
         return !scopes.consentKeys.subtracting(granted).subtracting(["profile", "email"]).isEmpty
     }
 }

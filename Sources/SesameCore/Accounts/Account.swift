@@ -74,6 +74,11 @@ public enum AccountStoreEvent: Sendable {
     /// The token cache of a storage group could not be read; it was set aside (kept for
     /// inspection at `setAsideAt`) and replaced by an empty one.
     case cacheRecovered(storageGroup: String, setAsideAt: String)
+    /// A sign-in needed no page: this computer's Primary Refresh Token signed the account in.
+    case signedInWithDevice(accountType: String, deviceID: String)
+    /// The organization removed (or disabled) this computer: its registration is of no use any
+    /// more, and sign-ins show their pages again. The error says which, for the user.
+    case deviceLost(DeviceIdentityError)
 }
 
 /// How the accounts changed.

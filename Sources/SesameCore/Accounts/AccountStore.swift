@@ -25,6 +25,9 @@ public actor AccountStore {
     let logger: Logger
     let tokenEndpoint: TokenEndpointClient
     let verifier: IDTokenVerifier
+    /// This computer's identity in an organization, when the user registered it: its PRT signs
+    /// new sign-ins in with no page (``DeviceSignIn``).
+    public let device: DeviceIdentity?
     /// Every cache access: one transaction under the storage's lock, or the last read's copy.
     var cache: TokenCacheTransaction
     /// Silent tokens' remembered answers and the refreshes under way.
@@ -50,15 +53,18 @@ public actor AccountStore {
     ///   - logger: never sees a secret.
     ///   - rescueDirectory: where a rotated refresh token waits when the cache cannot store it
     ///     (``RefreshRescue``): `$XDG_RUNTIME_DIR/sesame`.
+    ///   - device: this computer's registration, when it has one to sign in with.
     public init(
         storage: any TokenStorage,
         transport: any HTTPTransport = AsyncHTTPClientTransport(),
         validator: IDTokenValidator = IDTokenValidator(),
         now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = Logger(label: "sesame.accounts"),
-        rescueDirectory: URL? = RefreshRescue.defaultDirectory()
+        rescueDirectory: URL? = RefreshRescue.defaultDirectory(),
+        device: DeviceIdentity? = nil
     ) {
         self.transport = transport
+        self.device = device
         self.now = now
         self.logger = logger
         tokenEndpoint = TokenEndpointClient(transport: transport, logger: logger)

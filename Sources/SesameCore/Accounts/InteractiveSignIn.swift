@@ -16,6 +16,9 @@ enum InteractiveSignIn {
     ) async throws(AccountStoreError) -> Account {
         do throws(AccountStoreError) {
             let base = try await store.forTheWire(store.requireConfiguration(accountType, additionalScopes: additionalScopes))
+            if let account = try await signInWithDevice(accountType, configuration: base, parameters: parameters, store: store) {
+                return account
+            }
             var configuration = base
             while true {
                 let session = try await begin(
@@ -66,6 +69,33 @@ enum InteractiveSignIn {
             store.logger.notice("sign-in failed", metadata: ["accountType": "\(accountType)", "error": "\(failure)"])
             store.emit(.didFailToRequestAccess(accountType: accountType, error: failure))
             throw failure
+        }
+    }
+
+    /// The sign-in by this computer's PRT (``DeviceSignIn``), when it has one that serves it: the
+    /// account stored with no page. Nil: the page signs in.
+    private static func signInWithDevice(
+        _ accountType: String, configuration: AccountConfiguration, parameters: [String: String], store: isolated AccountStore
+    ) async throws(AccountStoreError) -> Account? {
+        guard let device = store.device else { return nil }
+        var parameters = parameters
+        if parameters["claims"] == nil, let claims = store.claimsChallenges[accountType] { parameters["claims"] = claims }
+        let asksForAccount = (try? SignedInAccounts.nextPrompt(group: configuration.storageGroup, in: store)) != nil
+        switch await DeviceSignIn(device: device, verifier: store.verifier, logger: store.logger).attempt(
+            accountType: accountType, configuration: configuration, parameters: parameters, asksForAccount: asksForAccount,
+            now: store.now())
+        {
+        case .signedIn(let tokens, let claims, let deviceID):
+            let account = try SignedInAccounts.save(
+                tokens, claims: claims, clientInfo: tokens.clientInfo.flatMap(ClientInfo.init(encoded:)), configuration: configuration,
+                accountType: accountType, source: "primary_refresh_token", in: store)
+            store.emit(.signedInWithDevice(accountType: accountType, deviceID: deviceID))
+            return account
+        case .deviceLost(let error):
+            store.emit(.deviceLost(error))
+            return nil
+        case .notApplicable:
+            return nil
         }
     }
 

@@ -22,6 +22,8 @@ public actor DeviceIdentity {
     public struct Status: Sendable, Equatable {
         public let deviceID: String
         public let userPrincipalName: String?
+        /// The sign-in service it is registered with (`https://login.microsoftonline.com`).
+        public let authority: URL
         public let keyStore: String
         public let storage: String
         public let primaryRefreshTokenExpires: Date
@@ -51,7 +53,8 @@ public actor DeviceIdentity {
     public func status() throws(DeviceIdentityError) -> Status? {
         guard let kept = try current() else { return nil }
         return Status(
-            deviceID: kept.registration.deviceID, userPrincipalName: kept.registration.userPrincipalName, keyStore: "software",
+            deviceID: kept.registration.deviceID, userPrincipalName: kept.registration.userPrincipalName, authority: kept.authority,
+            keyStore: "software",
             storage: storage.location,
             primaryRefreshTokenExpires: kept.prt.expiresAt)
     }
