@@ -271,12 +271,13 @@ public final class IdentityEmulator: Sendable {
                 onListening(url, caPath)
             },
             logger: services.logger)
-        // SIGTERM and SIGINT end it whatever its clients do: requests in flight (a trickled
-        // answer takes minutes) get `gracefulShutdownLimit` to finish and are then cancelled.
-        // No limit on the cancellation itself: ServiceGroup traps when one is passed, and a busy
-        // machine can pass any limit. The program bounds its own end (`shutdownLimit`).
+        // A graceful shutdown is never cut short by cancelling the server: a cancellation while
+        // connections are accepted but not yet served traps in NIO (apple/swift-nio#3481,
+        // swift-server/swift-http-server#137), and on a busy machine any time limit is passed.
+        // The program bounds its own end (`shutdownLimit`: it exits, nothing is cancelled); in a
+        // test process, a stopped emulator finishes what it accepted in its own time.
         var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: services.logger)
-        group.maximumGracefulShutdownDuration = Self.gracefulShutdownLimit
+        group.maximumGracefulShutdownDuration = nil
         let serviceGroup = ServiceGroup(configuration: group)
         let stoppedAlready = serving.withLock { serving in
             serving.group = serviceGroup
@@ -287,7 +288,7 @@ public final class IdentityEmulator: Sendable {
     }
 
     /// Ends ``run(onListening:)`` as SIGTERM does: the listener closes, what was accepted is
-    /// served (for at most ``gracefulShutdownLimit``), then it returns.
+    /// served, then it returns.
     public func stop() async {
         let group = serving.withLock { serving in
             serving.stopped = true
@@ -296,8 +297,6 @@ public final class IdentityEmulator: Sendable {
         await group?.triggerGracefulShutdown()
     }
 
-    /// How long requests in flight may take to finish once SIGTERM came.
-    public static let gracefulShutdownLimit: Duration = .seconds(1)
     /// How long after SIGTERM the `identity-emulator` program has ended at the latest: what is
     /// still cancelling by then ends with the process.
     public static let shutdownLimit: Duration = .milliseconds(1_500)
