@@ -108,7 +108,9 @@ public struct CommonOptions: ParsableArguments, Sendable {
         // comes out of nowhere: the command says the keyring is locked.
         let (storage, notice) = try SecretServiceTokenStorage.chosen(promptsToUnlock: Posix.isTerminal("/proc/self/fd/0"))
         if let notice { Posix.writeStandardError("sesame: note: \(notice)\n") }
-        let store = AccountStore(storage: storage, transport: CommonOptions.desktopTransport())
+        let transport = CommonOptions.desktopTransport()
+        let store = AccountStore(
+            storage: storage, transport: transport, device: DeviceIdentity.desktop(for: storage, transport: transport))
         for profile in profiles {
             await store.setConfiguration(profile.accountConfiguration, forAccountType: profile.accountType)
         }

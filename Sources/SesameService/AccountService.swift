@@ -365,9 +365,13 @@ public final class AccountService {
         return resources.first ?? ""
     }
 
+    /// The type's signed-in accounts; with none, the one this computer's Primary Refresh Token
+    /// signs in with no page (the program is still asked about, as for any account).
     private func signedIn(_ accountType: String) async throws(AccountServiceError) -> [Account] {
         do {
-            return try await store.accounts(ofType: accountType)
+            let accounts = try await store.accounts(ofType: accountType)
+            guard accounts.isEmpty, let account = try await store.signInWithDevice(accountType: accountType) else { return accounts }
+            return [account]
         } catch {
             throw Self.failure(error)
         }

@@ -107,7 +107,8 @@ final class Served {
         let trace = try FlowTrace(file: traceFile)
         let transport = TracingTransport(base: CommonOptions.desktopTransport(), trace: trace)
         let model = await AppModel(
-            store: AccountStore(storage: storage, transport: transport), settings: profiles, trace: trace, transport: transport)
+            store: AccountStore(storage: storage, transport: transport, device: DeviceIdentity.desktop(for: storage, transport: transport)),
+            settings: profiles, trace: trace, transport: transport)
         self.model = model
         let environment = ProcessInfo.processInfo.environment
         let service = AccountService(

@@ -20,7 +20,7 @@ struct SesameCommand: ParsableCommand {
         commandName: "sesame",
         abstract: "Sign in to the Microsoft identity platform from the Linux desktop.",
         version: SesameVersion.current,
-        subcommands: [Window.self, LoginCommand.self, Accounts.self, TokenCommand.self, SignOut.self, Doctor.self],
+        subcommands: [Window.self, LoginCommand.self, Accounts.self, TokenCommand.self, SignOut.self, DeviceCommand.self, Doctor.self],
         defaultSubcommand: Window.self)
 
     /// Handles SIGINT, SIGTERM and SIGHUP from the start (each command then says its own sentence),

@@ -99,7 +99,7 @@ struct TokenCommand: ParsableCommand {
         let (options, account, accountType) = (options, account, accountType)
         let printed = try runBlocking { () async throws -> String in
             let (store, _) = try await options.store()
-            let signedIn = try await pick(account, from: store.accounts(ofType: accountType), type: accountType)
+            let signedIn = try await pick(account, from: Self.accounts(of: store, type: accountType, username: account), type: accountType)
             do {
                 let token = try await store.accessToken(for: signedIn, scopes: scopes.isEmpty ? nil : scopes)
                 return try render(token.secret, expiresOn: token.expiresOn, username: { signedIn.username })
@@ -122,6 +122,15 @@ struct TokenCommand: ParsableCommand {
             }
         }
         print(printed)
+    }
+
+    /// The type's signed-in accounts; with none, the one this computer's Primary Refresh Token
+    /// signs in with no page, when the computer is registered and the PRT serves the app.
+    static func accounts(of store: AccountStore, type: String, username: String?) async throws -> [Account] {
+        let accounts = try await store.accounts(ofType: type)
+        guard accounts.isEmpty else { return accounts }
+        return try await store.signInWithDevice(accountType: type, parameters: username.map { ["login_hint": $0] } ?? [:]).map { [$0] }
+            ?? []
     }
 
     /// The tenant said no: what it means, the one thing to do, what the help desk needs — printed,

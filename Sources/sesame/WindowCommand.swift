@@ -118,7 +118,9 @@ extension SesameCommand {
                 let makeModel: @MainActor () async -> AppModel = { @MainActor in
                     let transport = TracingTransport(base: SesameCommand.desktopTransport(), trace: trace)
                     let model = await AppModel(
-                        store: AccountStore(storage: storage, transport: transport), settings: profiles, trace: trace,
+                        store: AccountStore(
+                            storage: storage, transport: transport, device: DeviceIdentity.desktop(for: storage, transport: transport)),
+                        settings: profiles, trace: trace,
                         transport: transport)
                     if storage is SecretServiceTokenStorage {
                         // The keyring's own prompt, waited for off the main loop.

@@ -15,7 +15,7 @@ import Logging
 ///
 /// The store is a façade over one type per job, each running on the store's actor:
 /// ``InteractiveSignIn`` (begin, redeem, claims, B2C's reset), ``SilentTokens`` (the cache
-/// lookup, the one refresh, the rotated token), ``DeviceCodeSignIn`` and ``SignedInAccounts``
+/// lookup, the one refresh, the rotated token), ``DeviceCodeSignIn`` (over the stateless ``DeviceCodeFlow``) and ``SignedInAccounts``
 /// (saving, listing and signing out accounts). What they share is here: the configurations,
 /// the events, the wire (a token endpoint client, an id_token verifier that follows key
 /// rollover) and the cache, where every access is one transaction under the storage's lock.
@@ -27,7 +27,7 @@ public actor AccountStore {
     let verifier: IDTokenVerifier
     /// This computer's identity in an organization, when the user registered it: its PRT signs
     /// new sign-ins in with no page (``DeviceSignIn``).
-    public let device: DeviceIdentity?
+    public nonisolated let device: DeviceIdentity?
     /// Every cache access: one transaction under the storage's lock, or the last read's copy.
     var cache: TokenCacheTransaction
     /// Silent tokens' remembered answers and the refreshes under way.
@@ -183,7 +183,17 @@ public actor AccountStore {
             accountType: accountType, parameters: parameters, additionalScopes: additionalScopes, using: userAgent, in: self)
     }
 
-    /// Signs a user in with the device code flow (RFC 8628; ``DeviceCodeSignIn``), for a machine
+    /// Signs the user of this computer's registration in with its Primary Refresh Token, with no
+    /// page (``DeviceSignIn``): what `sesame token` and the account service do for an account
+    /// type nobody signed in to yet. Nil when the PRT cannot serve it (no registration, the app
+    /// needs the user's consent first, the user asked to choose who signs in): only a page can.
+    public func signInWithDevice(accountType: String, parameters: [String: String] = [:]) async throws(AccountStoreError) -> Account? {
+        guard device != nil else { return nil }
+        let configuration = try await forTheWire(requireConfiguration(accountType))
+        return try await InteractiveSignIn.signInWithDevice(accountType, configuration: configuration, parameters: parameters, in: self)
+    }
+
+    /// Signs a user in with the device code flow (RFC 8628; ``DeviceCodeFlow``), for a machine
     /// with no browser: `show` tells the user where to type the code (on any other device), and
     /// the store polls until the user has signed in there, declines, or the code expires.
     /// - Throws: ``AccountStoreError``: `deviceCodeDeclined`, `deviceCodeExpired`, `cancelled`,

@@ -1,47 +1,40 @@
 import FoundationEssentials
 import Logging
 
-/// A sign-in with the device code flow (RFC 8628), on the account store's actor, for a machine
-/// with no browser: the service hands out a code, the user types it on any other device, and the
-/// store polls the token endpoint at the service's interval until the user has signed in there,
-/// declines, or the code expires. The account is stored like any other.
+/// The device code flow (RFC 8628), for a machine with no browser: the service hands out a
+/// code, the user types it on any other device, and the flow polls the token endpoint at the
+/// service's interval until the user has signed in there, declines, or the code expires.
+/// Stateless — a configuration in, the token response out: the account store checks and stores
+/// it like any other sign-in's, and the device registration uses it for the broker's sign-in.
 ///
 /// The device authorization endpoint is discovery's `device_authorization_endpoint`, or, when
 /// discovery has none, the token endpoint's sibling `…/devicecode` (Entra's layout).
 /// `authorization_pending` keeps polling; `slow_down` adds five seconds to the interval (RFC 8628
 /// §3.5). Cancelling the calling task stops polling at once.
-enum DeviceCodeSignIn {
-    /// ``AccountStore/signInWithDeviceCode(accountType:additionalScopes:show:)``.
-    static func signIn(
-        accountType: String, additionalScopes: [String], show: @Sendable (DeviceAuthorizationResponse) async -> Void,
-        in store: isolated AccountStore
-    ) async throws(AccountStoreError) -> Account {
-        do throws(AccountStoreError) {
-            let configuration = try await store.forTheWire(store.requireConfiguration(accountType, additionalScopes: additionalScopes))
-            let authorization = try await requestDeviceCode(configuration: configuration, accountType: accountType, in: store)
-            store.logger.info("device code issued", metadata: ["accountType": "\(accountType)", "authorization": "\(authorization)"])
-            await show(authorization)
-            let tokens = try await pollForTokens(authorization, configuration: configuration, accountType: accountType, in: store)
-            let claims = try await store.verifier.claims(
-                of: tokens.idToken, configuration: configuration, expectedNonce: nil, required: configuration.scopes.contains("openid"),
-                now: store.now())
-            return try SignedInAccounts.save(
-                tokens, claims: claims, clientInfo: tokens.clientInfo.flatMap(ClientInfo.init(encoded:)), configuration: configuration,
-                accountType: accountType, source: "device_code", in: store)
-        } catch {
-            var failure = error
-            if failure.accountType == nil { failure.accountType = accountType }
-            store.logger.notice("device code sign-in failed", metadata: ["accountType": "\(accountType)", "error": "\(failure)"])
-            store.emit(.didFailToRequestAccess(accountType: accountType, error: failure))
-            throw failure
-        }
+struct DeviceCodeFlow: Sendable {
+    let transport: any HTTPTransport
+    let tokenEndpoint: TokenEndpointClient
+    /// The providers' discovery documents (the store's, shared with its id_token checks).
+    let metadata: ProviderMetadataCache
+    let now: @Sendable () -> Date
+    /// How it waits between polls (tests record instead of sleeping).
+    let sleep: @Sendable (Duration) async throws -> Void
+    let logger: Logger
+
+    /// The tokens of the user who signs in with the code `show` is given.
+    func tokens(
+        configuration: AccountConfiguration, accountType: String, show: @Sendable (DeviceAuthorizationResponse) async -> Void
+    ) async throws(AccountStoreError) -> TokenResponse {
+        let authorization = try await requestDeviceCode(configuration: configuration, accountType: accountType)
+        logger.info("device code issued", metadata: ["accountType": "\(accountType)", "authorization": "\(authorization)"])
+        await show(authorization)
+        return try await pollForTokens(authorization, configuration: configuration, accountType: accountType)
     }
 
     /// Where the device code flow starts for `configuration`.
-    static func deviceAuthorizationURL(_ configuration: AccountConfiguration, in store: isolated AccountStore) async -> URL {
+    func deviceAuthorizationURL(_ configuration: AccountConfiguration) async -> URL {
         if configuration.scopes.contains("openid") || configuration.discoveryURL != nil,
-            let (provider, _) = try? await store.verifier.metadata.metadata(
-                discoveryURL: configuration.resolvedDiscoveryURL, now: store.now()),
+            let (provider, _) = try? await metadata.metadata(discoveryURL: configuration.resolvedDiscoveryURL, now: now()),
             let endpoint = provider.deviceAuthorizationEndpoint
         {
             return endpoint
@@ -49,10 +42,10 @@ enum DeviceCodeSignIn {
         return configuration.tokenURL.deletingLastPathComponent().appending(path: "devicecode").withQuery(of: configuration.tokenURL)
     }
 
-    private static func requestDeviceCode(
-        configuration: AccountConfiguration, accountType: String, in store: isolated AccountStore
+    private func requestDeviceCode(
+        configuration: AccountConfiguration, accountType: String
     ) async throws(AccountStoreError) -> DeviceAuthorizationResponse {
-        let url = await deviceAuthorizationURL(configuration, in: store)
+        let url = await deviceAuthorizationURL(configuration)
         var fields = [("client_id", configuration.clientID), ("scope", configuration.scopes.joined(separator: " "))]
         var headers: HTTPHeaders = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
         if let secret = configuration.clientSecret {
@@ -65,7 +58,7 @@ enum DeviceCodeSignIn {
         let request = HTTPRequest(method: "POST", url: url, headers: headers, body: Data(FormEncoding.encode(fields).utf8))
         let response: HTTPResponse
         do {
-            response = try await store.transport.send(request)
+            response = try await transport.send(request)
         } catch {
             if error is CancellationError || Task.isCancelled { throw AccountStoreError(.cancelled, "Sign-in was cancelled.") }
             throw AccountStoreError(.network, "Could not reach the identity service", cause: error)
@@ -88,22 +81,21 @@ enum DeviceCodeSignIn {
         }
     }
 
-    private static func pollForTokens(
-        _ authorization: DeviceAuthorizationResponse, configuration: AccountConfiguration, accountType: String,
-        in store: isolated AccountStore
+    private func pollForTokens(
+        _ authorization: DeviceAuthorizationResponse, configuration: AccountConfiguration, accountType: String
     ) async throws(AccountStoreError) -> TokenResponse {
         let request = DeviceCodeTokenRequest(
             clientID: configuration.clientID, deviceCode: authorization.deviceCode, requestsClientInfo: configuration.isMicrosoftAuthority)
-        let deadline = store.now().addingTimeInterval(TimeInterval(authorization.expiresIn))
+        let deadline = now().addingTimeInterval(TimeInterval(authorization.expiresIn))
         var interval = authorization.interval
         while true {
             do {
-                try await store.pollingSleep(.seconds(interval))
+                try await sleep(.seconds(interval))
             } catch {
                 throw AccountStoreError(.cancelled, "Sign-in was cancelled.")
             }
             do {
-                return try await store.tokenEndpoint.send(request, configuration: configuration, accountType: accountType)
+                return try await tokenEndpoint.send(request, configuration: configuration, accountType: accountType)
             } catch {
                 switch error.oauthError {
                 case "authorization_pending":
@@ -125,7 +117,7 @@ enum DeviceCodeSignIn {
                 default:
                     throw error
                 }
-                guard store.now() < deadline else {
+                guard now() < deadline else {
                     throw AccountStoreError(.deviceCodeExpired, "The code expired before anyone signed in with it; ask for a new one.")
                 }
             }
@@ -133,7 +125,7 @@ enum DeviceCodeSignIn {
     }
 
     /// `error` typed as `code`'s kind with the service's fields kept.
-    private static func described(_ typed: AccountStoreError, as service: AccountStoreError) -> AccountStoreError {
+    private func described(_ typed: AccountStoreError, as service: AccountStoreError) -> AccountStoreError {
         var error = typed
         error.oauthError = service.oauthError
         error.serviceCode = service.serviceCode
@@ -152,5 +144,34 @@ extension URL {
         else { return self }
         components.percentEncodedQuery = query
         return components.url ?? self
+    }
+}
+
+/// The store's device code sign-in: the flow's tokens, their id_token checked, the account stored.
+enum DeviceCodeSignIn {
+    /// ``AccountStore/signInWithDeviceCode(accountType:additionalScopes:show:)``.
+    static func signIn(
+        accountType: String, additionalScopes: [String], show: @Sendable (DeviceAuthorizationResponse) async -> Void,
+        in store: isolated AccountStore
+    ) async throws(AccountStoreError) -> Account {
+        do throws(AccountStoreError) {
+            let configuration = try await store.forTheWire(store.requireConfiguration(accountType, additionalScopes: additionalScopes))
+            let flow = DeviceCodeFlow(
+                transport: store.transport, tokenEndpoint: store.tokenEndpoint, metadata: store.verifier.metadata, now: store.now,
+                sleep: store.pollingSleep, logger: store.logger)
+            let tokens = try await flow.tokens(configuration: configuration, accountType: accountType, show: show)
+            let claims = try await store.verifier.claims(
+                of: tokens.idToken, configuration: configuration, expectedNonce: nil, required: configuration.scopes.contains("openid"),
+                now: store.now())
+            return try SignedInAccounts.save(
+                tokens, claims: claims, clientInfo: tokens.clientInfo.flatMap(ClientInfo.init(encoded:)), configuration: configuration,
+                accountType: accountType, source: "device_code", in: store)
+        } catch {
+            var failure = error
+            if failure.accountType == nil { failure.accountType = accountType }
+            store.logger.notice("device code sign-in failed", metadata: ["accountType": "\(accountType)", "error": "\(failure)"])
+            store.emit(.didFailToRequestAccess(accountType: accountType, error: failure))
+            throw failure
+        }
     }
 }

@@ -16,7 +16,7 @@ enum InteractiveSignIn {
     ) async throws(AccountStoreError) -> Account {
         do throws(AccountStoreError) {
             let base = try await store.forTheWire(store.requireConfiguration(accountType, additionalScopes: additionalScopes))
-            if let account = try await signInWithDevice(accountType, configuration: base, parameters: parameters, store: store) {
+            if let account = try await signInWithDevice(accountType, configuration: base, parameters: parameters, in: store) {
                 return account
             }
             var configuration = base
@@ -74,8 +74,8 @@ enum InteractiveSignIn {
 
     /// The sign-in by this computer's PRT (``DeviceSignIn``), when it has one that serves it: the
     /// account stored with no page. Nil: the page signs in.
-    private static func signInWithDevice(
-        _ accountType: String, configuration: AccountConfiguration, parameters: [String: String], store: isolated AccountStore
+    static func signInWithDevice(
+        _ accountType: String, configuration: AccountConfiguration, parameters: [String: String], in store: isolated AccountStore
     ) async throws(AccountStoreError) -> Account? {
         guard let device = store.device else { return nil }
         var parameters = parameters

@@ -68,8 +68,24 @@ public actor DeviceIdentity {
     public func register(
         authority: URL, tenant: String, displayName: String, osVersion: String, using userAgent: any SignInUserAgent
     ) async throws(DeviceIdentityError) -> DeviceRegistration {
+        try await register(authority: authority, tenant: tenant, displayName: displayName, osVersion: osVersion, signIn: .page(userAgent))
+    }
+
+    /// How the user signs in for the registration: on a page (the window's), or with a code typed
+    /// on any device (`sesame device register` in a terminal).
+    public enum RegistrationSignIn: Sendable {
+        case page(any SignInUserAgent)
+        case deviceCode(show: @Sendable (DeviceAuthorizationResponse) async -> Void)
+    }
+
+    /// Registers this computer (see ``register(authority:tenant:displayName:osVersion:using:)``),
+    /// the user signing in as `signIn` says. `tenant` `organizations` or `common`: the user's own.
+    public func register(
+        authority: URL, tenant: String, displayName: String, osVersion: String, signIn: RegistrationSignIn
+    ) async throws(DeviceIdentityError) -> DeviceRegistration {
         let root = DeviceIdentityClient(transport: transport, authority: authority)
-        let tokens = try await brokerSignIn(authority: authority, root: root.authority, using: userAgent)
+        let tokens = try await brokerSignIn(authority: authority, root: root.authority, signIn: signIn)
+        let tenant = ["organizations", "common"].contains(tenant.lowercased()) ? Self.tenant(of: tokens.accessToken) ?? tenant : tenant
         guard let refreshToken = tokens.refreshToken else {
             throw DeviceIdentityError(.invalidResponse, "The sign-in for the registration gave no refresh token.")
         }
@@ -94,14 +110,26 @@ public actor DeviceIdentity {
 
     /// The broker's sign-in for the registration service, its code redeemed here: the tokens are
     /// used for the enrolment and the PRT request, then dropped (never cached).
-    private func brokerSignIn(
-        authority: URL, root: URL, using userAgent: any SignInUserAgent
-    ) async throws(DeviceIdentityError) -> TokenResponse {
+    private func brokerSignIn(authority: URL, root: URL, signIn: RegistrationSignIn) async throws(DeviceIdentityError) -> TokenResponse {
         var configuration = AccountConfiguration(
             clientID: DeviceIdentityClient.brokerClientID,
             scopes: ["\(DeviceIdentityClient.registrationResource)/.default", "offline_access"],
             authorizationURL: authority.appending(path: "oauth2/v2.0/authorize"), tokenURL: authority.appending(path: "oauth2/v2.0/token"),
             redirectURL: root.appending(path: "common/oauth2/nativeclient"), storageGroup: "device-registration")
+        let userAgent: any SignInUserAgent
+        switch signIn {
+        case .page(let agent): userAgent = agent
+        case .deviceCode(let show):
+            let flow = DeviceCodeFlow(
+                transport: transport, tokenEndpoint: TokenEndpointClient(transport: transport, logger: logger),
+                metadata: ProviderMetadataCache(transport: transport, logger: logger), now: now,
+                sleep: { try await Task.sleep(for: $0) }, logger: logger)
+            do {
+                return try await flow.tokens(configuration: configuration, accountType: "device-registration", show: show)
+            } catch {
+                throw DeviceIdentityError(.signInFailed, error.message, serviceCode: error.serviceCode)
+            }
+        }
         do {
             configuration.redirectURL = try await userAgent.redirectURI(for: configuration)
         } catch {
@@ -132,6 +160,17 @@ public actor DeviceIdentity {
         case .failed(let error): throw DeviceIdentityError(.signInFailed, error.message)
         case .cancelled, .handedOff: throw DeviceIdentityError(.signInFailed, "The sign-in was cancelled; this computer is not registered.")
         }
+    }
+
+    /// The `tid` claim of a token just received from the token endpoint (read, not checked: it
+    /// only names where to enrol, and the enrolment checks the token itself).
+    private static func tenant(of token: Secret) -> String? {
+        let parts = token.revealed.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[1].utf8.count < 16 * 1024, let payload = Base64URL.decode(parts[1]),
+            case .object(let claims)? = try? JSONDecoder().decode(JSONValue.self, from: payload),
+            let tid = claims["tid"]?.stringValue, UUID(uuidString: tid) != nil
+        else { return nil }
+        return tid
     }
 
     // MARK: Using the PRT

@@ -1,0 +1,199 @@
+import ArgumentParser
+import FoundationEssentials
+import SesameCommandLine
+import SesameCore
+import SesameSamples
+import SesameSystem
+
+/// `sesame device`: this computer's identity in an organization ("Entra registered"), which
+/// lets one sign-in serve every app: `status`, `register`, `remove`. docs/DEVICE.md.
+struct DeviceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device",
+        abstract: "Register this computer with your organization, see its registration, or remove it.",
+        discussion: """
+            A registered computer signs every app of the organization in with one sign-in (its Primary Refresh Token), \
+            and policies that ask for a registered device let it in. Registered is not managed: a policy that asks for a \
+            compliant (Intune) or joined device still refuses it. The keys and the token are kept in your keyring only.
+            """,
+        subcommands: [Status.self, Register.self, Remove.self], defaultSubcommand: Status.self)
+
+    /// `sesame device status`.
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Say whether this computer is registered, and with whom.")
+        @OptionGroup var options: CommonOptions
+
+        func run() throws {
+            let options = options
+            try tellingFailures {
+                try runBlocking {
+                    let identity = try await DeviceCommand.identity(options)
+                    guard let status = try await identity.status() else {
+                        print("This computer is not registered with an organization. `sesame device register` registers it.")
+                        return
+                    }
+                    print(DeviceCommand.describe(status))
+                }
+            }
+        }
+    }
+
+    /// `sesame device register`.
+    struct Register: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register this computer with the organization of a work account type (a sign-in with a code).",
+            discussion: """
+                You sign in with a code, on this or any other device, as Microsoft's Authentication Broker: the app \
+                Entra ID lets register devices. Sesame never sees your password.
+                """)
+        @OptionGroup var options: CommonOptions
+        @Option(help: "The account type whose organization to register with (the first work account type by default).")
+        var accountType: String?
+        @Option(help: "The name your organization will know this computer by (its host name by default).") var name: String?
+        @Flag(help: "Register without asking first (for scripts).") var yes = false
+
+        func run() throws {
+            Termination.installForCommand { signal, _ in "Registration stopped (\(signal)); this computer is not registered." }
+            let (options, accountType, yes) = (options, accountType, yes)
+            let name = name ?? DeviceCommand.hostName()
+            try tellingFailures {
+                try runBlocking {
+                    let (store, profiles) = try await options.store()
+                    guard let identity = store.device else { throw DeviceCommand.noKeyring }
+                    let profile = try DeviceCommand.organization(of: profiles, accountType: accountType)
+                    if let status = try await identity.status() {
+                        Posix.writeStandardError(
+                            "sesame: this computer is registered already (device \(status.deviceID)); `sesame device remove` first.\n")
+                        throw ExitCode(ExitStatus.failure)
+                    }
+                    let question = DeviceCommand.question(name: name)
+                    if !yes {
+                        guard Posix.isTerminal("/proc/self/fd/0") else {
+                            throw ValidationError("\(question) Run it in a terminal to answer, or add --yes.")
+                        }
+                        Posix.writeStandardError("\(question)\nRegister this computer? [y/N] ")
+                        guard readLine()?.trimmingWhitespace().lowercased().hasPrefix("y") == true else {
+                            Posix.writeStandardError("Not registered.\n")
+                            throw ExitCode(ExitStatus.failure)
+                        }
+                    }
+                    let (authority, tenant) = DeviceCommand.authority(of: profile.accountConfiguration)
+                    let registration = try await identity.register(
+                        authority: authority, tenant: tenant, displayName: name, osVersion: DeviceCommand.operatingSystem(),
+                        signIn: .deviceCode { authorization in Posix.writeStandardError("\(authorization.instructions)\n") })
+                    print(
+                        "Registered: your organization knows this computer as “\(name)” (device \(registration.deviceID)). "
+                            + "Its apps now sign you in without a page.")
+                }
+            }
+        }
+    }
+
+    /// `sesame device remove`.
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove this computer from your organization, and its keys and token from this computer.")
+        @OptionGroup var options: CommonOptions
+
+        func run() throws {
+            Termination.installForCommand()
+            let options = options
+            try tellingFailures {
+                try runBlocking {
+                    let identity = try await DeviceCommand.identity(options)
+                    guard let status = try await identity.status() else {
+                        print("This computer is not registered with an organization: nothing to remove.")
+                        return
+                    }
+                    try await identity.remove()
+                    print("Removed: your organization no longer knows this computer (device \(status.deviceID)); its keys are gone.")
+                }
+            }
+        }
+    }
+
+    // MARK: Shared
+
+    static let noKeyring = DeviceIdentityError(
+        .storage,
+        "Sesame keeps sign-ins in files here, not in a keyring; a computer's keys and its token are never kept in a file, "
+            + "so it cannot be registered. Start a keyring (GNOME Keyring, KeePassXC) and sign in again.")
+
+    static func identity(_ options: CommonOptions) async throws -> DeviceIdentity {
+        let (store, _) = try await options.store()
+        guard let identity = store.device else { throw noKeyring }
+        return identity
+    }
+
+    /// The account type whose organization to register with: the one named, or the first of
+    /// Microsoft's work accounts (not B2C).
+    static func organization(of profiles: [SampleSettings], accountType: String?) throws -> SampleSettings {
+        let work = profiles.filter { $0.accountConfiguration.isMicrosoftAuthority && $0.accountConfiguration.policy == nil }
+        if let accountType {
+            guard let profile = profiles.first(where: { $0.accountType == accountType }) else {
+                throw ValidationError(
+                    "There is no account type '\(accountType)'; the settings name \(profiles.map(\.accountType).joined(separator: ", ")).")
+            }
+            guard work.contains(where: { $0.accountType == accountType }) else {
+                throw ValidationError("\(accountType) does not sign in to a Microsoft work or school organization; name one that does.")
+            }
+            return profile
+        }
+        guard let first = work.first else {
+            throw ValidationError("None of the settings signs in to a Microsoft work or school organization.")
+        }
+        return first
+    }
+
+    /// The organization's sign-in root and tenant, from a configuration's authorization URL
+    /// (`https://login.microsoftonline.com/{tenant}/oauth2/v2.0/authorize`).
+    static func authority(of configuration: AccountConfiguration) -> (URL, String) {
+        let url = configuration.authorizationURL
+        let tenant = url.pathComponents.dropFirst().first ?? "organizations"
+        var root = URLComponents(url: url, resolvingAgainstBaseURL: false) ?? URLComponents()
+        root.path = "/\(tenant)"
+        root.query = nil
+        return (root.url ?? url, tenant)
+    }
+
+    static func question(name: String) -> String {
+        "Your organization will know this computer as “\(name)”: it appears among your devices, and sign-ins from it name "
+            + "it. You can remove it any time (`sesame device remove`)."
+    }
+
+    static func describe(_ status: DeviceIdentity.Status) -> String {
+        """
+        This computer is registered with \(status.authority.host ?? "your organization") (Entra registered; not managed, not joined).
+          device id:     \(status.deviceID)
+          registered by: \(status.userPrincipalName ?? "unknown")
+          keys:          \(status.keyStore), kept in the \(status.storage)
+          sign-in token: renewed as it is used; expires \(status.primaryRefreshTokenExpires.formatted(.iso8601)) unless renewed
+        """
+    }
+
+    /// The host name, as the organization will list the computer.
+    static func hostName() -> String {
+        let name = (try? String(contentsOfFile: "/proc/sys/kernel/hostname", encoding: .utf8))?.trimmingWhitespace() ?? ""
+        return name.isEmpty || name.utf8.count > 64 ? "Linux computer" : name
+    }
+
+    /// The distribution and its version (`/etc/os-release`'s `PRETTY_NAME`).
+    static func operatingSystem() -> String {
+        guard let text = try? String(contentsOfFile: "/etc/os-release", encoding: .utf8), text.utf8.count < 64 * 1024,
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("PRETTY_NAME=") })
+        else { return "Linux" }
+        let value = line.dropFirst("PRETTY_NAME=".count).filter { $0 != "\"" }
+        return value.isEmpty || value.count > 64 ? "Linux" : String(value)
+    }
+}
+
+/// Runs `body`; the device identity's failures and the storage's are told in their sentence.
+private func tellingFailures(_ body: () throws -> Void) throws {
+    do {
+        try tellingStorageFailures(body)
+    } catch let error as DeviceIdentityError {
+        Posix.writeStandardError("sesame: \(error)\n")
+        throw ExitCode(
+            error.code == .storage && error.message == DeviceCommand.noKeyring.message ? ExitStatus.noKeyring : ExitStatus.failure)
+    }
+}

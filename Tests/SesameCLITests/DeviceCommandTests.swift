@@ -1,0 +1,152 @@
+import Foundation
+import SesameTestSupport
+import XCTest
+
+/// `sesame device` as a person at a terminal uses it, against the emulator and a keyring of the
+/// test's own: the computer registered with a code typed on another device, then one sign-in for
+/// every app — `sesame login` opens no browser, `sesame token` names the device — until
+/// `sesame device remove` takes it away on both sides. Nothing secret reaches any output.
+final class DeviceCommandTests: XCTestCase {
+    typealias RunningProgram = DeviceCodeLoginTests.RunningProgram
+    static let alex = "alex@contoso.onmicrosoft.com"
+    /// The Me sample's client (me.plist), which an administrator consented to for everyone.
+    static let meClient = "66855f8a-60cd-445e-a9bb-8cd8eadbd3fa"
+
+    private var cleanup: [() -> Void] = []
+
+    override func tearDown() {
+        for step in cleanup.reversed() { step() }
+        cleanup = []
+    }
+
+    func testRegisteredWithACodeEveryAppSignsInWithNoPageUntilRemoved() throws {
+        let emulator = try EmulatorProcess(["--port", "0", "--users", "50", "--device-code-interval", "1"])
+        cleanup.append { emulator.stop() }
+        let base = String(try XCTUnwrap(emulator.readLine()).split(separator: " ").last!)
+        let lines = OneTimeCodes()
+        Thread.detachNewThread {
+            while let line = emulator.readLine() { lines.record(line) }
+        }
+        let scratch = Repository.temporaryDirectory("sesame-device-command")
+        cleanup.append { try? FileManager.default.removeItem(at: scratch) }
+        let keyring = try PrivateKeyring(home: scratch.appending(path: "home"))
+        cleanup.append { keyring.stop() }
+        var environment = keyring.environment
+        environment["SESAME_REQUIRE_SECRET_SERVICE"] = nil
+        // Sesame keeps its sign-ins in the keyring (what a first run on a desktop records).
+        let marker = URL(filePath: try XCTUnwrap(environment["XDG_DATA_HOME"])).appending(path: "sesame")
+        try FileManager.default.createDirectory(at: marker, withIntermediateDirectories: true)
+        try "secret-service\n".write(to: marker.appending(path: "storage"), atomically: true, encoding: .utf8)
+        let browser = HeadlessBrowser.sockets(base: URL(string: base)!, codes: lines)
+        _ = try blocking { try await browser.post("/.emulator/clients/\(Self.meClient)/adminConsent", form: []) }
+
+        var outputs: [String] = []
+        func sesame(_ arguments: String...) throws -> ProcessRunner.Result {
+            let result = try ProcessRunner.run(Repository.product("sesame"), arguments + ["--emulator", base], environment: environment)
+            outputs += [result.stdout, result.stderr]
+            return result
+        }
+
+        let before = try sesame("device", "status")
+        XCTAssertEqual(before.status, 0, before.stderr)
+        XCTAssertTrue(before.stdout.contains("This computer is not registered with an organization."), before.stdout)
+
+        // Registered with a code: alex types it on another computer and signs in there.
+        let register = try RunningProgram(
+            Repository.product("sesame"), ["device", "register", "--yes", "--name", "alex-laptop", "--emulator", base],
+            environment: environment)
+        let userCode = try register.waitForStderr(DeviceCodeLoginTests.codePattern)
+        let last = try blocking { try await browser.verifyDevice(userCode: userCode, as: Self.alex) }
+        XCTAssertTrue(
+            last.contains("You have signed in to the Microsoft Authentication Broker application"), last.text.prefix(500).description)
+        let registered = register.finish()
+        outputs += [registered.stdout, registered.stderr]
+        XCTAssertEqual(registered.status, 0, registered.stderr)
+        let deviceID = try XCTUnwrap(
+            registered.stdout.firstMatch(of: /device ([0-9a-f-]{36})/).map { String($0.1) }, registered.stdout)
+        XCTAssertTrue(registered.stdout.contains("your organization knows this computer as “alex-laptop”"), registered.stdout)
+        XCTAssertTrue(lines.all.contains("device-registered \(deviceID) \(Self.alex)"), "\(lines.all)")
+
+        let status = try sesame("device", "status")
+        XCTAssertTrue(status.stdout.contains("device id:     \(deviceID)"), status.stdout)
+        XCTAssertTrue(status.stdout.contains("registered by: \(Self.alex)"), status.stdout)
+        XCTAssertTrue(status.stdout.contains("not managed, not joined"), status.stdout)
+        let again = try sesame("device", "register", "--yes")
+        XCTAssertEqual(again.status, 1)
+        XCTAssertTrue(again.stderr.contains("registered already (device \(deviceID))"), again.stderr)
+
+        // One sign-in for every app: `sesame login` needs no browser (none is set up here).
+        let login = try sesame("login", "--account-type", "msalGraph")
+        XCTAssertEqual(login.status, 0, login.stderr)
+        XCTAssertEqual(login.stdout, "Signed in as Alex Wilber <\(Self.alex)> (msalGraph).\n")
+        XCTAssertFalse(login.stderr.contains("Continue the sign-in in your browser"), login.stderr)
+        XCTAssertTrue(lines.all.contains("prt-token \(deviceID) \(Self.meClient)"), "\(lines.all)")
+        let typed = try Terminal.type(
+            "\(try Repository.product("sesame").path) token --account-type msalGraph --emulator \(base)", environment: environment)
+        outputs.append(typed.shown)
+        XCTAssertEqual(typed.status, 0, typed.shown)
+        let token = try XCTUnwrap(typed.token, typed.shown)
+        let claims = try XCTUnwrap(
+            Base64URLDecoding.json(String(token.split(separator: ".")[1])), "the token's claims cannot be read")
+        XCTAssertEqual(claims["deviceid"] as? String, deviceID)
+
+        // What is kept is in the keyring only, and none of its secrets reached any output.
+        let kept = try XCTUnwrap(try keyring.lookup(group: "device-identity", kind: "device"), "no device identity in the keyring")
+        let form = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(kept.utf8)) as? [String: Any])
+        let secrets = ["primaryRefreshToken", "sessionKey", "keys"].compactMap { form[$0] as? String }
+        XCTAssertEqual(secrets.count, 3, "\(form.keys.sorted())")
+        let files = FileManager.default.enumerator(atPath: scratch.path)?.compactMap { $0 as? String } ?? []
+        for secret in secrets {
+            for output in outputs + lines.all { XCTAssertFalse(output.contains(secret.prefix(40)), "a secret was printed") }
+            for file in files {
+                let text = (try? String(contentsOf: scratch.appending(path: file), encoding: .utf8)) ?? ""
+                XCTAssertFalse(text.contains(secret.prefix(40)), "a device secret is in the file \(file)")
+            }
+        }
+
+        // Removed: gone in the organization and here; sign-ins show their pages again.
+        let removed = try sesame("device", "remove")
+        XCTAssertEqual(removed.status, 0, removed.stderr)
+        XCTAssertTrue(removed.stdout.contains("Removed: your organization no longer knows this computer (device \(deviceID))"))
+        XCTAssertTrue(lines.all.contains("device-removed \(deviceID)"), "\(lines.all)")
+        XCTAssertNil(try keyring.lookup(group: "device-identity", kind: "device"))
+        XCTAssertTrue(try sesame("device", "status").stdout.contains("not registered"))
+    }
+
+    func testWithoutAKeyringTheComputerCannotBeRegistered() throws {
+        let scratch = Repository.temporaryDirectory("sesame-device-files")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = scratch.path
+        environment["SESAME_REQUIRE_SECRET_SERVICE"] = nil
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
+        let result = try ProcessRunner.run(
+            Repository.product("sesame"), ["device", "register", "--yes", "--emulator", "http://127.0.0.1:9"], environment: environment)
+        XCTAssertEqual(result.status, 4, result.stderr)
+        XCTAssertTrue(result.stderr.contains("never kept in a file, so it cannot be registered"), result.stderr)
+    }
+}
+
+/// `body`'s result, waited for on this thread (a synchronous test's, where programs it starts are
+/// reaped as they end).
+func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    return try box.result!.get()
+}
+
+final class ResultBox<T>: @unchecked Sendable { var result: Result<T, any Error>? }
+
+/// A JWT segment's JSON.
+enum Base64URLDecoding {
+    static func json(_ segment: String) -> [String: Any]? {
+        var base64 = segment.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+
+/// A desktop's keyring of a test's own: gnome-keyring on a session bus of its own (``SessionBus``),
+/// its "login" collection unlocked with a password on standard input, as a desktop's login does,
+/// in a home folder of the test's. What Sesame keeps there — sign-ins, this computer's device
+/// identity — is the test's alone, whatever else runs.
+public final class PrivateKeyring: @unchecked Sendable {
+    public let bus: SessionBus
+    /// The environment for programs that use it: the bus, the home folder and its data folder.
+    public let environment: [String: String]
+    private let daemon = Process()
+
+    /// Starts the bus and the keyring in `home`.
+    public init(home: URL) throws {
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home.path
+        environment["XDG_DATA_HOME"] = home.appending(path: ".local/share").path
+        environment["XDG_CONFIG_HOME"] = home.appending(path: ".config").path
+        bus = try SessionBus(environment: environment)
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        self.environment = environment
+        // In the foreground: a child of the test's, ended with the bus (its environment names it).
+        let log = home.appending(path: "keyring.log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let output = try FileHandle(forWritingTo: log)
+        daemon.executableURL = URL(filePath: "/usr/bin/gnome-keyring-daemon")
+        daemon.arguments = ["--foreground", "--unlock", "--components=secrets"]
+        daemon.environment = environment
+        let password = Pipe()
+        daemon.standardInput = password
+        daemon.standardOutput = output
+        daemon.standardError = output
+        try daemon.start()
+        password.fileHandleForWriting.write(Data("sesame-test-keyring".utf8))
+        try password.fileHandleForWriting.close()
+        let ready = Eventually.holdsBlocking(within: .seconds(60), every: .milliseconds(100)) { [bus, environment] in
+            guard bus.hasOwner("org.freedesktop.secrets") else { return false }
+            let alias = try? ProcessRunner.run(
+                URL(filePath: "/usr/bin/gdbus"),
+                [
+                    "call", "--session", "--dest", "org.freedesktop.secrets", "--object-path", "/org/freedesktop/secrets", "--method",
+                    "org.freedesktop.Secret.Service.ReadAlias", "login",
+                ], environment: environment)
+            return alias?.stdout.contains("/collection/") == true
+        }
+        guard ready else {
+            throw TestSupportError(
+                "gnome-keyring's login collection never came up: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        }
+    }
+
+    /// What the keyring holds under Sesame's schema for `group` and `kind` (`secret-tool lookup`).
+    public func lookup(group: String, kind: String) throws -> String? {
+        let found = try ProcessRunner.run(
+            URL(filePath: "/usr/bin/secret-tool"), ["lookup", "group", group, "kind", kind], environment: environment)
+        return found.status == 0 && !found.stdout.isEmpty ? found.stdout : nil
+    }
+
+    /// Ends the keyring and the bus.
+    public func stop() {
+        if daemon.isRunning { daemon.terminate() }
+        bus.stop()
+    }
+}
