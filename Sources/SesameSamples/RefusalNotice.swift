@@ -12,6 +12,8 @@ public struct RefusalNotice: Sendable, Equatable {
         case approvalLink(URL)
         /// Sign in in the system browser (a managed browser may pass a device rule).
         case continueInBrowser
+        /// Register this computer with the organization, then sign in again.
+        case registerDevice
         /// Register a second factor here, then sign in again.
         case register(URL)
         /// Sign in again (the page asks what is needed).
@@ -63,6 +65,7 @@ public struct RefusalNotice: Sendable, Equatable {
             switch refusal {
             case .consentMissing, .adminApprovalRequired, .adminApprovalRequestable: link.map(Action.approvalLink) ?? .contactHelpDesk
             case .deviceNotManaged: .continueInBrowser
+            case .deviceNotRegistered: .registerDevice
             case .multiFactorRegistration: .register(TenantRefusal.multiFactorRegistrationURL)
             case .multiFactorRequired, .passwordExpired: .signInAgain
             case .accountLocked: .tryAgainLater
@@ -82,6 +85,7 @@ public struct RefusalNotice: Sendable, Equatable {
         case .continueInBrowser:
             lines.append("Sign in with your browser: `sesame login` without --device-code, or Continue in your browser in the window.")
         case .register(let url): lines.append("Register a second way to sign in: \(url.absoluteString)")
+        case .registerDevice: lines.append("Register this computer with your organization: `sesame device register`.")
         case .runDoctor: lines.append("Run `sesame doctor` for what to fix.")
         case .signInAgain, .tryAgainLater, .contactHelpDesk: break
         }

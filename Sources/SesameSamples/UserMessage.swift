@@ -66,6 +66,10 @@ public enum UserMessage {
             )
         case "AADSTS53003":
             L("Your organization's access policy blocks this sign-in. Only your IT help desk can change that: send them the details.")
+        case "AADSTS50097":
+            L(
+                "Your organization allows this only from a computer registered with it. Register this one (sesame device register), then sign in again: registering needs no administrator."
+            )
         case "AADSTS530003", "AADSTS53000":
             L(
                 "Your organization allows this only from a device it manages, which Sesame cannot show on Linux. Try Continue in your browser (a browser your organization manages may pass), or send your IT help desk the details."

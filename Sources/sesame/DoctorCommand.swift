@@ -55,6 +55,7 @@ extension SesameCommand {
                 report.addStorage(SecretServiceTokenStorage.diagnosis())
                 if let last = RefusalNotice.latest(environment: ProcessInfo.processInfo.environment) { report.addLastRefusal(last) }
                 report.addBroker(broker)
+                report.addDevice(await DoctorDevice.lines())
                 if !mail.isEmpty {
                     let (store, _) = try await options.store(bootstrapLogging: false)
                     let servers = mail.compactMap { URL(string: $0).flatMap(MailServerAddress.init(url:)) }

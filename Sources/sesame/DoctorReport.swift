@@ -48,6 +48,13 @@ struct DoctorReport {
         text += "\n"
     }
 
+    /// This computer's identity in an organization (``DoctorDevice``).
+    mutating func addDevice(_ lines: [DoctorBroker.Line]) {
+        text += "This computer (device identity)\n"
+        for line in lines { self.line(line.mark, line.subject, line.text) }
+        text += "\n"
+    }
+
     /// `--mail`'s section.
     mutating func addMail(_ lines: [DoctorMail.Line]) {
         text += "Mail\n"

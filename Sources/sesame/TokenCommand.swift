@@ -99,7 +99,14 @@ struct TokenCommand: ParsableCommand {
         let (options, account, accountType) = (options, account, accountType)
         let printed = try runBlocking { () async throws -> String in
             let (store, _) = try await options.store()
-            let signedIn = try await pick(account, from: Self.accounts(of: store, type: accountType, username: account), type: accountType)
+            let accounts: [Account]
+            do {
+                accounts = try await Self.accounts(of: store, type: accountType, username: account)
+            } catch let error as AccountStoreError where TenantRefusal(serviceCode: error.serviceCode) != nil {
+                // The organization refused this computer's sign-in (a policy asking for a managed device).
+                try report(error)
+            }
+            let signedIn = try await pick(account, from: accounts, type: accountType)
             do {
                 let token = try await store.accessToken(for: signedIn, scopes: scopes.isEmpty ? nil : scopes)
                 return try render(token.secret, expiresOn: token.expiresOn, username: { signedIn.username })

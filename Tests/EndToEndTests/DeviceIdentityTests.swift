@@ -241,7 +241,9 @@ struct DeviceSignInTests {
         return store
     }
 
-    @Test("an app the organization consented to signs in with no page, its token naming the device; one needing consent shows its page")
+    @Test(
+        "an app the organization consented to signs in with no page, its token naming the device, where a registered computer is required; one needing consent shows its page"
+    )
     func signsInWithNoPage() async throws {
         let emulator = try await RunningEmulator(users: 20)
         let (identity, _, registration) = try await Self.registered(emulator)
@@ -251,6 +253,22 @@ struct DeviceSignInTests {
         _ = try await browser.post("/.emulator/clients/\(me.clientID)/adminConsent", form: [])
 
         let events = await store.events()
+        // The organization admits only registered computers to the app: a page's sign-in (no device) is
+        // refused; the PRT's, which names the device, is not.
+        let policy = """
+            {"tenants":{"contoso.onmicrosoft.com":{"conditionalAccess":[{"name":"Known computers","apps":["\(me.clientID)"],"require":"registeredDevice"}]}}}
+            """
+        _ = try await browser.send("/.emulator/policy", method: .post, headers: [:], body: policy)
+        let authorize = FormEncoding.url(
+            me.authorizationURL,
+            appending: [
+                ("client_id", me.clientID), ("response_type", "code"), ("redirect_uri", me.redirectURL.absoluteString),
+                ("scope", "openid profile User.Read"),
+            ])
+        let refusedPage = try await HeadlessBrowser.sockets(base: emulator.base, codes: emulator.codes).signIn(
+            Self.user, authorize: authorize.absoluteString)
+        #expect(refusedPage.contains("AADSTS50097"), "\(refusedPage.text.prefix(300))")
+
         let agent = PageCountingUserAgent(HeadlessUserAgent.entra(Self.user, emulator: emulator))
         let account = try await store.signIn(accountType: "msalGraph", using: agent)
         #expect(agent.pages == 0, "the PRT signed alex in: no page")

@@ -11,6 +11,15 @@ final class DeviceCommandTests: XCTestCase {
     static let alex = "alex@contoso.onmicrosoft.com"
     /// The Me sample's client (me.plist), which an administrator consented to for everyone.
     static let meClient = "66855f8a-60cd-445e-a9bb-8cd8eadbd3fa"
+    /// The Directory sample's (directory.plist), consented to as well.
+    static let directoryClient = "6731de76-14a6-49ae-97bc-6eba6914391e"
+
+    /// A Conditional Access policy file: `requirement` for the samples' apps.
+    static func policy(_ requirement: String) -> String {
+        """
+        {"tenants":{"contoso.onmicrosoft.com":{"conditionalAccess":[{"name":"Known computers only","apps":["\(meClient)","\(directoryClient)"],"require":"\(requirement)"}]}}}
+        """
+    }
 
     private var cleanup: [() -> Void] = []
 
@@ -38,7 +47,10 @@ final class DeviceCommandTests: XCTestCase {
         try FileManager.default.createDirectory(at: marker, withIntermediateDirectories: true)
         try "secret-service\n".write(to: marker.appending(path: "storage"), atomically: true, encoding: .utf8)
         let browser = HeadlessBrowser.sockets(base: URL(string: base)!, codes: lines)
-        _ = try blocking { try await browser.post("/.emulator/clients/\(Self.meClient)/adminConsent", form: []) }
+        for client in [Self.meClient, Self.directoryClient] {
+            _ = try blocking { try await browser.post("/.emulator/clients/\(client)/adminConsent", form: []) }
+        }
+        _ = try blocking { try await browser.send("/.emulator/policy", method: .post, headers: [:], body: Self.policy("registeredDevice")) }
 
         var outputs: [String] = []
         func sesame(_ arguments: String...) throws -> ProcessRunner.Result {
@@ -50,6 +62,7 @@ final class DeviceCommandTests: XCTestCase {
         let before = try sesame("device", "status")
         XCTAssertEqual(before.status, 0, before.stderr)
         XCTAssertTrue(before.stdout.contains("This computer is not registered with an organization."), before.stdout)
+        XCTAssertTrue(try sesame("doctor").stdout.contains("not registered with an organization: each app signs in on its own"))
 
         // Registered with a code: alex types it on another computer and signs in there.
         let register = try RunningProgram(
@@ -71,11 +84,16 @@ final class DeviceCommandTests: XCTestCase {
         XCTAssertTrue(status.stdout.contains("device id:     \(deviceID)"), status.stdout)
         XCTAssertTrue(status.stdout.contains("registered by: \(Self.alex)"), status.stdout)
         XCTAssertTrue(status.stdout.contains("not managed, not joined"), status.stdout)
+        let doctor = try sesame("doctor").stdout
+        XCTAssertTrue(doctor.contains("registered with 127.0.0.1 as \(deviceID) by \(Self.alex)"), doctor)
+        XCTAssertTrue(doctor.contains("software keys, kept in the Secret Service"), doctor)
+        XCTAssertTrue(doctor.contains(" old; renewed at its next use after "), doctor)
         let again = try sesame("device", "register", "--yes")
         XCTAssertEqual(again.status, 1)
         XCTAssertTrue(again.stderr.contains("registered already (device \(deviceID))"), again.stderr)
 
-        // One sign-in for every app: `sesame login` needs no browser (none is set up here).
+        // One sign-in for every app: `sesame login` needs no browser (none is set up here), and the
+        // organization's rule for registered computers admits it.
         let login = try sesame("login", "--account-type", "msalGraph")
         XCTAssertEqual(login.status, 0, login.stderr)
         XCTAssertEqual(login.stdout, "Signed in as Alex Wilber <\(Self.alex)> (msalGraph).\n")
@@ -89,6 +107,15 @@ final class DeviceCommandTests: XCTestCase {
         let claims = try XCTUnwrap(
             Base64URLDecoding.json(String(token.split(separator: ".")[1])), "the token's claims cannot be read")
         XCTAssertEqual(claims["deviceid"] as? String, deviceID)
+
+        // Registered is not managed: a policy asking for a compliant computer still refuses, in Sesame's words.
+        _ = try blocking { try await browser.send("/.emulator/policy", method: .post, headers: [:], body: Self.policy("compliantDevice")) }
+        let compliant = try Terminal.type(
+            "\(try Repository.product("sesame").path) token --account-type myGraphService --emulator \(base)", environment: environment)
+        outputs.append(compliant.shown)
+        XCTAssertEqual(compliant.status, 1, compliant.shown)
+        XCTAssertTrue(compliant.shown.contains("Your organization allows this only from a device it manages"), compliant.shown)
+        XCTAssertTrue(compliant.shown.contains("Error code: AADSTS53000"), compliant.shown)
 
         // What is kept is in the keyring only, and none of its secrets reached any output.
         let kept = try XCTUnwrap(try keyring.lookup(group: "device-identity", kind: "device"), "no device identity in the keyring")

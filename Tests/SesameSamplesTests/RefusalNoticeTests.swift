@@ -42,10 +42,11 @@ struct RefusalNoticeTests {
         #expect(action("AADSTS700016") == .runDoctor)
         #expect(action("AADSTS53003") == .contactHelpDesk)
         #expect(action("AADSTS50057") == .contactHelpDesk)
+        #expect(action("AADSTS50097") == .registerDevice)
         #expect(RefusalNotice(Self.error("AADSTS70008"), configuration: Self.configuration) == nil, "an expired code is no refusal")
         let codes = [
             "AADSTS53003", "AADSTS530003", "AADSTS50076", "AADSTS50079", "AADSTS65001", "AADSTS90094", "AADSTS90095", "AADSTS50053",
-            "AADSTS50057", "AADSTS50055", "AADSTS700016", "AADSTS50020", "AADSTS50011", "AADSTS7000218",
+            "AADSTS50057", "AADSTS50055", "AADSTS700016", "AADSTS50020", "AADSTS50011", "AADSTS7000218", "AADSTS50097",
         ]
         #expect(Set(codes.compactMap { TenantRefusal(serviceCode: $0) }) == Set(TenantRefusal.allCases))
         for code in codes { #expect(UserMessage.serviceSentence(for: code) != nil, "no sentence for \(code)") }

@@ -187,10 +187,13 @@ public actor AccountStore {
     /// page (``DeviceSignIn``): what `sesame token` and the account service do for an account
     /// type nobody signed in to yet. Nil when the PRT cannot serve it (no registration, the app
     /// needs the user's consent first, the user asked to choose who signs in): only a page can.
+    /// - Throws: the organization's refusal of the PRT's sign-in (a policy asking for a compliant
+    ///   device, say), with its code.
     public func signInWithDevice(accountType: String, parameters: [String: String] = [:]) async throws(AccountStoreError) -> Account? {
         guard device != nil else { return nil }
         let configuration = try await forTheWire(requireConfiguration(accountType))
-        return try await InteractiveSignIn.signInWithDevice(accountType, configuration: configuration, parameters: parameters, in: self)
+        return try await InteractiveSignIn.signInWithDevice(
+            accountType, configuration: configuration, parameters: parameters, refusalsThrow: true, in: self)
     }
 
     /// Signs a user in with the device code flow (RFC 8628; ``DeviceCodeFlow``), for a machine

@@ -20,6 +20,10 @@ struct DeviceSignIn {
         case notApplicable
         /// The organization removed or disabled this computer: said once, then the page.
         case deviceLost(DeviceIdentityError)
+        /// The organization's policy refused the PRT's sign-in (Conditional Access: a compliant
+        /// or managed device, say): the page would be refused the same way, unless a browser the
+        /// organization manages passes it. Its code says which ``TenantRefusal``.
+        case refused(AccountStoreError)
     }
 
     let device: DeviceIdentity
@@ -56,6 +60,15 @@ struct DeviceSignIn {
         } catch  where error.code == .deviceRemoved || error.code == .deviceDisabled {
             logger.notice("this computer's registration is gone", metadata: ["error": "\(error)"])
             return .deviceLost(error)
+        } catch  where error.code == .refused && error.serviceCode != "AADSTS65001" && TenantRefusal(serviceCode: error.serviceCode) != nil
+        {
+            logger.notice(
+                "the organization's policy refused the PRT's sign-in", metadata: ["accountType": "\(accountType)", "error": "\(error)"])
+            var refusal = AccountStoreError(.authorizationFailed, error.message)
+            refusal.serviceCode = error.serviceCode
+            refusal.errorDescription = error.errorDescription
+            refusal.accountType = accountType
+            return .refused(refusal)
         } catch {
             logger.info("the PRT could not sign in; the page will", metadata: ["accountType": "\(accountType)", "error": "\(error)"])
             return .notApplicable

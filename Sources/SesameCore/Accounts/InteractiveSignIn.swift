@@ -16,7 +16,9 @@ enum InteractiveSignIn {
     ) async throws(AccountStoreError) -> Account {
         do throws(AccountStoreError) {
             let base = try await store.forTheWire(store.requireConfiguration(accountType, additionalScopes: additionalScopes))
-            if let account = try await signInWithDevice(accountType, configuration: base, parameters: parameters, in: store) {
+            if let account = try await signInWithDevice(
+                accountType, configuration: base, parameters: parameters, refusalsThrow: false, in: store)
+            {
                 return account
             }
             var configuration = base
@@ -73,9 +75,11 @@ enum InteractiveSignIn {
     }
 
     /// The sign-in by this computer's PRT (``DeviceSignIn``), when it has one that serves it: the
-    /// account stored with no page. Nil: the page signs in.
+    /// account stored with no page. Nil: the page signs in. A policy's refusal is thrown when
+    /// `refusalsThrow` (no page follows), else left to the page, which says it in its own words.
     static func signInWithDevice(
-        _ accountType: String, configuration: AccountConfiguration, parameters: [String: String], in store: isolated AccountStore
+        _ accountType: String, configuration: AccountConfiguration, parameters: [String: String], refusalsThrow: Bool,
+        in store: isolated AccountStore
     ) async throws(AccountStoreError) -> Account? {
         guard let device = store.device else { return nil }
         var parameters = parameters
@@ -94,6 +98,10 @@ enum InteractiveSignIn {
         case .deviceLost(let error):
             store.emit(.deviceLost(error))
             return nil
+        case .refused(let refusal):
+            guard refusalsThrow else { return nil }
+            store.emit(.didFailToRequestAccess(accountType: accountType, error: refusal))
+            throw refusal
         case .notApplicable:
             return nil
         }

@@ -10,6 +10,8 @@ public enum TenantRefusal: Sendable, Hashable, CaseIterable {
     case blockedByPolicy
     /// Conditional Access requires a managed or compliant device (AADSTS530003, 53000).
     case deviceNotManaged
+    /// Conditional Access requires a registered device, and the sign-in showed none (AADSTS50097).
+    case deviceNotRegistered
     /// Conditional Access requires MFA (AADSTS50076).
     case multiFactorRequired
     /// The user must register for MFA first (AADSTS50079).
@@ -40,6 +42,7 @@ public enum TenantRefusal: Sendable, Hashable, CaseIterable {
         switch serviceCode {
         case "AADSTS53003": self = .blockedByPolicy
         case "AADSTS530003", "AADSTS53000": self = .deviceNotManaged
+        case "AADSTS50097": self = .deviceNotRegistered
         case "AADSTS50076": self = .multiFactorRequired
         case "AADSTS50079": self = .multiFactorRegistration
         case "AADSTS65001": self = .consentMissing

@@ -26,6 +26,8 @@ public actor DeviceIdentity {
         public let authority: URL
         public let keyStore: String
         public let storage: String
+        /// When the PRT was issued or last renewed; it is renewed once ``renewalAge`` has passed.
+        public let primaryRefreshTokenIssued: Date
         public let primaryRefreshTokenExpires: Date
     }
 
@@ -37,7 +39,7 @@ public actor DeviceIdentity {
     private var loaded = false
 
     /// A PRT in use is renewed when this much of its life has passed (Windows: four hours).
-    static let renewalAge: TimeInterval = 4 * 3600
+    public static let renewalAge: TimeInterval = 4 * 3600
 
     public init(
         storage: any DeviceIdentityStorage, transport: any HTTPTransport, logger: Logger = Logger(label: "sesame.device"),
@@ -55,7 +57,7 @@ public actor DeviceIdentity {
         return Status(
             deviceID: kept.registration.deviceID, userPrincipalName: kept.registration.userPrincipalName, authority: kept.authority,
             keyStore: "software",
-            storage: storage.location,
+            storage: storage.location, primaryRefreshTokenIssued: kept.primaryRefreshTokenIssued,
             primaryRefreshTokenExpires: kept.prt.expiresAt)
     }
 

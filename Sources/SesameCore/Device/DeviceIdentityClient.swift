@@ -250,8 +250,10 @@ public struct DeviceIdentityClient: Sendable {
         case 135_011?:
             return DeviceIdentityError(.deviceDisabled, "Your organization has disabled this computer.", serviceCode: code)
         default:
-            return DeviceIdentityError(
+            var error = DeviceIdentityError(
                 .refused, "The sign-in service refused this computer's sign-in (\(refusal.error)).", serviceCode: code)
+            error.errorDescription = refusal.errorDescription
+            return error
         }
     }
 

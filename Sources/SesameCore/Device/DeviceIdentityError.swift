@@ -30,6 +30,8 @@ public struct DeviceIdentityError: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// `AADSTSnnnn` (Entra) or the registration service's `subcode`, when the service gave one.
     public let serviceCode: String?
+    /// The service's `error_description` (its trace and correlation ids, for the help desk).
+    public var errorDescription: String?
 
     public init(_ code: Code, _ message: String, serviceCode: String? = nil) {
         self.code = code
