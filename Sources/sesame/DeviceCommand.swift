@@ -114,6 +114,17 @@ struct DeviceCommand: ParsableCommand {
 
     // MARK: Shared
 
+    /// Says, once, that the organization removed or disabled this computer, when a command's
+    /// sign-in found it so (the sign-in itself went on with a page, or failed).
+    static func sayLoss(of store: AccountStore) async {
+        guard let loss = await store.device?.takeLoss() else { return }
+        let after =
+            loss.code == .deviceRemoved
+            ? "Sesame has forgotten its registration; sign-ins show their pages again (`sesame device register` registers it anew)."
+            : "Sign-ins show their pages until it is enabled again."
+        Posix.writeStandardError("sesame: note: \(loss) \(after)\n")
+    }
+
     static let noKeyring = DeviceIdentityError(
         .storage,
         "Sesame keeps sign-ins in files here, not in a keyring; a computer's keys and its token are never kept in a file, "

@@ -54,8 +54,15 @@ struct LoginCommand: ParsableCommand {
                         Posix.writeStandardError("\(authorization.instructions)\n")
                     }
                 }
-                return try await store.signIn(
-                    accountType: accountType, additionalScopes: scopes, using: SystemBrowserUserAgent.desktop())
+                do {
+                    let account = try await store.signIn(
+                        accountType: accountType, additionalScopes: scopes, using: SystemBrowserUserAgent.desktop())
+                    await DeviceCommand.sayLoss(of: store)
+                    return account
+                } catch {
+                    await DeviceCommand.sayLoss(of: store)
+                    throw error
+                }
             }
             print("Signed in as \(account.displayName) <\(account.username)> (\(accountType)).")
         } catch let error as AccountStoreError {

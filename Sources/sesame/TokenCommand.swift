@@ -106,7 +106,7 @@ struct TokenCommand: ParsableCommand {
                 // The organization refused this computer's sign-in (a policy asking for a managed device).
                 try report(error)
             }
-            let signedIn = try await pick(account, from: accounts, type: accountType)
+            let signedIn = try pick(account, from: accounts, type: accountType)
             do {
                 let token = try await store.accessToken(for: signedIn, scopes: scopes.isEmpty ? nil : scopes)
                 return try render(token.secret, expiresOn: token.expiresOn, username: { signedIn.username })
@@ -136,8 +136,14 @@ struct TokenCommand: ParsableCommand {
     static func accounts(of store: AccountStore, type: String, username: String?) async throws -> [Account] {
         let accounts = try await store.accounts(ofType: type)
         guard accounts.isEmpty else { return accounts }
-        return try await store.signInWithDevice(accountType: type, parameters: username.map { ["login_hint": $0] } ?? [:]).map { [$0] }
-            ?? []
+        do {
+            let signedIn = try await store.signInWithDevice(accountType: type, parameters: username.map { ["login_hint": $0] } ?? [:])
+            await DeviceCommand.sayLoss(of: store)
+            return signedIn.map { [$0] } ?? []
+        } catch {
+            await DeviceCommand.sayLoss(of: store)
+            throw error
+        }
     }
 
     /// The tenant said no: what it means, the one thing to do, what the help desk needs — printed,

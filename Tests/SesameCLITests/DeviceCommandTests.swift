@@ -28,116 +28,181 @@ final class DeviceCommandTests: XCTestCase {
         cleanup = []
     }
 
-    func testRegisteredWithACodeEveryAppSignsInWithNoPageUntilRemoved() throws {
-        let emulator = try EmulatorProcess(["--port", "0", "--users", "50", "--device-code-interval", "1"])
-        cleanup.append { emulator.stop() }
-        let base = String(try XCTUnwrap(emulator.readLine()).split(separator: " ").last!)
+    /// A desktop of the test's own: the emulator (its printed lines kept), a keyring on a bus of
+    /// its own, Sesame's sign-ins in that keyring, the samples' apps consented to by an
+    /// administrator, and a browser on another computer.
+    final class Desktop {
+        let base: String
         let lines = OneTimeCodes()
-        Thread.detachNewThread {
-            while let line = emulator.readLine() { lines.record(line) }
-        }
-        let scratch = Repository.temporaryDirectory("sesame-device-command")
-        cleanup.append { try? FileManager.default.removeItem(at: scratch) }
-        let keyring = try PrivateKeyring(home: scratch.appending(path: "home"))
-        cleanup.append { keyring.stop() }
-        var environment = keyring.environment
-        environment["SESAME_REQUIRE_SECRET_SERVICE"] = nil
-        // Sesame keeps its sign-ins in the keyring (what a first run on a desktop records).
-        let marker = URL(filePath: try XCTUnwrap(environment["XDG_DATA_HOME"])).appending(path: "sesame")
-        try FileManager.default.createDirectory(at: marker, withIntermediateDirectories: true)
-        try "secret-service\n".write(to: marker.appending(path: "storage"), atomically: true, encoding: .utf8)
-        let browser = HeadlessBrowser.sockets(base: URL(string: base)!, codes: lines)
-        for client in [Self.meClient, Self.directoryClient] {
-            _ = try blocking { try await browser.post("/.emulator/clients/\(client)/adminConsent", form: []) }
-        }
-        _ = try blocking { try await browser.send("/.emulator/policy", method: .post, headers: [:], body: Self.policy("registeredDevice")) }
-
+        let browser: HeadlessBrowser
+        let keyring: PrivateKeyring
+        var environment: [String: String]
+        /// Everything the programs printed, to search for secrets.
         var outputs: [String] = []
+
+        init(cleanup: inout [() -> Void]) throws {
+            let emulator = try EmulatorProcess(["--port", "0", "--users", "50", "--device-code-interval", "1"])
+            cleanup.append { emulator.stop() }
+            base = String(try XCTUnwrap(emulator.readLine()).split(separator: " ").last!)
+            Thread.detachNewThread { [lines] in
+                while let line = emulator.readLine() { lines.record(line) }
+            }
+            let scratch = Repository.temporaryDirectory("sesame-device-command")
+            cleanup.append { try? FileManager.default.removeItem(at: scratch) }
+            let keyring = try PrivateKeyring(home: scratch.appending(path: "home"))
+            cleanup.append { keyring.stop() }
+            self.keyring = keyring
+            environment = keyring.environment
+            environment["SESAME_REQUIRE_SECRET_SERVICE"] = nil
+            // Sesame keeps its sign-ins in the keyring (what a first run on a desktop records).
+            let marker = URL(filePath: try XCTUnwrap(environment["XDG_DATA_HOME"])).appending(path: "sesame")
+            try FileManager.default.createDirectory(at: marker, withIntermediateDirectories: true)
+            try "secret-service\n".write(to: marker.appending(path: "storage"), atomically: true, encoding: .utf8)
+            browser = HeadlessBrowser.sockets(base: URL(string: base)!, codes: lines)
+            for client in [DeviceCommandTests.meClient, DeviceCommandTests.directoryClient] {
+                _ = try blocking { [browser] in try await browser.post("/.emulator/clients/\(client)/adminConsent", form: []) }
+            }
+        }
+
+        /// `sesame ARGUMENTS` as a program runs it.
         func sesame(_ arguments: String...) throws -> ProcessRunner.Result {
             let result = try ProcessRunner.run(Repository.product("sesame"), arguments + ["--emulator", base], environment: environment)
             outputs += [result.stdout, result.stderr]
             return result
         }
 
-        let before = try sesame("device", "status")
+        /// `sesame ARGUMENTS` typed at a terminal.
+        func typed(_ arguments: String) throws -> Terminal.Session {
+            let session = try Terminal.type(
+                "\(try Repository.product("sesame").path) \(arguments) --emulator \(base)", environment: environment)
+            outputs.append(session.shown)
+            return session
+        }
+
+        func policy(_ requirement: String) throws {
+            let body = DeviceCommandTests.policy(requirement)
+            _ = try blocking { [browser] in try await browser.send("/.emulator/policy", method: .post, headers: [:], body: body) }
+        }
+
+        /// Registers with a code alex types on another computer; returns the device id.
+        func register() throws -> String {
+            let register = try RunningProgram(
+                Repository.product("sesame"), ["device", "register", "--yes", "--name", "alex-laptop", "--emulator", base],
+                environment: environment)
+            let userCode = try register.waitForStderr(DeviceCodeLoginTests.codePattern)
+            let last = try blocking { [browser] in try await browser.verifyDevice(userCode: userCode, as: DeviceCommandTests.alex) }
+            XCTAssertTrue(
+                last.contains("You have signed in to the Microsoft Authentication Broker application"), "\(last.text.prefix(500))")
+            let registered = register.finish()
+            outputs += [registered.stdout, registered.stderr]
+            XCTAssertEqual(registered.status, 0, registered.stderr)
+            XCTAssertTrue(registered.stdout.contains("your organization knows this computer as “alex-laptop”"), registered.stdout)
+            let deviceID = try XCTUnwrap(registered.stdout.firstMatch(of: /device ([0-9a-f-]{36})/).map { String($0.1) }, registered.stdout)
+            XCTAssertTrue(lines.all.contains("device-registered \(deviceID) \(DeviceCommandTests.alex)"), "\(lines.all)")
+            return deviceID
+        }
+    }
+
+    func testRegisteredWithACodeEveryAppSignsInWithNoPageUntilRemovedThere() throws {
+        let desktop = try Desktop(cleanup: &cleanup)
+        try desktop.policy("registeredDevice")
+        let before = try desktop.sesame("device", "status")
         XCTAssertEqual(before.status, 0, before.stderr)
         XCTAssertTrue(before.stdout.contains("This computer is not registered with an organization."), before.stdout)
-        XCTAssertTrue(try sesame("doctor").stdout.contains("not registered with an organization: each app signs in on its own"))
+        XCTAssertTrue(try desktop.sesame("doctor").stdout.contains("not registered with an organization: each app signs in on its own"))
 
-        // Registered with a code: alex types it on another computer and signs in there.
-        let register = try RunningProgram(
-            Repository.product("sesame"), ["device", "register", "--yes", "--name", "alex-laptop", "--emulator", base],
-            environment: environment)
-        let userCode = try register.waitForStderr(DeviceCodeLoginTests.codePattern)
-        let last = try blocking { try await browser.verifyDevice(userCode: userCode, as: Self.alex) }
-        XCTAssertTrue(
-            last.contains("You have signed in to the Microsoft Authentication Broker application"), last.text.prefix(500).description)
-        let registered = register.finish()
-        outputs += [registered.stdout, registered.stderr]
-        XCTAssertEqual(registered.status, 0, registered.stderr)
-        let deviceID = try XCTUnwrap(
-            registered.stdout.firstMatch(of: /device ([0-9a-f-]{36})/).map { String($0.1) }, registered.stdout)
-        XCTAssertTrue(registered.stdout.contains("your organization knows this computer as “alex-laptop”"), registered.stdout)
-        XCTAssertTrue(lines.all.contains("device-registered \(deviceID) \(Self.alex)"), "\(lines.all)")
-
-        let status = try sesame("device", "status")
+        let deviceID = try desktop.register()
+        let status = try desktop.sesame("device", "status")
         XCTAssertTrue(status.stdout.contains("device id:     \(deviceID)"), status.stdout)
         XCTAssertTrue(status.stdout.contains("registered by: \(Self.alex)"), status.stdout)
         XCTAssertTrue(status.stdout.contains("not managed, not joined"), status.stdout)
-        let doctor = try sesame("doctor").stdout
+        let doctor = try desktop.sesame("doctor").stdout
         XCTAssertTrue(doctor.contains("registered with 127.0.0.1 as \(deviceID) by \(Self.alex)"), doctor)
         XCTAssertTrue(doctor.contains("software keys, kept in the Secret Service"), doctor)
         XCTAssertTrue(doctor.contains(" old; renewed at its next use after "), doctor)
-        let again = try sesame("device", "register", "--yes")
+        let again = try desktop.sesame("device", "register", "--yes")
         XCTAssertEqual(again.status, 1)
         XCTAssertTrue(again.stderr.contains("registered already (device \(deviceID))"), again.stderr)
 
         // One sign-in for every app: `sesame login` needs no browser (none is set up here), and the
         // organization's rule for registered computers admits it.
-        let login = try sesame("login", "--account-type", "msalGraph")
+        let login = try desktop.sesame("login", "--account-type", "msalGraph")
         XCTAssertEqual(login.status, 0, login.stderr)
         XCTAssertEqual(login.stdout, "Signed in as Alex Wilber <\(Self.alex)> (msalGraph).\n")
         XCTAssertFalse(login.stderr.contains("Continue the sign-in in your browser"), login.stderr)
-        XCTAssertTrue(lines.all.contains("prt-token \(deviceID) \(Self.meClient)"), "\(lines.all)")
-        let typed = try Terminal.type(
-            "\(try Repository.product("sesame").path) token --account-type msalGraph --emulator \(base)", environment: environment)
-        outputs.append(typed.shown)
+        XCTAssertTrue(desktop.lines.all.contains("prt-token \(deviceID) \(Self.meClient)"), "\(desktop.lines.all)")
+        let typed = try desktop.typed("token --account-type msalGraph")
         XCTAssertEqual(typed.status, 0, typed.shown)
         let token = try XCTUnwrap(typed.token, typed.shown)
-        let claims = try XCTUnwrap(
-            Base64URLDecoding.json(String(token.split(separator: ".")[1])), "the token's claims cannot be read")
+        let claims = try XCTUnwrap(Base64URLDecoding.json(String(token.split(separator: ".")[1])), "the token's claims cannot be read")
         XCTAssertEqual(claims["deviceid"] as? String, deviceID)
 
         // Registered is not managed: a policy asking for a compliant computer still refuses, in Sesame's words.
-        _ = try blocking { try await browser.send("/.emulator/policy", method: .post, headers: [:], body: Self.policy("compliantDevice")) }
-        let compliant = try Terminal.type(
-            "\(try Repository.product("sesame").path) token --account-type myGraphService --emulator \(base)", environment: environment)
-        outputs.append(compliant.shown)
+        try desktop.policy("compliantDevice")
+        let compliant = try desktop.typed("token --account-type myGraphService")
         XCTAssertEqual(compliant.status, 1, compliant.shown)
         XCTAssertTrue(compliant.shown.contains("Your organization allows this only from a device it manages"), compliant.shown)
         XCTAssertTrue(compliant.shown.contains("Error code: AADSTS53000"), compliant.shown)
 
-        // What is kept is in the keyring only, and none of its secrets reached any output.
-        let kept = try XCTUnwrap(try keyring.lookup(group: "device-identity", kind: "device"), "no device identity in the keyring")
+        // What is kept is in the keyring only, and none of its secrets reached any output or file.
+        try assertNoSecretPrinted(desktop)
+
+        // Removed in My Account (Graph, as the user): the next sign-in by the PRT says so, once,
+        // forgets the registration and falls back to a sign-in of its own (here: "sign in").
+        let devices = try blocking { [browser = desktop.browser] in
+            try await browser.get("/v1.0/me/registeredDevices", headers: [.authorization: "Bearer \(token)"])
+        }
+        let objectID = try XCTUnwrap(
+            ((devices.json["value"] as? [[String: Any]]) ?? []).first { $0["deviceId"] as? String == deviceID }?["id"] as? String,
+            devices.text)
+        let deleted = try blocking { [browser = desktop.browser] in
+            try await browser.send("/v1.0/devices/\(objectID)", method: .delete, headers: [.authorization: "Bearer \(token)"], body: nil)
+        }
+        XCTAssertEqual(deleted.status, 204, deleted.text)
+        try desktop.policy("")
+        let lost = try desktop.typed("token --account-type myGraphService")
+        XCTAssertEqual(lost.status, 2, lost.shown)
+        XCTAssertTrue(
+            lost.shown.contains(
+                "sesame: note: This computer is no longer registered with your organization. (AADSTS700003) Sesame has forgotten its registration"
+            ), lost.shown)
+        XCTAssertNil(try desktop.keyring.lookup(group: "device-identity", kind: "device"), "a removed registration is kept")
+        XCTAssertTrue(try desktop.sesame("device", "status").stdout.contains("not registered"))
+        let nothing = try desktop.sesame("device", "remove")
+        XCTAssertEqual(nothing.status, 0, nothing.stderr)
+        XCTAssertTrue(nothing.stdout.contains("nothing to remove"), nothing.stdout)
+    }
+
+    func testRemovingTheComputerRemovesItInTheOrganizationToo() throws {
+        let desktop = try Desktop(cleanup: &cleanup)
+        let deviceID = try desktop.register()
+        let removed = try desktop.sesame("device", "remove")
+        XCTAssertEqual(removed.status, 0, removed.stderr)
+        XCTAssertTrue(removed.stdout.contains("Removed: your organization no longer knows this computer (device \(deviceID))"))
+        XCTAssertTrue(desktop.lines.all.contains("device-removed \(deviceID)"), "\(desktop.lines.all)")
+        XCTAssertNil(try desktop.keyring.lookup(group: "device-identity", kind: "device"))
+        XCTAssertTrue(try desktop.sesame("device", "status").stdout.contains("not registered"))
+        // Sign-ins show their pages again: `sesame login` turns to the browser (none here).
+        let login = try desktop.sesame("login", "--account-type", "msalGraph")
+        XCTAssertNotEqual(login.status, 0, login.stdout)
+    }
+
+    /// The kept PRT, session key and keys appear in no output, no line of the emulator's and no
+    /// file under the test's home.
+    private func assertNoSecretPrinted(_ desktop: Desktop) throws {
+        let kept = try XCTUnwrap(try desktop.keyring.lookup(group: "device-identity", kind: "device"), "no device identity in the keyring")
         let form = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(kept.utf8)) as? [String: Any])
         let secrets = ["primaryRefreshToken", "sessionKey", "keys"].compactMap { form[$0] as? String }
         XCTAssertEqual(secrets.count, 3, "\(form.keys.sorted())")
-        let files = FileManager.default.enumerator(atPath: scratch.path)?.compactMap { $0 as? String } ?? []
-        for secret in secrets {
-            for output in outputs + lines.all { XCTAssertFalse(output.contains(secret.prefix(40)), "a secret was printed") }
+        let home = URL(filePath: try XCTUnwrap(desktop.environment["HOME"]))
+        let files = FileManager.default.enumerator(atPath: home.path)?.compactMap { $0 as? String } ?? []
+        for secret in secrets.map({ String($0.prefix(40)) }) {
+            for output in desktop.outputs + desktop.lines.all { XCTAssertFalse(output.contains(secret), "a device secret was printed") }
             for file in files {
-                let text = (try? String(contentsOf: scratch.appending(path: file), encoding: .utf8)) ?? ""
-                XCTAssertFalse(text.contains(secret.prefix(40)), "a device secret is in the file \(file)")
+                let text = (try? String(contentsOf: home.appending(path: file), encoding: .utf8)) ?? ""
+                XCTAssertFalse(text.contains(secret), "a device secret is in the file \(file)")
             }
         }
-
-        // Removed: gone in the organization and here; sign-ins show their pages again.
-        let removed = try sesame("device", "remove")
-        XCTAssertEqual(removed.status, 0, removed.stderr)
-        XCTAssertTrue(removed.stdout.contains("Removed: your organization no longer knows this computer (device \(deviceID))"))
-        XCTAssertTrue(lines.all.contains("device-removed \(deviceID)"), "\(lines.all)")
-        XCTAssertNil(try keyring.lookup(group: "device-identity", kind: "device"))
-        XCTAssertTrue(try sesame("device", "status").stdout.contains("not registered"))
     }
 
     func testWithoutAKeyringTheComputerCannotBeRegistered() throws {

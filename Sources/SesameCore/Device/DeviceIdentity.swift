@@ -37,6 +37,9 @@ public actor DeviceIdentity {
     private let now: @Sendable () -> Date
     private var kept: Kept?
     private var loaded = false
+    /// Why the registration was found gone (removed or disabled in the organization) in this
+    /// process and not yet said: ``takeLoss()``.
+    private var loss: DeviceIdentityError?
 
     /// A PRT in use is renewed when this much of its life has passed (Windows: four hours).
     public static let renewalAge: TimeInterval = 4 * 3600
@@ -191,8 +194,16 @@ public actor DeviceIdentity {
             return try await client.tokens(from: kept.prt, clientID: clientID, scope: scope, redirectURI: redirectURI)
         } catch {
             if error.code == .deviceRemoved { try? forget() }
+            if error.code == .deviceRemoved || error.code == .deviceDisabled { loss = error }
             throw error
         }
+    }
+
+    /// The organization's removal (or disabling) of this computer, found at a PRT use in this
+    /// process, once: what a command says before it ends ("… sign-ins show their pages again").
+    public func takeLoss() -> DeviceIdentityError? {
+        defer { loss = nil }
+        return loss
     }
 
     /// The browser's SSO credential for the sign-in that handed out `nonce`.
