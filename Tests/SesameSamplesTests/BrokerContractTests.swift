@@ -95,7 +95,12 @@ struct BrokerContractTests {
 
         #expect(try Self.parse(Self.fixture("reference-cancelInteractiveFlow")) == .cancelInteractiveFlow)
         // The device-bound methods: parsed, and answered with the broker's error shape, status 17.
-        #expect(try Self.parse(Self.fixture("reference-acquirePrtSsoCookie")) == .prtSsoCookie)
+        #expect(
+            try Self.parse(Self.fixture("reference-acquirePrtSsoCookie"))
+                == .prtSsoCookie(
+                    BrokerSSORequest(
+                        ssoURL: URL(string: "https://login.microsoftonline.com/")!, username: "alex@contoso.onmicrosoft.com",
+                        clientID: "d7b530a4-7680-4c23-a8bf-c52c121d2e87")))
         #expect(try Self.parse(Self.fixture("reference-generateSignedHttpRequest")) == .signedHTTPRequest)
         let refusal = BrokerFailure(.deviceNotRegistered, tag: 0x5E5A_0017, "This device is not registered.")
         let error = try #require((Self.json(refusal.reply)?["brokerTokenResponse"] as? [String: Any])?["error"] as? [String: Any])

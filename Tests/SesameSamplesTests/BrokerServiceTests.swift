@@ -184,9 +184,12 @@ struct BrokerServiceTests {
     func deviceMethods() async throws {
         let (fixture, broker, _, signer) = try await Self.broker([])
         defer { fixture.remove() }
-        for method in [BrokerMethod.acquirePrtSsoCookie, .generateSignedHttpRequest] {
-            let reply = try await Self.ask(broker, method, "{}")
+        let cookie =
+            #"{"account":null,"authParameters":{"clientId":"d7b530a4-7680-4c23-a8bf-c52c121d2e87"},"ssoUrl":"https://login.microsoftonline.com/"}"#
+        for (method, request) in [(BrokerMethod.acquirePrtSsoCookie, cookie), (.generateSignedHttpRequest, "{}")] {
+            let reply = try await Self.ask(broker, method, request)
             #expect(Self.status(reply) == BrokerStatus.deviceNotRegistered.rawValue)
+            #expect((Self.tokenResponse(reply)["error"] as? [String: Any])?["context"] as? String ?? "" != "")
         }
         #expect(try await Self.ask(broker, .cancelInteractiveFlow, "{}").isEmpty)
         #expect(

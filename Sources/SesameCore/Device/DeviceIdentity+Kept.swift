@@ -10,6 +10,9 @@ extension DeviceIdentity {
         var prt: PrimaryRefreshToken
         /// When the PRT was issued or last renewed.
         var primaryRefreshTokenIssued: Date
+        /// The registering user's object id and tenant id (what the broker names the account by).
+        var userObjectID: String?
+        var tenantID: String?
 
         init(registration: DeviceRegistration, authority: URL, keys: SoftwareDeviceKeys, prt: PrimaryRefreshToken, issued: Date) {
             self.registration = registration
@@ -32,6 +35,8 @@ extension DeviceIdentity {
             var sessionKey: String
             var expires: Double
             var issued: Double
+            var userObjectID: String?
+            var tenantID: String?
         }
 
         var encoded: Secret {
@@ -39,7 +44,8 @@ extension DeviceIdentity {
                 version: 1, deviceID: registration.deviceID, certificate: registration.certificate.base64EncodedString(),
                 userPrincipalName: registration.userPrincipalName, endpoint: registration.endpoint, authority: authority,
                 keys: keys.exported.revealed, primaryRefreshToken: prt.token.revealed, sessionKey: prt.sessionKeyHex.revealed,
-                expires: prt.expiresAt.timeIntervalSince1970, issued: primaryRefreshTokenIssued.timeIntervalSince1970)
+                expires: prt.expiresAt.timeIntervalSince1970, issued: primaryRefreshTokenIssued.timeIntervalSince1970,
+                userObjectID: userObjectID, tenantID: tenantID)
             return Secret(String(decoding: (try? JSONEncoder().encode(form)) ?? Data(), as: UTF8.self))
         }
 
@@ -60,6 +66,9 @@ extension DeviceIdentity {
                 token: Secret(form.primaryRefreshToken), sessionKey: sessionKey, expiresAt: Date(timeIntervalSince1970: form.expires),
                 deviceID: form.deviceID)
             primaryRefreshTokenIssued = Date(timeIntervalSince1970: form.issued)
+            let guid = { (text: String?) in text.flatMap { UUID(uuidString: $0) == nil ? nil : $0 } }
+            userObjectID = guid(form.userObjectID)
+            tenantID = guid(form.tenantID)
         }
 
         private static func bytes(hex: String) -> Data? {

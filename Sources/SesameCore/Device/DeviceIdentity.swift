@@ -22,6 +22,10 @@ public actor DeviceIdentity {
     public struct Status: Sendable, Equatable {
         public let deviceID: String
         public let userPrincipalName: String?
+        /// That user's object id (`oid`) and tenant id (`tid`), when known (registrations kept
+        /// before they were recorded have neither).
+        public let userObjectID: String?
+        public let tenantID: String?
         /// The sign-in service it is registered with (`https://login.microsoftonline.com`).
         public let authority: URL
         public let keyStore: String
@@ -58,7 +62,8 @@ public actor DeviceIdentity {
     public func status() throws(DeviceIdentityError) -> Status? {
         guard let kept = try current() else { return nil }
         return Status(
-            deviceID: kept.registration.deviceID, userPrincipalName: kept.registration.userPrincipalName, authority: kept.authority,
+            deviceID: kept.registration.deviceID, userPrincipalName: kept.registration.userPrincipalName,
+            userObjectID: kept.userObjectID, tenantID: kept.tenantID, authority: kept.authority,
             keyStore: "software",
             storage: storage.location, primaryRefreshTokenIssued: kept.primaryRefreshTokenIssued,
             primaryRefreshTokenExpires: kept.prt.expiresAt)
@@ -76,21 +81,16 @@ public actor DeviceIdentity {
         try await register(authority: authority, tenant: tenant, displayName: displayName, osVersion: osVersion, signIn: .page(userAgent))
     }
 
-    /// How the user signs in for the registration: on a page (the window's), or with a code typed
-    /// on any device (`sesame device register` in a terminal).
-    public enum RegistrationSignIn: Sendable {
-        case page(any SignInUserAgent)
-        case deviceCode(show: @Sendable (DeviceAuthorizationResponse) async -> Void)
-    }
-
     /// Registers this computer (see ``register(authority:tenant:displayName:osVersion:using:)``),
     /// the user signing in as `signIn` says. `tenant` `organizations` or `common`: the user's own.
     public func register(
         authority: URL, tenant: String, displayName: String, osVersion: String, signIn: RegistrationSignIn
     ) async throws(DeviceIdentityError) -> DeviceRegistration {
         let root = DeviceIdentityClient(transport: transport, authority: authority)
-        let tokens = try await brokerSignIn(authority: authority, root: root.authority, signIn: signIn)
-        let tenant = ["organizations", "common"].contains(tenant.lowercased()) ? Self.tenant(of: tokens.accessToken) ?? tenant : tenant
+        let tokens = try await BrokerRegistrationSignIn(transport: transport, logger: logger, now: now).tokens(
+            authority: authority, root: root.authority, signIn: signIn)
+        let user = Self.user(of: tokens.accessToken)
+        let tenant = ["organizations", "common"].contains(tenant.lowercased()) ? user.tenantID ?? tenant : tenant
         guard let refreshToken = tokens.refreshToken else {
             throw DeviceIdentityError(.invalidResponse, "The sign-in for the registration gave no refresh token.")
         }
@@ -108,74 +108,23 @@ public actor DeviceIdentity {
             try? await root.remove(registration, accessToken: tokens.accessToken)
             throw error
         }
-        try keep(Kept(registration: registration, authority: root.authority, keys: keys, prt: prt, issued: now()))
+        var kept = Kept(registration: registration, authority: root.authority, keys: keys, prt: prt, issued: now())
+        (kept.userObjectID, kept.tenantID) = (user.objectID, user.tenantID)
+        try keep(kept)
         logger.info("device registered", metadata: ["deviceId": "\(registration.deviceID)"])
         return registration
     }
 
-    /// The broker's sign-in for the registration service, its code redeemed here: the tokens are
-    /// used for the enrolment and the PRT request, then dropped (never cached).
-    private func brokerSignIn(authority: URL, root: URL, signIn: RegistrationSignIn) async throws(DeviceIdentityError) -> TokenResponse {
-        var configuration = AccountConfiguration(
-            clientID: DeviceIdentityClient.brokerClientID,
-            scopes: ["\(DeviceIdentityClient.registrationResource)/.default", "offline_access"],
-            authorizationURL: authority.appending(path: "oauth2/v2.0/authorize"), tokenURL: authority.appending(path: "oauth2/v2.0/token"),
-            redirectURL: root.appending(path: "common/oauth2/nativeclient"), storageGroup: "device-registration")
-        let userAgent: any SignInUserAgent
-        switch signIn {
-        case .page(let agent): userAgent = agent
-        case .deviceCode(let show):
-            let flow = DeviceCodeFlow(
-                transport: transport, tokenEndpoint: TokenEndpointClient(transport: transport, logger: logger),
-                metadata: ProviderMetadataCache(transport: transport, logger: logger), now: now,
-                sleep: { try await Task.sleep(for: $0) }, logger: logger)
-            do {
-                return try await flow.tokens(configuration: configuration, accountType: "device-registration", show: show)
-            } catch {
-                throw DeviceIdentityError(.signInFailed, error.message, serviceCode: error.serviceCode)
-            }
-        }
-        do {
-            configuration.redirectURL = try await userAgent.redirectURI(for: configuration)
-        } catch {
-            throw DeviceIdentityError(.signInFailed, "The sign-in cannot receive its answer: \(error)")
-        }
-        let request = AuthorizationRequest(configuration: configuration)
-        let session = SignInSession(accountType: "device-registration", configuration: configuration, request: request)
-        do {
-            try await userAgent.present(session)
-        } catch {
-            await userAgent.dismiss(session)
-            throw DeviceIdentityError(.signInFailed, "The sign-in page could not be shown: \(error)")
-        }
-        let ending = await session.ending()
-        await userAgent.dismiss(session)
-        switch ending {
-        case .answered(.code(let answer)):
-            do {
-                return try await TokenEndpointClient(transport: transport, logger: logger).send(
-                    AuthorizationCodeRequest(code: answer.code, answering: session.request), configuration: configuration,
-                    accountType: "device-registration")
-            } catch {
-                throw DeviceIdentityError(.signInFailed, error.message, serviceCode: error.serviceCode)
-            }
-        case .answered(.error(let refusal)):
-            let error = AccountStoreError.from(refusal, accountType: "device-registration")
-            throw DeviceIdentityError(.signInFailed, error.message, serviceCode: error.serviceCode)
-        case .failed(let error): throw DeviceIdentityError(.signInFailed, error.message)
-        case .cancelled, .handedOff: throw DeviceIdentityError(.signInFailed, "The sign-in was cancelled; this computer is not registered.")
-        }
-    }
-
-    /// The `tid` claim of a token just received from the token endpoint (read, not checked: it
-    /// only names where to enrol, and the enrolment checks the token itself).
-    private static func tenant(of token: Secret) -> String? {
+    /// The `oid` and `tid` claims of a token just received from the token endpoint (read, not
+    /// checked: they name where to enrol and whose registration it is; the enrolment checks the
+    /// token itself). Each only when it is a GUID.
+    private static func user(of token: Secret) -> (objectID: String?, tenantID: String?) {
         let parts = token.revealed.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[1].utf8.count < 16 * 1024, let payload = Base64URL.decode(parts[1]),
-            case .object(let claims)? = try? JSONDecoder().decode(JSONValue.self, from: payload),
-            let tid = claims["tid"]?.stringValue, UUID(uuidString: tid) != nil
-        else { return nil }
-        return tid
+            case .object(let claims)? = try? JSONDecoder().decode(JSONValue.self, from: payload)
+        else { return (nil, nil) }
+        let guid = { (name: String) in claims[name]?.stringValue.flatMap { UUID(uuidString: $0) == nil ? nil : $0.lowercased() } }
+        return (guid("oid"), guid("tid"))
     }
 
     // MARK: Using the PRT
@@ -210,6 +159,23 @@ public actor DeviceIdentity {
     public func ssoCookie(nonce: String) throws(DeviceIdentityError) -> Secret {
         let kept = try registered()
         return DeviceIdentityClient(transport: transport, authority: kept.authority).ssoCookie(kept.prt, nonce: nonce)
+    }
+
+    /// The browser's SSO credential (`x-ms-RefreshTokenCredential`) for a request to `ssoURL`: for
+    /// the `sso_nonce` Entra put in it, or, with none, a nonce the service hands out now. Only for
+    /// the sign-in service this computer is registered with.
+    public func ssoCookie(for ssoURL: URL) async throws(DeviceIdentityError) -> Secret {
+        let kept = try registered()
+        guard ssoURL.host?.lowercased() == kept.authority.host?.lowercased(), ssoURL.port == kept.authority.port else {
+            throw DeviceIdentityError(
+                .refused,
+                "This computer's sign-in cookie is only for \(kept.authority.host ?? "its sign-in service"), not \(ssoURL.host ?? "?").")
+        }
+        let client = DeviceIdentityClient(transport: transport, authority: kept.authority)
+        let given = URLComponents(url: ssoURL, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "sso_nonce" }?.value
+        let nonce: String
+        if let given, !given.isEmpty, given.utf8.count < 4096 { nonce = given } else { nonce = try await client.nonce() }
+        return client.ssoCookie(kept.prt, nonce: nonce)
     }
 
     /// Removes this computer from the organization (a registration token from the PRT) and

@@ -30,6 +30,8 @@ public struct BrokerCallLog: Sendable {
         let outcome: String
         if reply.contains("\"accessToken\"") {
             outcome = "a token"
+        } else if reply.contains("\"cookieItems\"") {
+            outcome = "a single sign-on cookie"
         } else if let range = reply.firstRange(of: "\"status\":") {
             outcome = "refused (status \(reply[range.upperBound...].prefix { $0.isNumber }))"
         } else if reply.hasPrefix("{\"accounts\"") {

@@ -141,7 +141,7 @@ public enum BrokerRequest: Sendable, Hashable {
     case interactive(BrokerAuthParameters)
     case removeAccount(clientID: String, account: BrokerAccount?)
     case cancelInteractiveFlow
-    case prtSsoCookie
+    case prtSsoCookie(BrokerSSORequest)
     case signedHTTPRequest
 
     /// The request `method` carries, or the broker's error to answer with.
@@ -157,7 +157,6 @@ public enum BrokerRequest: Sendable, Hashable {
         switch method {
         case .getLinuxBrokerVersion: return .version
         case .cancelInteractiveFlow: return .cancelInteractiveFlow
-        case .acquirePrtSsoCookie: return .prtSsoCookie
         case .generateSignedHttpRequest: return .signedHTTPRequest
         default: break
         }
@@ -180,6 +179,8 @@ public enum BrokerRequest: Sendable, Hashable {
             return .silent(try authParameters(json["authParameters"]))
         case .acquireTokenInteractively:
             return .interactive(try authParameters(json["authParameters"]))
+        case .acquirePrtSsoCookie:
+            return .prtSsoCookie(try BrokerSSORequest.parse(json))
         default:
             throw .contract("no such method")
         }

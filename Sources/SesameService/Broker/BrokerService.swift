@@ -101,7 +101,15 @@ public final class BrokerService {
             case .version:
                 return BrokerReply.version(version)
             case .accounts(let clientID):
-                return BrokerReply.accounts(try await accounts(clientID: clientID, authority: nil, for: program).map(Self.describe))
+                var accounts = try await accounts(clientID: clientID, authority: nil, for: program).map(BrokerAccount.init)
+                // This computer's user, for a browser's single sign-on the user allows (asked once).
+                if BrokerSingleSignOn.browserClients.contains(clientID.lowercased()), let (device, _) = await singleSignOn.deviceAccount(),
+                    !accounts.contains(where: { $0.homeAccountID == device.homeAccountID }),
+                    (try? await singleSignOn.authorize(program, account: device, context: context, asking: true)) != nil
+                {
+                    accounts.append(device)
+                }
+                return BrokerReply.accounts(accounts)
             case .silent(let parameters):
                 return try await silentToken(parameters, for: program, context: context).reply
             case .interactive(let parameters):
@@ -112,11 +120,12 @@ public final class BrokerService {
             case .cancelInteractiveFlow:
                 signer?.cancelBrokerSignIn()
                 return BrokerReply.empty
-            case .prtSsoCookie, .signedHTTPRequest:
+            case .prtSsoCookie(let request):
+                return try await singleSignOn.cookie(request, for: program, context: context)
+            case .signedHTTPRequest:
+                guard await singleSignOn.deviceAccount() != nil else { throw BrokerSingleSignOn.notRegistered }
                 throw BrokerFailure(
-                    .deviceNotRegistered, tag: 0x5E5A_0017,
-                    "This device is not registered with your organization: Sesame signs you in, but it does not register devices, "
-                        + "so it has no device token (PRT) for single sign-on cookies or signed requests.")
+                    .unexpected, tag: 0x5E5A_0018, "Sesame does not sign HTTP requests with this computer's key yet (issue 46).")
             }
         } catch {
             trace.record("broker-refused", [("program", program.name), ("status", String(error.status.rawValue))])
@@ -125,6 +134,8 @@ public final class BrokerService {
     }
 
     // MARK: The methods
+
+    private var singleSignOn: BrokerSingleSignOn { BrokerSingleSignOn(store: store, service: service, trace: trace) }
 
     private func accounts(clientID: String, authority: URL?, for program: ProgramIdentity) async throws(BrokerFailure) -> [Account] {
         let accountType = try await configure(clientID: clientID, authority: authority, redirectURI: nil, scopes: [])
@@ -228,7 +239,7 @@ public final class BrokerService {
         guard let idToken, let claims = try? JSONWebToken(compact: idToken).claims else {
             throw BrokerFailure(.unexpected, tag: 0x5E5A_0105, "The identity service sent no ID token for this sign-in.")
         }
-        var described = Self.describe(account)
+        var described = BrokerAccount(account)
         described.localAccountID = claims["oid"]?.stringValue ?? described.localAccountID
         described.realm = claims["tid"]?.stringValue ?? described.realm
         // Everything the app asked for that the grant covers, as the client checks it: the
@@ -341,21 +352,6 @@ public final class BrokerService {
         }
         if !parameters.username.isEmpty { return accounts.first { $0.username.equalsIgnoringCase(parameters.username) } }
         return accounts.count == 1 ? accounts.first : nil
-    }
-
-    /// An account as the broker client knows it.
-    static func describe(_ account: Account) -> BrokerAccount {
-        var described = BrokerAccount(
-            homeAccountID: account.homeAccountID, localAccountID: account.localAccountID, environment: account.environment,
-            realm: account.realm, username: account.username)
-        described.name = account.name ?? ""
-        let parts = account.homeAccountID.split(separator: ".", maxSplits: 1).map(String.init)
-        if parts.count == 2 {
-            let json = #"{"uid":"\#(parts[0])","utid":"\#(parts[1])"}"#
-            described.clientInfo = Base64URL.encode(Data(json.utf8))
-            if described.realm.isEmpty || ["organizations", "common", "consumers"].contains(described.realm) { described.realm = parts[1] }
-        }
-        return described
     }
 
     private static let denied = BrokerFailure(.userCanceled, tag: 0x5E5A_0101, "You did not allow this program to use your account.")
