@@ -72,7 +72,8 @@ struct BrokerSingleSignOnTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = AccountStore(storage: FileTokenStorage(directory: folder), transport: AsyncHTTPClientTransport(), device: identity)
         let trace = try FlowTrace(file: nil)
-        let service = AccountService(store: store, accountTypes: [], trace: trace, access: ProgramAccess(file: nil), trusted: [])
+        let decisions = folder.appending(path: "program-access.json")
+        let service = AccountService(store: store, accountTypes: [], trace: trace, access: ProgramAccess(file: decisions), trusted: [])
         let questions = ScriptedQuestions([.always, .deny])
         service.questioner = questions
         let broker = BrokerService(service: service, store: store, trace: trace, version: "0.3.0", extraHosts: [])
@@ -122,6 +123,16 @@ struct BrokerSingleSignOnTests {
             as: Self.other)
         #expect(noCookie["cookieItems"] == nil)
         #expect(questions.asked.count == 2)
+        // The Always is kept: read again (a restart), the browser is allowed and the other denied.
+        let kept = ProgramAccess(file: decisions)
+        let request = { (program: ProgramIdentity) in
+            AccessRequest(
+                program: program, accountType: BrokerSingleSignOn.accountType,
+                homeAccountID: try #require(account["homeAccountId"] as? String),
+                username: Self.user, resource: "", scopes: [BrokerSingleSignOn.singleSignOnPermission])
+        }
+        #expect(kept.decision(for: try request(Self.browser)) == .allowed)
+        #expect(kept.decision(for: try request(Self.other)) == .denied)
         // An MSAL program listing its own app's accounts is not asked about single sign-on.
         let msal = try await Self.ask(broker, .getAccounts, #"{"clientId":"\#(Self.azureCLI)","redirectUri":"x"}"#, as: Self.other)
         #expect((msal["accounts"] as? [Any])?.isEmpty == true)

@@ -46,15 +46,16 @@ extension BrokerReply {
 /// The broker's single sign-on as this computer (its Primary Refresh Token): the device's user
 /// for a browser's `getAccounts`, and `acquirePrtSsoCookie`, each for a program the user allowed.
 @MainActor
-struct BrokerSingleSignOn {
+public struct BrokerSingleSignOn {
     let store: AccountStore
     let service: AccountService
     let trace: FlowTrace
 
     /// The question a program's first single sign-on request asks: one decision for every site of
-    /// the organization, since a browser asks for the cookie wherever the user signs in.
-    static let singleSignOnResource = "urn:sesame:single-sign-on"
-    static let singleSignOnPermission = "Sign you in to every site and app of your organization as this computer (single sign-on)"
+    /// the organization, since a browser asks for the cookie wherever the user signs in. It is kept
+    /// under the account type `device` (no account type of the settings is named so).
+    public static let accountType = "device"
+    public static let singleSignOnPermission = "Sign you in to every site and app of your organization as this computer (single sign-on)"
 
     /// The app ids browsers' single sign-on asks as (`getAccounts` then `acquirePrtSsoCookie`):
     /// linux-entra-sso's and Microsoft Edge's. To them `getAccounts` names this computer's user,
@@ -81,8 +82,8 @@ struct BrokerSingleSignOn {
         _ program: ProgramIdentity, account: BrokerAccount, context: ProgramContext, asking: Bool
     ) async throws(BrokerFailure) {
         let request = AccessRequest(
-            program: program, accountType: "device", homeAccountID: account.homeAccountID, username: account.username,
-            resource: Self.singleSignOnResource, scopes: [Self.singleSignOnPermission], context: context)
+            program: program, accountType: Self.accountType, homeAccountID: account.homeAccountID, username: account.username,
+            resource: "", scopes: [Self.singleSignOnPermission], context: context)
         if !asking, !service.isTrusted(program) {
             guard case .allowed = service.access.decision(for: request) else {
                 throw BrokerFailure(.userCanceled, tag: 0x5E5A_0120, "You did not allow this program to sign you in as this computer.")
