@@ -5,7 +5,7 @@ SHELL := /bin/bash
 # Debian packages the build, the app and the tests need.
 DEBIAN_PACKAGES := libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev xvfb xauth dbus dbus-x11 gnome-keyring gcr \
                    libsecret-tools pkg-config gettext desktop-file-utils webkit2gtk-driver \
-                   python3 python3-venv python3-gi gir1.2-atspi-2.0 at-spi2-core \
+                   python3 python3-venv python3-gi python3-pydbus gir1.2-atspi-2.0 at-spi2-core \
                    tinyproxy-bin socat iproute2 ca-certificates gsettings-desktop-schemas dconf-service \
                    dconf-gsettings-backend glib-networking glib-networking-services libproxy1-plugin-webkit \
                    fonts-wqy-microhei dpkg-dev binutils lintian appstream mmdebstrap bubblewrap \

@@ -11,6 +11,8 @@ final class DeviceCommandTests: XCTestCase {
     static let alex = "alex@contoso.onmicrosoft.com"
     /// The Me sample's client (me.plist), which an administrator consented to for everyone.
     static let meClient = "66855f8a-60cd-445e-a9bb-8cd8eadbd3fa"
+    static let alexHomeAccountID = "4c1b9a54-7f4e-4f2b-9a5f-2a0c6c1d7e01.9f2b1c3e-5a7d-4e2b-8c41-0d6a3f5b7e21"
+    static let azureCLI = "04b07795-8ddb-461a-bbee-02f9e1bf7b46"
     /// The Directory sample's (directory.plist), consented to as well.
     static let directoryClient = "6731de76-14a6-49ae-97bc-6eba6914391e"
 
@@ -185,6 +187,74 @@ final class DeviceCommandTests: XCTestCase {
         // Sign-ins show their pages again: `sesame login` turns to the browser (none here).
         let login = try desktop.sesame("login", "--account-type", "msalGraph")
         XCTAssertNotEqual(login.status, 0, login.stdout)
+    }
+
+    /// Siemens' linux-entra-sso native host (its published source, pinned and unchanged), as the
+    /// browser extension drives it, against Sesame's broker on the desktop's bus: `getAccounts`
+    /// names the computer's user, and `acquirePrtSsoCookie` gives a cookie the sign-in service
+    /// signs the browser in with, no page. The user's Always for the browser's single sign-on is on
+    /// file from an earlier day (the question itself: `BrokerSingleSignOnTests`).
+    func testLinuxEntraSSOsNativeHostGetsACookieTheSignInServiceHonours() throws {
+        let desktop = try Desktop(cleanup: &cleanup)
+        let deviceID = try desktop.register()
+        let python = URL(filePath: "/usr/bin/python3").resolvingSymlinksInPath().path
+        let data = URL(filePath: try XCTUnwrap(desktop.environment["XDG_DATA_HOME"])).appending(path: "sesame")
+        let decision = """
+            {"version":2,"decisions":[{"program":{"kind":"executable","id":"\(python)"},"accountType":"device",\
+            "homeAccountID":"\(Self.alexHomeAccountID)","username":"\(Self.alex)","resource":"",\
+            "scopes":["Sign you in to every site and app of your organization as this computer (single sign-on)"],\
+            "allowed":true,"decidedAt":"2026-11-20T09:00:00Z"}]}
+            """
+        try decision.write(to: data.appending(path: "program-access.json"), atomically: true, encoding: .utf8)
+        let service = Process()
+        service.executableURL = try Repository.product("sesame-service")
+        service.arguments = ["--emulator", desktop.base]
+        service.environment = desktop.environment
+        service.standardOutput = FileHandle.nullDevice
+        service.standardError = FileHandle.nullDevice
+        try service.start()
+        cleanup.append { if service.isRunning { service.terminate() } }
+        XCTAssertTrue(
+            Eventually.holdsBlocking(within: .seconds(60)) { desktop.keyring.bus.hasOwner("com.microsoft.identity.broker1") },
+            "sesame-service never served the broker")
+
+        let host = Repository.root.appending(path: "Tests/ThirdParty/linux-entra-sso/linux-entra-sso.py").path
+        let accounts = try ProcessRunner.run(
+            URL(filePath: "/usr/bin/python3"), [host, "-i", "getAccounts"], environment: desktop.environment)
+        desktop.outputs += [accounts.stdout, accounts.stderr]
+        XCTAssertEqual(accounts.status, 0, accounts.stderr)
+        let listed = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(accounts.stdout.utf8)) as? [String: Any], accounts.stdout)
+        let names = ((listed["accounts"] as? [[String: Any]]) ?? []).compactMap { $0["username"] as? String }
+        XCTAssertEqual(names, [Self.alex], accounts.stdout)
+
+        let answer = try ProcessRunner.run(
+            URL(filePath: "/usr/bin/python3"), [host, "-i", "acquirePrtSsoCookie", "-s", desktop.base + "/"],
+            environment: desktop.environment)
+        XCTAssertEqual(answer.status, 0, answer.stderr)
+        let reply = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(answer.stdout.utf8)) as? [String: Any], answer.stdout)
+        let item = try XCTUnwrap((reply["cookieItems"] as? [[String: Any]])?.first, answer.stdout.prefix(300).description)
+        let name = try XCTUnwrap(item["cookieName"] as? String)
+        let cookie = try XCTUnwrap(item["cookieContent"] as? String)
+        XCTAssertEqual(name, "x-ms-RefreshTokenCredential")
+
+        // What the extension then does: the header on the sign-in service's request. A code, no page.
+        let authorize =
+            "\(desktop.base)/organizations/oauth2/v2.0/authorize?client_id=\(Self.azureCLI)&response_type=code"
+            + "&redirect_uri=http%3A%2F%2Flocalhost&scope=openid%20profile"
+        let signedIn = try blocking { [browser = HeadlessBrowser.sockets(base: URL(string: desktop.base)!, codes: desktop.lines)] in
+            try await browser.get(authorize, header: name, value: cookie)
+        }
+        XCTAssertEqual(signedIn.status, 302, signedIn.text.prefix(300).description)
+        XCTAssertTrue(signedIn.location?.hasPrefix("http://localhost/?code=") == true, signedIn.location ?? "")
+        XCTAssertTrue(desktop.lines.all.contains("prt-sso \(deviceID) \(Self.azureCLI)"), "\(desktop.lines.all)")
+        // The broker's call log names the cookie, never holds it.
+        let home = URL(filePath: try XCTUnwrap(desktop.environment["HOME"]))
+        let log = try String(contentsOf: home.appending(path: ".local/state/sesame/broker-calls.log"), encoding: .utf8)
+        XCTAssertTrue(log.contains("acquirePrtSsoCookie") && log.contains("a single sign-on cookie"), log)
+        XCTAssertFalse(log.contains(cookie.prefix(40)))
+        service.terminate()
+        service.waitUntilExit()
+        try assertNoSecretPrinted(desktop)
     }
 
     /// The kept PRT, session key and keys appear in no output, no line of the emulator's and no

@@ -169,6 +169,13 @@ public final class HeadlessBrowser: @unchecked Sendable {
         try await get(uri, headers: [.cookie: cookie])
     }
 
+    /// GETs `uri` sending one more header, `name: value` (as linux-entra-sso's extension sends
+    /// the PRT's credential).
+    public func get(_ uri: String, header name: String, value: String) async throws -> Page {
+        guard let field = HTTPField.Name(name) else { throw TestSupportError("\(name) is no header name") }
+        return try await get(uri, headers: [field: value])
+    }
+
     /// POSTs a form.
     public func post(_ uri: String, form: [(String, String)], headers: HTTPFields = [:]) async throws -> Page {
         var fields = headers

@@ -17,6 +17,7 @@ public final class PrivateKeyring: @unchecked Sendable {
         environment["HOME"] = home.path
         environment["XDG_DATA_HOME"] = home.appending(path: ".local/share").path
         environment["XDG_CONFIG_HOME"] = home.appending(path: ".config").path
+        environment["XDG_STATE_HOME"] = home.appending(path: ".local/state").path
         bus = try SessionBus(environment: environment)
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         self.environment = environment
