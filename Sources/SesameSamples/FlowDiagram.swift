@@ -208,6 +208,14 @@ public struct FlowDiagram: Sendable {
             return [
                 note(.app, String(formatting: L("token for %@’s own app"), DisplayText.escaped(field("program") ?? "")), highlighted: true)
             ]
+        case "device-sign-in":
+            // This computer's Primary Refresh Token signed the account in: no page.
+            return [note(.app, L("signed in by this computer’s registration (PRT): no page"), highlighted: true)]
+        case "device-lost":
+            return [note(.app, L("this computer is no longer registered: pages again"), failure: true)]
+        case "broker-sso-cookie":
+            let program = DisplayText.escaped(field("program") ?? "")
+            return [note(.app, String(formatting: L("single sign-on cookie for %@"), program), highlighted: true)]
         case "broker-refused":
             let program = DisplayText.escaped(field("program") ?? "")
             return [note(.app, String(formatting: L("the identity broker refused %@"), program), failure: true)]

@@ -129,6 +129,22 @@ struct FlowDiagramTests {
         #expect(FlowDiagram.Lane.organization.title == "Organisation")
     }
 
+    @Test("this computer's registration shows: a sign-in by its PRT, its loss, a browser's cookie; no token or cookie in them")
+    func device() throws {
+        let trace = try FlowTrace(file: nil)
+        trace.record("device-sign-in", [("accountType", "msalGraph"), ("deviceId", "5e1c0000-0000-4000-8000-000000000001")])
+        trace.record("device-lost", [("error", "AADSTS700003")])
+        trace.record("broker-sso-cookie", [("program", "/usr/bin/python3.11"), ("host", "login.microsoftonline.com")])
+        let steps = FlowDiagram(trace.events).steps
+        #expect(
+            steps.map(\.label) == [
+                "signed in by this computer’s registration (PRT): no page", "this computer is no longer registered: pages again",
+                "single sign-on cookie for /usr/bin/python3.11",
+            ])
+        #expect(steps.map(\.isHighlighted) == [true, false, true])
+        #expect(steps.map(\.isFailure) == [false, true, false])
+    }
+
     @Test("rows come as events arrive; events the diagram leaves to the log add none")
     func live() throws {
         let events = try Self.signInAndSearch().events
