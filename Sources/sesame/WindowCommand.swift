@@ -118,10 +118,9 @@ extension SesameCommand {
                 let makeModel: @MainActor () async -> AppModel = { @MainActor in
                     let transport = TracingTransport(base: SesameCommand.desktopTransport(), trace: trace)
                     let model = await AppModel(
-                        // No device identity in the window yet: its flows stalled with a keyring
-                        // D-Bus started on demand (AccountServiceEndToEndTests, unloaded CI runs).
-                        store: AccountStore(storage: storage, transport: transport), settings: profiles, trace: trace,
-                        transport: transport)
+                        store: AccountStore(
+                            storage: storage, transport: transport, device: DeviceIdentity.desktop(for: storage, transport: transport)),
+                        settings: profiles, trace: trace, transport: transport)
                     if storage is SecretServiceTokenStorage {
                         // The keyring's own prompt, waited for off the main loop.
                         model.unlockKeyring = { await Task.detached { SecretServiceTokenStorage.unlock() }.value }

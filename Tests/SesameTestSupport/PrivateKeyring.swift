@@ -6,7 +6,7 @@ import Foundation
 /// identity — is the test's alone, whatever else runs.
 public final class PrivateKeyring: @unchecked Sendable {
     public let bus: SessionBus
-    /// The environment for programs that use it: the bus, the home folder and its data folder.
+    /// The environment for programs that use it: the bus, the home folder, its data and runtime folders.
     public let environment: [String: String]
     private let daemon = Process()
 
@@ -18,6 +18,13 @@ public final class PrivateKeyring: @unchecked Sendable {
         environment["XDG_DATA_HOME"] = home.appending(path: ".local/share").path
         environment["XDG_CONFIG_HOME"] = home.appending(path: ".config").path
         environment["XDG_STATE_HOME"] = home.appending(path: ".local/state").path
+        // Its own runtime folder too: gnome-keyring's control socket is there, and a daemon
+        // started in a shared one takes that socket over — after this one has gone, a keyring
+        // D-Bus starts on demand elsewhere would no longer find the session's own, and start an
+        // empty one whose first write waits for a password prompt nobody answers.
+        let runtime = home.appending(path: "runtime")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        environment["XDG_RUNTIME_DIR"] = runtime.path
         bus = try SessionBus(environment: environment)
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         self.environment = environment

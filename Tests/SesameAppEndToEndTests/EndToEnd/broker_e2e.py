@@ -48,9 +48,13 @@ class AppBus:
     def start_keyring(self, home, log_path):
         """gnome-keyring on this bus, its "login" collection unlocked with a password of the
         caller's (read from stdin, as a desktop's login does), in the home folder `home`."""
+        # Its own runtime folder: gnome-keyring's control socket is there, and a daemon started in the
+        # session's takes that socket over (a keyring D-Bus starts on demand afterwards, elsewhere,
+        # would then start empty, and its first write wait for a password prompt nobody answers).
+        runtime = os.path.join(home, "runtime")
+        os.makedirs(runtime, mode=0o700, exist_ok=True)
         environment = {**os.environ, "HOME": home, "XDG_DATA_HOME": os.path.join(home, ".local", "share"),
-                       "DBUS_SESSION_BUS_ADDRESS": self.address}
-        os.makedirs(home, exist_ok=True)
+                       "XDG_RUNTIME_DIR": runtime, "DBUS_SESSION_BUS_ADDRESS": self.address}
         with open(log_path, "w") as log:
             # The daemon forks and keeps what it was given as stdout: a file, never a pipe waited on.
             subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"], input=b"sesame-broker-test",
@@ -82,17 +86,20 @@ class BrokerDesktop:
     Sesame's window (under WebDriver, its sign-ins in files under SCRATCH/data), serving the
     broker's name."""
 
-    def __init__(self, binary, scratch, trace_path, sample="directory"):
+    def __init__(self, binary, scratch, trace_path, sample="directory", storage="files"):
+        """`storage`: where Sesame keeps its own sign-ins — "files", or "secret-service" (the
+        keyring, beside MSAL's programs' items: a computer registered with the organization keeps
+        its identity there)."""
         self.scratch = scratch
         self.home = os.path.join(scratch, "home")
         isolate_app_environment(os.path.join(scratch, "data"))
         self.bus = AppBus(os.environ["SESAME_E2E_APP_BUS"])
         self.bus.start_keyring(self.home, os.path.join(scratch, "keyring.log"))
-        storage = os.path.join(scratch, "data", "sesame")
-        os.makedirs(storage, exist_ok=True)
-        with open(os.path.join(storage, "storage"), "w") as choice:
-            # Sesame's own sign-ins in files, not in the keyring MSAL's programs use.
-            choice.write("files\n")
+        storage_folder = os.path.join(scratch, "data", "sesame")
+        os.makedirs(storage_folder, exist_ok=True)
+        with open(os.path.join(storage_folder, "storage"), "w") as choice:
+            # By default Sesame's own sign-ins in files, not in the keyring MSAL's programs use.
+            choice.write(storage + "\n")
         self.app = Sesame(binary, AUTHORITY_HOST, trace_path, sample)
         # The account types of the window's own sample (its sign-in page is not a program's).
         self.own_account_types = set()
