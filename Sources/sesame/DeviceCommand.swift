@@ -55,12 +55,17 @@ struct DeviceCommand: ParsableCommand {
         func run() throws {
             Termination.installForCommand { signal, _ in "Registration stopped (\(signal)); this computer is not registered." }
             let (options, accountType, yes) = (options, accountType, yes)
-            let name = name ?? DeviceCommand.hostName()
+            let name = name ?? ThisComputer.hostName()
             try tellingFailures {
                 try runBlocking {
                     let (store, profiles) = try await options.store()
                     guard let identity = store.device else { throw DeviceCommand.noKeyring }
-                    let profile = try DeviceCommand.organization(of: profiles, accountType: accountType)
+                    let target: RegistrationTarget
+                    do throws(RegistrationTarget.Problem) {
+                        target = try RegistrationTarget(settings: profiles, accountType: accountType)
+                    } catch {
+                        throw ValidationError(error.description)
+                    }
                     if let status = try await identity.status() {
                         Posix.writeStandardError(
                             "sesame: this computer is registered already (device \(status.deviceID)); `sesame device remove` first.\n")
@@ -77,9 +82,8 @@ struct DeviceCommand: ParsableCommand {
                             throw ExitCode(ExitStatus.failure)
                         }
                     }
-                    let (authority, tenant) = DeviceCommand.authority(of: profile.accountConfiguration)
                     let registration = try await identity.register(
-                        authority: authority, tenant: tenant, displayName: name, osVersion: DeviceCommand.operatingSystem(),
+                        authority: target.authority, tenant: target.tenant, displayName: name, osVersion: ThisComputer.operatingSystem(),
                         signIn: .deviceCode { authorization in Posix.writeStandardError("\(authorization.instructions)\n") })
                     print(
                         "Registered: your organization knows this computer as “\(name)” (device \(registration.deviceID)). "
@@ -136,37 +140,6 @@ struct DeviceCommand: ParsableCommand {
         return identity
     }
 
-    /// The account type whose organization to register with: the one named, or the first of
-    /// Microsoft's work accounts (not B2C).
-    static func organization(of profiles: [SampleSettings], accountType: String?) throws -> SampleSettings {
-        let work = profiles.filter { $0.accountConfiguration.isMicrosoftAuthority && $0.accountConfiguration.policy == nil }
-        if let accountType {
-            guard let profile = profiles.first(where: { $0.accountType == accountType }) else {
-                throw ValidationError(
-                    "There is no account type '\(accountType)'; the settings name \(profiles.map(\.accountType).joined(separator: ", ")).")
-            }
-            guard work.contains(where: { $0.accountType == accountType }) else {
-                throw ValidationError("\(accountType) does not sign in to a Microsoft work or school organization; name one that does.")
-            }
-            return profile
-        }
-        guard let first = work.first else {
-            throw ValidationError("None of the settings signs in to a Microsoft work or school organization.")
-        }
-        return first
-    }
-
-    /// The organization's sign-in root and tenant, from a configuration's authorization URL
-    /// (`https://login.microsoftonline.com/{tenant}/oauth2/v2.0/authorize`).
-    static func authority(of configuration: AccountConfiguration) -> (URL, String) {
-        let url = configuration.authorizationURL
-        let tenant = url.pathComponents.dropFirst().first ?? "organizations"
-        var root = URLComponents(url: url, resolvingAgainstBaseURL: false) ?? URLComponents()
-        root.path = "/\(tenant)"
-        root.query = nil
-        return (root.url ?? url, tenant)
-    }
-
     static func question(name: String) -> String {
         "Your organization will know this computer as “\(name)”: it appears among your devices, and sign-ins from it name "
             + "it. You can remove it any time (`sesame device remove`)."
@@ -180,21 +153,6 @@ struct DeviceCommand: ParsableCommand {
           keys:          \(status.keyStore), kept in the \(status.storage)
           sign-in token: renewed as it is used; expires \(status.primaryRefreshTokenExpires.formatted(.iso8601)) unless renewed
         """
-    }
-
-    /// The host name, as the organization will list the computer.
-    static func hostName() -> String {
-        let name = (try? String(contentsOfFile: "/proc/sys/kernel/hostname", encoding: .utf8))?.trimmingWhitespace() ?? ""
-        return name.isEmpty || name.utf8.count > 64 ? "Linux computer" : name
-    }
-
-    /// The distribution and its version (`/etc/os-release`'s `PRETTY_NAME`).
-    static func operatingSystem() -> String {
-        guard let text = try? String(contentsOfFile: "/etc/os-release", encoding: .utf8), text.utf8.count < 64 * 1024,
-            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("PRETTY_NAME=") })
-        else { return "Linux" }
-        let value = line.dropFirst("PRETTY_NAME=".count).filter { $0 != "\"" }
-        return value.isEmpty || value.count > 64 ? "Linux" : String(value)
     }
 }
 

@@ -119,10 +119,7 @@ public actor DeviceIdentity {
     /// checked: they name where to enrol and whose registration it is; the enrolment checks the
     /// token itself). Each only when it is a GUID.
     private static func user(of token: Secret) -> (objectID: String?, tenantID: String?) {
-        let parts = token.revealed.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[1].utf8.count < 16 * 1024, let payload = Base64URL.decode(parts[1]),
-            case .object(let claims)? = try? JSONDecoder().decode(JSONValue.self, from: payload)
-        else { return (nil, nil) }
+        guard let claims = (try? JSONWebToken(compact: token))?.claims else { return (nil, nil) }
         let guid = { (name: String) in claims[name]?.stringValue.flatMap { UUID(uuidString: $0) == nil ? nil : $0.lowercased() } }
         return (guid("oid"), guid("tid"))
     }
