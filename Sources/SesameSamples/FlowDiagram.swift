@@ -213,6 +213,18 @@ public struct FlowDiagram: Sendable {
             return [note(.app, L("signed in by this computer’s registration (PRT): no page"), highlighted: true)]
         case "device-lost":
             return [note(.app, L("this computer is no longer registered: pages again"), failure: true)]
+        case "device-registration-started":
+            return [note(.app, L("registering this computer: the broker’s sign-in for the registration service"))]
+        case "device-registered":
+            // The device's keys made here, the device enrolled, the PRT requested (the requests are the rows around it).
+            return [note(.app, L("this computer is registered: it holds a PRT"), highlighted: true)]
+        case "device-registration-failed":
+            return [note(.app, String(formatting: L("this computer was not registered: %@"), field("error") ?? ""), failure: true)]
+        case "device-credential-sent":
+            // `x-ms-RefreshTokenCredential` with the page's request: the service knows the device and its user.
+            return [note(.signInView, L("this computer’s single sign-on credential sent with the page: no password"), highlighted: true)]
+        case "device-removed":
+            return [note(.app, L("this computer’s registration removed, here and in the organization"))]
         case "broker-sso-cookie":
             let program = DisplayText.escaped(field("program") ?? "")
             return [note(.app, String(formatting: L("single sign-on cookie for %@"), program), highlighted: true)]

@@ -159,6 +159,30 @@ final class BrokerEndToEndTests: XCTestCase {
         (step["broker_calls"] as? [[String: Any]] ?? []).compactMap { $0["method"] as? String }
     }
 
+    /// On a computer megan registered from the window (docs/DEVICE.md), MSAL's broker client gets
+    /// its program's token with the question and the app's consent page only — the page got the
+    /// device's credential, so no password and no SMS code — and the token names the device.
+    func testAnMSALProgramOnARegisteredComputerNeedsNoPassword() throws {
+        let run = try flow("device")
+        let seen = run.seen
+        XCTAssertNil(seen["failed"], "the flow stopped: \(seen["failed"] ?? "")\n\(run.stderr.suffix(3000))")
+        let deviceID = try XCTUnwrap(seen["device_id"] as? String)
+        let first = step(seen, "first")
+        XCTAssertEqual(first["broker_enabled"] as? Bool, true, "MSAL found no broker: \(first)")
+        let signIns = first["sign_ins"] as? [[String: Any]] ?? []
+        XCTAssertEqual(signIns.count, 1, "\(first)")
+        XCTAssertEqual(signIns.first?["shown"] as? [String], ["consent"], "a page asked for more than the consent: \(signIns)")
+        XCTAssertEqual(claims(first)["deviceid"] as? String, deviceID, "\(first)")
+        XCTAssertEqual(first["graph"] as? Int, 200, "\(first)")
+        // Later, silently: no page, no question, the device still named.
+        let silent = step(seen, "silent")
+        XCTAssertEqual((silent["shown"] as? [String]) ?? [], [], "\(silent)")
+        XCTAssertEqual(claims(silent)["deviceid"] as? String, deviceID, "\(silent)")
+        for secret in ["x-ms-RefreshTokenCredential", "eyJ"] {
+            XCTAssertFalse(run.traceText.contains(secret), "the trace holds \(secret)")
+        }
+    }
+
     // MARK: Running the flow
 
     struct Run {
@@ -172,7 +196,7 @@ final class BrokerEndToEndTests: XCTestCase {
     /// the five minutes before expiry at which MSAL, pymsalruntime and Sesame renew them, so each
     /// silent request needs a new one, and the flow can wait for one to expire), a session bus of
     /// the test's own, and the flow in its namespace.
-    func flow() throws -> Run {
+    func flow(_ name: String = "programs") throws -> Run {
         try XCTSkipUnless(getuid() == 0, "Microsoft's host names on this machine need root (a mount namespace)")
         XCTAssertTrue(
             FileManager.default.isExecutableFile(atPath: "/usr/bin/WebKitWebDriver"),
@@ -194,6 +218,7 @@ final class BrokerEndToEndTests: XCTestCase {
         let emulator = try EmulatorProcess(
             [
                 "--host", Self.address, "--hostname", "login.microsoftonline.com", "--port", "443", "--tls", "--users", "50",
+                "--device-registration-hostname", "enterpriseregistration.windows.net",
                 "--state-dir", scratch.appending(path: "emulator").path, "--demo", "--access-token-lifetime", "6",
                 "--client", "\(Self.firstClient)=\(redirect)", "--client", "\(Self.secondClient)=\(redirect)",
                 "--client", "\(Self.thirdClient)=\(redirect)",
@@ -228,7 +253,7 @@ final class BrokerEndToEndTests: XCTestCase {
             [
                 Self.address, certificateAuthority, "--", python.path, endToEnd.appending(path: "broker_flow.py").path,
                 try Repository.product("sesame").path, scratch.path, Self.firstClient, Self.secondClient, Self.thirdClient,
-                Self.tenantID,
+                Self.tenantID, name,
             ],
             environment: flowEnvironment)
         printed.text = result.stdout

@@ -6,8 +6,10 @@ public struct DeviceIdentityError: Error, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable {
         /// This computer is not registered (or no longer: it was removed here).
         case notRegistered
-        /// The sign-in for the registration did not end with a sign-in (cancelled, refused).
+        /// The sign-in for the registration did not end with a sign-in (refused, failed).
         case signInFailed
+        /// The user cancelled the registration's sign-in: nothing to explain.
+        case cancelled
         /// What was kept could not be read or written.
         case storage
         /// The organization does not let users register devices, or this user has too many.

@@ -65,7 +65,7 @@ struct BrokerRegistrationSignIn {
             let error = AccountStoreError.from(refusal, accountType: "device-registration")
             throw DeviceIdentityError(.signInFailed, error.message, serviceCode: error.serviceCode)
         case .failed(let error): throw DeviceIdentityError(.signInFailed, error.message)
-        case .cancelled, .handedOff: throw DeviceIdentityError(.signInFailed, "The sign-in was cancelled; this computer is not registered.")
+        case .cancelled, .handedOff: throw DeviceIdentityError(.cancelled, "The sign-in was cancelled; this computer is not registered.")
         }
     }
 }

@@ -6,8 +6,9 @@ import SesameSystem
 
 /// The header's account button: who is signed in for the sample showing (or "Not signed in"),
 /// and in its menu the user name, the tenant, and as menu items what can be done about it — sign
-/// in, switch account, sign out — and where sign-ins are kept when no keyring is. (The programs
-/// the user answered are the primary menu's "Programs with Access".)
+/// in, switch account, sign out — then this computer's registration with the organization
+/// (register, remove), and where sign-ins are kept when no keyring is. (The programs the user
+/// answered are the primary menu's "Programs with Access".)
 @MainActor
 final class AccountMenu {
     /// The header's menu button.
@@ -18,6 +19,10 @@ final class AccountMenu {
     var onSwitchAccount: (() -> Void)?
     /// "Sign out".
     var onSignOut: (() -> Void)?
+    /// "Register This Computer…".
+    var onRegisterComputer: (() -> Void)?
+    /// "Remove This Computer’s Registration…".
+    var onRemoveRegistration: (() -> Void)?
 
     private let name = Label("", xalign: 0)
     private let user = Label("", xalign: 0)
@@ -25,6 +30,10 @@ final class AccountMenu {
     private let switchAccount = MenuItem(L("Switch Account…"))
     private let signOut = MenuItem(L("Sign Out"))
     private let signIn = MenuItem(L("Sign In…"))
+    private let deviceSeparator = Separator()
+    private let device = Label("", wrap: true, xalign: 0)
+    private let registerComputer = MenuItem(L("Register This Computer…"))
+    private let removeRegistration = MenuItem(L("Remove This Computer’s Registration…"))
 
     /// - Parameter filesStorage: the folder sign-ins are kept in when no keyring is in use (the
     ///   menu says so); nil when a keyring keeps them.
@@ -41,9 +50,14 @@ final class AccountMenu {
         signIn.accessibleName = L("Sign in to this sample")
         let who = Box(vertical: true, spacing: 2, [name, user, tenant])
         who.setMargin(6)
-        for widget in [who, Separator(), signIn, switchAccount, signOut] as [Widget] {
-            button.content.pack(widget)
-        }
+        device.accessibleName = L("This computer’s registration")
+        device.addStyleClass("dim-label")
+        device.limitWidth(characters: 40)
+        device.setMargin(6)
+        let widgets: [Widget] = [
+            who, Separator(), signIn, switchAccount, signOut, deviceSeparator, device, registerComputer, removeRegistration,
+        ]
+        for widget in widgets { button.content.pack(widget) }
         if let filesStorage {
             let storage = Label(
                 String(
@@ -60,7 +74,25 @@ final class AccountMenu {
         signIn.onClick { [weak self] in self?.chose(self?.onSignIn) }
         switchAccount.onClick { [weak self] in self?.chose(self?.onSwitchAccount) }
         signOut.onClick { [weak self] in self?.chose(self?.onSignOut) }
+        registerComputer.onClick { [weak self] in self?.chose(self?.onRegisterComputer) }
+        removeRegistration.onClick { [weak self] in self?.chose(self?.onRemoveRegistration) }
         show(nil)
+        for widget in [deviceSeparator, device, registerComputer, removeRegistration] as [Widget] { widget.hide() }
+    }
+
+    /// Shows this computer's registration (nil: not registered) and what can be done about it;
+    /// never called where the window cannot register, so the section stays hidden there.
+    func showDevice(_ status: DeviceIdentity.Status?) {
+        device.text =
+            status.map { status in
+                status.userPrincipalName.map { String(formatting: L("This computer is registered with your organization by %@."), $0) }
+                    ?? L("This computer is registered with your organization.")
+            } ?? L("This computer is not registered with your organization.")
+        device.tooltip = status.map { String(formatting: L("Device %@"), $0.deviceID) }
+        deviceSeparator.show()
+        device.show()
+        registerComputer.isVisible = status == nil
+        removeRegistration.isVisible = status != nil
     }
 
     /// Shows `account` (nil: nobody is signed in) and what can be done about it.

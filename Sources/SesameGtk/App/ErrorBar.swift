@@ -13,6 +13,18 @@ final class ErrorBar {
     /// A tenant's refusal: its action and "Copy details for your IT help desk".
     private let refusal = RefusalActions(copyName: L("Copy the sign-in error's details for your IT help desk"))
     private var choice: CheckedContinuation<Bool, Never>?
+    /// A refusal's "Register This Computer…" (set by the window when it can register): the bar
+    /// is answered Cancel, and the registration starts.
+    var onRegisterDevice: (() -> Void)? {
+        didSet {
+            refusal.onRegisterDevice = onRegisterDevice.map { register in
+                { [weak self] in
+                    self?.answer(retry: false)
+                    register()
+                }
+            }
+        }
+    }
     /// The failure shown got no answer: the network's return answers Retry.
     private(set) var waitsForNetwork = false
 

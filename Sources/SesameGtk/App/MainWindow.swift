@@ -53,6 +53,8 @@ public final class MainWindow: SignInFailurePresenter {
     private let stateFile: URL?
     /// The app, which Ctrl+Q ends (without one, Ctrl+Q closes the window).
     weak var application: Application?
+    /// This computer's registration, asked for in the account menu (nil: the window cannot register).
+    private(set) var computer: ComputerRegistration?
     /// What signs in for the account service's programs.
     private(set) lazy var serviceSignIns = ServiceSignIns(window: self)
     /// How far the window has come, and the hold after a redirect (``WindowPhases``).
@@ -95,6 +97,8 @@ public final class MainWindow: SignInFailurePresenter {
         }
         showAccount()
         followStore()
+        computer = ComputerRegistration(model: model, signIn: signIn, window: window)
+        computer?.connect(menu: accountMenu, errorBar: errorBar)
         start()
         Task { [weak self] in
             try? await Task.sleep(for: options.longestWaitBeforeShowing)
@@ -112,10 +116,7 @@ public final class MainWindow: SignInFailurePresenter {
         }
         accountMenu.onSwitchAccount = { [weak self] in self?.onCurrentPage { page in await page.switchAccount() } }
         accountMenu.onSignOut = { [weak self] in self?.onCurrentPage { page in await page.signOut() } }
-        primaryMenu.onForget = { [weak self] in
-            self?.signIn.forgetSignInData()
-            self?.model.trace.record("sign-in-data-forgotten")
-        }
+        primaryMenu.onForget = { [weak self] in self?.signIn.forgetSignInData() }
         primaryMenu.onToggleInspector = { [weak self] in self?.toggleInspector() }
         samples.holdsHeader = { [weak self] in self?.phases.holdsHeader ?? false }
         samples.onAccountShown = { [weak self] in self?.showAccount() }

@@ -14,6 +14,9 @@ final class RefusalActions {
     private let action = Button("")
     private let copy: Button
     private var notice: RefusalNotice?
+    /// "Register This Computer…" was pressed (a policy asks for a registered device); nil: the
+    /// window cannot register (no keyring), and the button is not offered.
+    var onRegisterDevice: (() -> Void)?
 
     /// - Parameter copyName: the copy button's accessible name, which says whose details it copies
     ///   when the window has more than one.
@@ -42,6 +45,9 @@ final class RefusalActions {
         case .register:
             action.title = L("Set up sign-in methods")
             action.accessibleName = L("Open the page where you register a second way to sign in")
+        case .registerDevice where onRegisterDevice != nil:
+            action.title = L("Register This Computer…")
+            action.accessibleName = L("Register this computer with your organization")
         default:
             action.hide()
         }
@@ -52,6 +58,7 @@ final class RefusalActions {
         switch notice.action {
         case .approvalLink(let url): WebView.copyToClipboard(url.absoluteString)
         case .register(let url): try? DesktopLauncher.openInDefaultBrowser(url)
+        case .registerDevice: onRegisterDevice?()
         default: break
         }
     }

@@ -162,6 +162,19 @@ public final class WebView: Widget {
     /// Loads an address.
     public func load(_ url: URL) { webkit_web_view_load_uri(webView, url.absoluteString) }
 
+    /// Loads an address sending one more request header with it (this computer's single sign-on
+    /// credential, as Windows' web views send it to the sign-in service); the loads that follow
+    /// (links, forms, redirects) do not carry it.
+    public func load(_ url: URL, header name: String, value: String) {
+        guard let made = webkit_uri_request_new(url.absoluteString) else { return load(url) }
+        GObjectReference.withNewObject(made) { request in
+            if let headers = webkit_uri_request_get_http_headers(request) {
+                soup_message_headers_append(headers, name, value)
+            }
+            webkit_web_view_load_request(webView, request)
+        }
+    }
+
     /// Stops the load in progress.
     public func stopLoading() { webkit_web_view_stop_loading(webView) }
 

@@ -974,6 +974,13 @@ public final class Window: Widget {
         gtk_window_set_type_hint(window, GDK_WINDOW_TYPE_HINT_DIALOG)
     }
 
+    /// Whether the window takes every input of the application while it shows (a question that
+    /// must be answered before the window below it goes on).
+    public var isModal: Bool {
+        get { gtk_window_get_modal(window) != 0 }
+        set { gtk_window_set_modal(window, newValue ? 1 : 0) }
+    }
+
     /// Whether the user may resize the window.
     public var isResizable: Bool {
         get { gtk_window_get_resizable(window) != 0 }

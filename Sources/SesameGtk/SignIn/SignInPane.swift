@@ -23,6 +23,12 @@ final class SignInPane: SignInUserAgent {
     private var closed = false
     /// The program a sign-in is for, when another program asked for it (the identity broker).
     var requestedBy: String?
+    /// The sign-in registers this computer (the account menu's "Register This Computer…"): the
+    /// page says so, and offers no browser (the registration's answer comes to this view only).
+    var registering = false
+    /// This computer's single sign-on credential for a page's address (nil: not registered with
+    /// its sign-in service); set by the window when it can register.
+    var deviceCredentials: (@Sendable (URL) async -> Secret?)?
     /// The sample a sign-in's account type is for, by its title ("Tasks"); nil for none.
     var sampleTitle: ((String) -> String?)?
     /// The view of the session on screen, or of the last one.
@@ -47,6 +53,11 @@ final class SignInPane: SignInUserAgent {
     private let refusalBar = Box(vertical: false, spacing: 8)
     private let refusalText = Label("", wrap: true, xalign: 0)
     private let refusalActions = RefusalActions()
+    /// A refusal's "Register This Computer…" (set by the window when it can register).
+    var onRegisterDevice: (() -> Void)? {
+        get { refusalActions.onRegisterDevice }
+        set { refusalActions.onRegisterDevice = newValue }
+    }
     /// The refusal on screen, if any.
     private(set) var refusal: RefusalNotice?
 
@@ -113,29 +124,43 @@ final class SignInPane: SignInUserAgent {
     var heading: String { title.text }
 
     nonisolated func present(_ session: SignInSession) async throws {
-        try await show(session)
+        let credential = await deviceCredential(for: session)
+        try await show(session, deviceCredential: credential)
+    }
+
+    /// This computer's single sign-on credential for the session's page: when it is registered
+    /// with that sign-in service, and the request does not ask the user to choose or type who
+    /// signs in (`prompt=login`, `select_account`).
+    private func deviceCredential(for session: SignInSession) async -> Secret? {
+        guard !registering, let credentials = deviceCredentials else { return nil }
+        let query = URLComponents(url: session.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        guard !query.contains(where: { $0.name == "prompt" && ["login", "select_account"].contains($0.value ?? "") }) else { return nil }
+        guard let credential = await credentials(session.authorizationURL) else { return nil }
+        trace.record("device-credential-sent", [("host", session.authorizationURL.host ?? "")])
+        return credential
     }
 
     nonisolated func dismiss(_ session: SignInSession) async {
         await hide(session)
     }
 
-    private func show(_ session: SignInSession) throws(WindowClosed) {
+    private func show(_ session: SignInSession, deviceCredential: Secret?) throws(WindowClosed) {
         guard !closed else { throw WindowClosed() }
         current = session
-        browserButton.show()
+        browserButton.isVisible = !registering
         browserButton.removeStyleClass("suggested-action")
         demoButton.hide()
         showRefusal(nil)
         let view = signInView(forGroup: session.storageGroup)
         self.view = view
         title.text =
-            requestedBy.map { String(formatting: L("Sign in for %@ — the identity service’s own page"), DisplayText.isolated($0)) }
+            (registering ? L("Registering this computer — the identity service’s own page") : nil)
+            ?? requestedBy.map { String(formatting: L("Sign in for %@ — the identity service’s own page"), DisplayText.isolated($0)) }
             ?? sampleTitle?(session.accountType).map { String(formatting: L("Signing in to %@ — the identity service’s own page"), $0) }
             ?? L("Sign in — the identity service’s own page")
         title.tooltip = title.text
         // The page is asked for first: WebKit starts its processes while the window shows.
-        view.begin(session)
+        view.begin(session, deviceCredential: deviceCredential)
         // After `begin` shows it: a stack makes only a visible child the one on screen.
         views.show(view.root)
         trace.record("sign-in-page-requested", [("accountType", session.accountType)])
@@ -213,6 +238,7 @@ final class SignInPane: SignInUserAgent {
     /// "Forget sign-in data": every group's cookies and web data — through the live views'
     /// contexts, and on disk for groups whose view was let go.
     func forgetSignInData() {
+        trace.record("sign-in-data-forgotten")
         for view in viewsByGroup.values { view.forgetSignInData() }
         for context in memoryContexts.values { context.clearWebsiteData() }
         guard let webDataDirectory else { return }

@@ -74,14 +74,20 @@ final class SignInView {
         webView.onTLSFailed { [weak self] uri, problems in self?.tlsFailed(uri, problems) ?? false }
     }
 
-    /// Shows the view and loads the session's authorization page.
-    func begin(_ session: SignInSession) {
+    /// Shows the view and loads the session's authorization page — with this computer's single
+    /// sign-on credential (`x-ms-RefreshTokenCredential`) when it has one for the service, so the
+    /// service knows the device and its user and asks no password.
+    func begin(_ session: SignInSession, deviceCredential: Secret? = nil) {
         self.session = session
         interceptedRedirect = false
         retriedAfterCancellation = false
         unreachablePage = nil
         root.show()
-        webView.load(session.authorizationURL)
+        if let deviceCredential {
+            webView.load(session.authorizationURL, header: "x-ms-RefreshTokenCredential", value: deviceCredential.revealed)
+        } else {
+            webView.load(session.authorizationURL)
+        }
     }
 
     /// What the user types next goes to the page (its first field has the page's focus).

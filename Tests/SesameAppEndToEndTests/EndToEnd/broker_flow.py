@@ -1,6 +1,6 @@
 """Programs built on MSAL for Python sign in through Sesame as the desktop's identity broker.
 
-    microsoft_hosts.sh ADDRESS CA -- python broker_flow.py SESAME_BINARY SCRATCH_DIR CLIENT_ID CLIENT_ID2 CLIENT_ID3 TENANT_ID
+    microsoft_hosts.sh ADDRESS CA -- python broker_flow.py SESAME_BINARY SCRATCH_DIR CLIENT_ID CLIENT_ID2 CLIENT_ID3 TENANT_ID [FLOW]
 
 Run where login.microsoftonline.com is the identity emulator (microsoft_hosts.sh; REQUESTS_CA_BUNDLE
 names its CA for MSAL's own requests). The app runs on the session bus SESAME_E2E_APP_BUS names,
@@ -15,6 +15,11 @@ Whatever Sesame shows meanwhile — its sign-in pages (driven through WebDriver)
 about the program (answered through the accessibility tree) — is answered as a user would, in
 whichever order it comes. Prints one JSON object: what was seen. BrokerEndToEndTests.swift says
 what must hold.
+
+FLOW `device` instead: Sesame keeps its sign-ins in the keyring, and megan registers the computer
+from the window's account menu first (docs/DEVICE.md); then the first program signs in: the
+question, and a sign-in page only for the consent its app needs (the device's credential goes with
+it: no password, no code), and its token names the device.
 """
 import json
 import os
@@ -30,6 +35,7 @@ from sesame_e2e import StepFailed
 broker_e2e.USER = "megan@contoso.onmicrosoft.com"
 
 binary, scratch, first_client, second_client, third_client, tenant_id = sys.argv[1:7]
+flow_name = sys.argv[7] if len(sys.argv) > 7 else "programs"
 HERE = os.path.dirname(os.path.abspath(__file__))
 seen = {}
 
@@ -135,9 +141,26 @@ def broker_flow(desktop):
     seen["keyring_items"] = desktop.bus.keyring_labels()
 
 
-desktop = BrokerDesktop(binary, scratch, os.path.join(scratch, "trace-1.jsonl"))
+def device_flow(desktop):
+    desktop.wait_for_broker()
+    app = desktop.app
+    # Megan registers the computer from the account menu (the window's own sample's sign-in,
+    # under way at the start, is cancelled for it), on the registration's sign-in page.
+    app.ui.from_menu("Account", "Register This Computer…")
+    app.ui.type("Name of this computer", "megan-laptop")
+    app.ui.click("Register this computer")
+    app.sign_in_entra(broker_e2e.USER)
+    seen["device_id"] = app.trace.wait_for("device-registered").get("deviceId")
+    app.ui.click("Close this message")
+    # The program: asked about, then only the consent its app needs.
+    seen["first"] = step(desktop, "msal_broker_app.py", first_client, "interactive", "Always allow this program")
+    seen["silent"] = step(desktop, "msal_broker_app.py", first_client, "silent")
+
+
+desktop = BrokerDesktop(binary, scratch, os.path.join(scratch, "trace-1.jsonl"),
+                        storage="secret-service" if flow_name == "device" else "files")
 try:
-    broker_flow(desktop)
+    (device_flow if flow_name == "device" else broker_flow)(desktop)
 except StepFailed as failure:
     seen["failed"] = str(failure)
     seen["last_events"] = [" ".join(f"{key}={value}" for key, value in event.items())

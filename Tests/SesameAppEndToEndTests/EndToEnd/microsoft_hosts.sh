@@ -21,8 +21,9 @@ shift
 address=$1 ca=$2
 shift 3
 
-# What MSAL, pymsalruntime and Sesame contact: the authority and its aliases, and Graph.
-names="login.microsoftonline.com login.microsoft.com login.windows.net sts.windows.net graph.microsoft.com"
+# What MSAL, pymsalruntime and Sesame contact: the authority and its aliases, Graph, and the
+# device registration service.
+names="login.microsoftonline.com login.microsoft.com login.windows.net sts.windows.net graph.microsoft.com enterpriseregistration.windows.net"
 
 mount --make-rprivate /
 work=$(mktemp -d "${TMPDIR:-/tmp}/microsoft-hosts.XXXXXX")

@@ -33,7 +33,7 @@ SCOPES = ["User.Read"]
 AUTHORITY_HOST = "https://login.microsoftonline.com"
 # The identity emulator serves Graph on its own host (its certificate names no other).
 GRAPH_ME = "https://login.microsoftonline.com/v1.0/me"
-CLAIMS = ("aud", "scp", "azp", "appid", "tid", "preferred_username", "upn", "exp")
+CLAIMS = ("aud", "scp", "azp", "appid", "tid", "preferred_username", "upn", "exp", "deviceid")
 
 
 def claims(token):
