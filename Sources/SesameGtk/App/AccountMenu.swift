@@ -80,6 +80,9 @@ final class AccountMenu {
         for widget in [deviceSeparator, device, registerComputer, removeRegistration] as [Widget] { widget.hide() }
     }
 
+    /// Whether the menu offers "Sign in" (nobody is signed in to the sample showing).
+    var offersSignIn: Bool { signIn.isVisible }
+
     /// Shows this computer's registration (nil: not registered) and what can be done about it;
     /// never called where the window cannot register, so the section stays hidden there.
     func showDevice(_ status: DeviceIdentity.Status?) {

@@ -24,6 +24,8 @@ final class ComputerRegistration {
     private(set) var status: DeviceIdentity.Status?
     /// Each reading of ``status`` (the account menu shows it).
     var onChange: ((DeviceIdentity.Status?) -> Void)?
+    /// Runs once a registration is done and said (the sample showing signs in, if nobody is).
+    var afterRegistering: (() -> Void)?
     /// A registration or removal is under way: a second choice waits for nothing and does nothing.
     private(set) var isBusy = false
 
@@ -55,6 +57,7 @@ final class ComputerRegistration {
         // A page the PRT could not spare (an app to consent to) knows the device and its user.
         signIn.deviceCredentials = { [device] url in try? await device.ssoCookie(for: url) }
         onChange = { [weak menu] status in menu?.showDevice(status) }
+        afterRegistering = { [weak menu] in if menu?.offersSignIn == true { menu?.onSignIn?() } }
         storeEvents = Task { [weak self, store] in
             await self?.refresh()
             for await event in await store.events() {
@@ -101,6 +104,8 @@ final class ComputerRegistration {
                 .init(
                     heading: L("This computer is registered"),
                     text: String(formatting: L("Your organization knows it as “%@”. Its apps now sign you in without a page."), name)))
+            // What the user was doing goes on: a sample nobody is signed in to signs in, now with no page.
+            afterRegistering?()
         } catch {
             trace.record("device-registration-failed", [("error", error.serviceCode ?? error.code.rawValue)])
             await refresh()
