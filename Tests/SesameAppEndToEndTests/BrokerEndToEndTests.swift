@@ -161,7 +161,8 @@ final class BrokerEndToEndTests: XCTestCase {
 
     /// On a computer megan registered from the window (docs/DEVICE.md), MSAL's broker client gets
     /// its program's token with the question and the app's consent page only — the page got the
-    /// device's credential, so no password and no SMS code — and the token names the device.
+    /// device's credential, so no password and no SMS code — and for an app an administrator
+    /// consented to, with the question only; the tokens name the device.
     func testAnMSALProgramOnARegisteredComputerNeedsNoPassword() throws {
         let run = try flow("device")
         let seen = run.seen
@@ -174,6 +175,12 @@ final class BrokerEndToEndTests: XCTestCase {
         XCTAssertEqual(signIns.first?["shown"] as? [String], ["consent"], "a page asked for more than the consent: \(signIns)")
         XCTAssertEqual(claims(first)["deviceid"] as? String, deviceID, "\(first)")
         XCTAssertEqual(first["graph"] as? Int, 200, "\(first)")
+        // A program whose app an administrator consented to: the question, and no page at all.
+        let second = step(seen, "second")
+        XCTAssertEqual(second["shown"] as? [String], ["question"], "\(second)")
+        XCTAssertEqual(questions(second).count, 1, "\(second)")
+        XCTAssertEqual(claims(second)["deviceid"] as? String, deviceID, "\(second)")
+        XCTAssertEqual(second["graph"] as? Int, 200, "\(second)")
         // Later, silently: no page, no question, the device still named.
         let silent = step(seen, "silent")
         XCTAssertEqual((silent["shown"] as? [String]) ?? [], [], "\(silent)")

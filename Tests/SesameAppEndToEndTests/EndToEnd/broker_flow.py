@@ -19,13 +19,15 @@ what must hold.
 FLOW `device` instead: Sesame keeps its sign-ins in the keyring, and megan registers the computer
 from the window's account menu first (docs/DEVICE.md); then the first program signs in: the
 question, and a sign-in page only for the consent its app needs (the device's credential goes with
-it: no password, no code), and its token names the device.
+it: no password, no code); a second program, whose app an administrator consented to, gets no page
+at all; their tokens name the device.
 """
 import json
 import os
 import subprocess
 import sys
 import time
+import urllib.request
 
 import broker_e2e
 from broker_e2e import PROGRAM_TIMEOUT, BrokerDesktop, answer_meanwhile, broker_calls, told_events
@@ -141,6 +143,13 @@ def broker_flow(desktop):
     seen["keyring_items"] = desktop.bus.keyring_labels()
 
 
+def control(path):
+    """The emulator's control endpoint (what an administrator does in the Entra admin center)."""
+    request = urllib.request.Request(f"{broker_e2e.AUTHORITY_HOST}/.emulator/{path}", data=b"", method="POST")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.status
+
+
 def device_flow(desktop):
     desktop.wait_for_broker()
     app = desktop.app
@@ -152,8 +161,12 @@ def device_flow(desktop):
     app.sign_in_entra(broker_e2e.USER)
     seen["device_id"] = app.trace.wait_for("device-registered").get("deviceId")
     app.ui.click("Close this message")
-    # The program: asked about, then only the consent its app needs.
+    # The program: asked about; its app needs megan's consent, which the PRT is not, so a page
+    # shows — with the device's credential: the consent only.
     seen["first"] = step(desktop, "msal_broker_app.py", first_client, "interactive", "Always allow this program")
+    # Another program, whose app an administrator consented to for everyone: asked about, and no page at all.
+    control(f"clients/{second_client}/adminConsent")
+    seen["second"] = step(desktop, "msal_second_app.py", second_client, "interactive", "Always allow this program")
     seen["silent"] = step(desktop, "msal_broker_app.py", first_client, "silent")
 
 
