@@ -42,6 +42,29 @@ struct SystemBrowserTests {
         }
     }
 
+    /// The socket listening on 127.0.0.1:`port` now (its inode, from /proc/net/tcp), if any: read
+    /// while the sign-in's listener is up, it names that listener's socket.
+    static func listeningSocket(_ port: Int?) -> String? {
+        guard let port, let table = FileManager.default.contents(atPath: "/proc/net/tcp") else { return nil }
+        let wanted = "0100007F:" + String(format: "%04X", port)
+        for line in String(decoding: table, as: UTF8.self).split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            if fields.count > 9, fields[1] == wanted, fields[3] == "0A" { return String(fields[9]) }
+        }
+        return nil
+    }
+
+    /// Whether this process still holds the socket `inode` open. Unlike a connect(2) to its port
+    /// afterwards, which another test's listener may have been given meanwhile, this asks about
+    /// the listener's own socket.
+    static func holds(_ inode: String?) -> Bool {
+        guard let inode else { return false }
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return descriptors.contains {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == "socket:[\(inode)]"
+        }
+    }
+
     /// A GET as a browser sends it, over a socket of its own (HTTP/1.1, `Connection: close`),
     /// read to the end: status and body.
     static func get(_ url: URL) async throws -> HTTPResponse {
@@ -84,9 +107,11 @@ struct SystemBrowserTests {
         await fixture.configure()
         let heard = Seen<[LoopbackPage]>([])
         let seen = Seen<Visit?>(nil)
+        let socket = Seen<String?>(nil)
         let agent = SystemBrowserUserAgent(
             open: { url in
                 let redirect = fixture.provider.redirect(for: url)
+                socket.set(Self.listeningSocket(redirect.port))
                 Task.detached {
                     var components = URLComponents(url: redirect, resolvingAgainstBaseURL: false)!
                     components.queryItems = components.queryItems!.map {
@@ -119,7 +144,8 @@ struct SystemBrowserTests {
         #expect(result.answer == 200)
         #expect(result.answerText.contains("You can close this tab"))
         #expect(heard.current == [.foreignAnswer, .notFound, .received])
-        #expect(!Self.isListening(redirectURI.port), "the listener still listens after the sign-in")
+        #expect(socket.current != nil, "no listener on \(redirectURI)")
+        #expect(!Self.holds(socket.current), "the listener still listens after the sign-in")
     }
 
     @Test("after the answer, another request is told the sign-in is over; before a sign-in, nobody waits")
@@ -141,8 +167,11 @@ struct SystemBrowserTests {
         #expect(session.isFinished)
         #expect(listener.answer(answer) == .alreadyAnswered)
         #expect(Self.isListening(listener.redirectURI.port))
+        let socket = Self.listeningSocket(listener.redirectURI.port)
+        #expect(socket != nil)
+        #expect(Self.holds(socket), "the open listener's socket is not seen as held")
         await listener.close()
-        #expect(!Self.isListening(listener.redirectURI.port))
+        #expect(!Self.holds(socket))
     }
 
     @Test("a browser that never answers: the sign-in ends as cancelled after the timeout, and the port closes")
@@ -151,8 +180,10 @@ struct SystemBrowserTests {
         defer { fixture.remove() }
         await fixture.configure()
         let redirect = Seen<URL?>(nil)
+        let socket = Seen<String?>(nil)
         let agent = SystemBrowserUserAgent(timeout: .milliseconds(300)) { url in
             redirect.set(fixture.provider.redirect(for: url))
+            socket.set(Self.listeningSocket(redirect.current?.port))
         }
         do {
             _ = try await fixture.store.signIn(accountType: fixture.accountType, using: agent)
@@ -160,8 +191,9 @@ struct SystemBrowserTests {
         } catch {
             #expect(error.code == .cancelled)
         }
-        let late = try #require(redirect.current)
-        #expect(!Self.isListening(late.port))
+        #expect(redirect.current != nil)
+        #expect(socket.current != nil)
+        #expect(!Self.holds(socket.current), "the listener still listens after the timeout")
     }
 
     @Test("the user cancels while the browser is open: cancelled, and the port closes")
@@ -177,6 +209,8 @@ struct SystemBrowserTests {
         let redirectURI = try #require(
             URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "redirect_uri" }?.value)
         #expect(Self.isListening(URL(string: redirectURI)?.port))
+        let socket = Self.listeningSocket(URL(string: redirectURI)?.port)
+        #expect(socket != nil)
         signIn.cancel()
         do {
             _ = try await signIn.value
@@ -184,7 +218,7 @@ struct SystemBrowserTests {
         } catch let error as AccountStoreError {
             #expect(error.code == .cancelled)
         }
-        #expect(!Self.isListening(URL(string: redirectURI)?.port))
+        #expect(!Self.holds(socket))
     }
 
     @Test("no browser to open: the sign-in says so (userAgentUnavailable) and nothing keeps listening")
@@ -194,8 +228,12 @@ struct SystemBrowserTests {
         await fixture.configure()
         struct NoBrowser: Error {}
         let asked = Seen<URL?>(nil)
+        let socket = Seen<String?>(nil)
         let agent = SystemBrowserUserAgent { url in
             asked.set(url)
+            let redirectURI = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "redirect_uri" }?
+                .value
+            socket.set(Self.listeningSocket(redirectURI.flatMap(URL.init(string:))?.port))
             throw NoBrowser()
         }
         do {
@@ -204,9 +242,8 @@ struct SystemBrowserTests {
         } catch {
             #expect(error.code == .userAgentUnavailable)
         }
-        let url = try #require(asked.current)
-        let redirectURI = try #require(
-            URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "redirect_uri" }?.value)
-        #expect(!Self.isListening(URL(string: redirectURI)?.port))
+        #expect(asked.current != nil)
+        #expect(socket.current != nil)
+        #expect(!Self.holds(socket.current), "a listener outlived the sign-in")
     }
 }
