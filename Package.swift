@@ -62,7 +62,23 @@ let package = Package(
         ),
         .target(
             name: "SesameKeyring",
-            dependencies: ["SesameCore", "SesameSystem", "CLibSecret"]
+            dependencies: ["SesameCore", "SesameSystem", "SesameTPM", "CLibSecret"]
+        ),
+        // The device's keys in the computer's TPM 2.0 (tpm2-tss's ESYS), the third platform
+        // module: only its Interop/ folder calls the C target.
+        .target(
+            name: "CTPM",
+            linkerSettings: [
+                .linkedLibrary("tss2-esys"), .linkedLibrary("tss2-mu"), .linkedLibrary("tss2-tctildr"), .linkedLibrary("tss2-rc"),
+            ]
+        ),
+        .target(
+            name: "SesameTPM",
+            dependencies: [
+                "SesameCore", "SesameSystem", "CTPM",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
         ),
         // What `sesame` and `sesame-service` share: the options every command takes, the bundled
         // resources, the desktop's HTTP transport. No GTK: the service links it.
@@ -272,6 +288,7 @@ let package = Package(
             dependencies: [
                 "SesameCore",
                 "SesameKeyring",
+                "SesameTPM",
                 "IdentityEmulator",
                 "SesameTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),

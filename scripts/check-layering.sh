@@ -22,17 +22,18 @@ rule() {
 # Drops comment lines (`//`, `///`) from `grep -n` output, so a doc comment may name what it forbids.
 code_only="grep -vE '^[^:]+:[0-9]+:[[:space:]]*//'"
 
-# The platform modules: SesameGIO (GLib, GIO) below SesameGtk (GTK, WebKit). Their Interop/
-# folders are the only homes of C calls, pointers and Unmanaged.
-interop="^Sources/(SesameGIO|SesameGtk)/Interop/"
+# The platform modules: SesameGIO (GLib, GIO) below SesameGtk (GTK, WebKit), and SesameTPM (the
+# TPM, through tpm2-tss). Their Interop/ folders are the only homes of C calls, pointers and Unmanaged.
+interop="^Sources/(SesameGIO|SesameGtk|SesameTPM)/Interop/"
 
 rule "1. raw pointers, Unmanaged and @convention(c) appear only in the platform modules' Interop/ folders" \
     "grep -rnE 'Unsafe[A-Za-z]*Pointer|OpaquePointer|Unmanaged|@convention' Sources --include=*.swift \
         | grep -vE '$interop'"
 
-rule "2. only SesameGtk/Interop/ imports CGtkWebKit, and only SesameGIO/Interop/ imports CGio" \
+rule "2. only SesameGtk/Interop/ imports CGtkWebKit, only SesameGIO/Interop/ CGio, only SesameTPM/Interop/ CTPM" \
     "{ grep -rln 'import CGtkWebKit' Sources Tests Demo Benchmarks | grep -v '^Sources/SesameGtk/Interop/'; \
-       grep -rln 'import CGio' Sources Tests Demo Benchmarks | grep -v '^Sources/SesameGIO/Interop/'; }"
+       grep -rln 'import CGio' Sources Tests Demo Benchmarks | grep -v '^Sources/SesameGIO/Interop/'; \
+       grep -rln 'import CTPM' Sources Tests Demo Benchmarks | grep -v '^Sources/SesameTPM/Interop/'; }"
 
 rule "3. SesameSystem imports nothing of Sesame's; SesameCore only SesameSystem, no C module, and never mentions the main actor" \
     "{ grep -rlnE '^[^/]*import (Sesame|C[A-Z])' Sources/SesameSystem; \
@@ -56,7 +57,7 @@ rule "7. GObject reference counts change only in SesameGIO/Interop/GObjectRefere
         | grep -v '^Sources/SesameGIO/Interop/GObjectReference.swift:' | $code_only"
 
 rule "8. the platform modules' public API shows no C type" \
-    "grep -rn 'public' Sources/SesameGtk Sources/SesameGIO --include=*.swift | grep -E 'UnsafeMutable|OpaquePointer|Gtk[A-Z][a-z]+|WebKitWeb|GError|GVariant|GDBus' \
+    "grep -rn 'public' Sources/SesameGtk Sources/SesameGIO Sources/SesameTPM --include=*.swift | grep -E 'UnsafeMutable|OpaquePointer|Gtk[A-Z][a-z]+|WebKitWeb|GError|GVariant|GDBus' \
         | $code_only"
 
 # The emulator does not import SesameCore, so its one rename (StateFile) is its own; the tests

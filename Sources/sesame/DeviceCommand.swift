@@ -123,9 +123,12 @@ struct DeviceCommand: ParsableCommand {
     static func sayLoss(of store: AccountStore) async {
         guard let loss = await store.device?.takeLoss() else { return }
         let after =
-            loss.code == .deviceRemoved
-            ? "Sesame has forgotten its registration; sign-ins show their pages again (`sesame device register` registers it anew)."
-            : "Sign-ins show their pages until it is enabled again."
+            switch loss.code {
+            case .deviceRemoved:
+                "Sesame has forgotten its registration; sign-ins show their pages again (`sesame device register` registers it anew)."
+            case .keysUnreadable: "Sign-ins show their pages until they can be used again."
+            default: "Sign-ins show their pages until it is enabled again."
+            }
         Posix.writeStandardError("sesame: note: \(loss) \(after)\n")
     }
 
@@ -150,7 +153,7 @@ struct DeviceCommand: ParsableCommand {
         This computer is registered with \(status.authority.host ?? "your organization") (Entra registered; not managed, not joined).
           device id:     \(status.deviceID)
           registered by: \(status.userPrincipalName ?? "unknown")
-          keys:          \(status.keyStore), kept in the \(status.storage)
+          keys:          \(status.keysKept)
           sign-in token: renewed as it is used; expires \(status.primaryRefreshTokenExpires.formatted(.iso8601)) unless renewed
         """
     }

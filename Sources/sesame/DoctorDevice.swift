@@ -35,7 +35,7 @@ enum DoctorDevice {
             DoctorBroker.Line(
                 mark: "OK", subject: "device",
                 text: "registered with \(status.authority.host ?? "?") as \(status.deviceID) by \(status.userPrincipalName ?? "?")"),
-            DoctorBroker.Line(mark: "OK", subject: "device keys", text: "\(status.keyStore) keys, kept in the \(status.storage)"),
+            DoctorBroker.Line(mark: "OK", subject: "device keys", text: status.keysKept),
             DoctorBroker.Line(
                 mark: status.primaryRefreshTokenExpires > now ? "OK" : "--", subject: "sign-in token",
                 text: "the Primary Refresh Token is \(age(now.timeIntervalSince(status.primaryRefreshTokenIssued))) old; "

@@ -42,7 +42,8 @@ final class DeviceCommandTests: XCTestCase {
         /// Everything the programs printed, to search for secrets.
         var outputs: [String] = []
 
-        init(cleanup: inout [() -> Void]) throws {
+        /// `tpm`: the TPM the computer's keys go to (else software keys, even where a TPM is).
+        init(cleanup: inout [() -> Void], tpm: SoftwareTPM? = nil) throws {
             let emulator = try EmulatorProcess(["--port", "0", "--users", "50", "--device-code-interval", "1"])
             cleanup.append { emulator.stop() }
             base = String(try XCTUnwrap(emulator.readLine()).split(separator: " ").last!)
@@ -56,6 +57,7 @@ final class DeviceCommandTests: XCTestCase {
             self.keyring = keyring
             environment = keyring.environment
             environment["SESAME_REQUIRE_SECRET_SERVICE"] = nil
+            environment["SESAME_TPM"] = tpm?.tcti ?? "none"
             // Sesame keeps its sign-ins in the keyring (what a first run on a desktop records).
             let marker = URL(filePath: try XCTUnwrap(environment["XDG_DATA_HOME"])).appending(path: "sesame")
             try FileManager.default.createDirectory(at: marker, withIntermediateDirectories: true)
@@ -257,12 +259,58 @@ final class DeviceCommandTests: XCTestCase {
         try assertNoSecretPrinted(desktop)
     }
 
+    /// With a TPM the user may use, the keys are made in it and never leave it: what the keyring
+    /// keeps is of no use without that TPM, every app still signs in with no page, and a TPM gone
+    /// is said in words, with what to do.
+    func testWithATPMTheKeysStayInItAndEveryAppStillSignsInWithNoPage() throws {
+        let tpm = try SoftwareTPM()
+        cleanup.append { tpm.stop() }
+        let desktop = try Desktop(cleanup: &cleanup, tpm: tpm)
+        let deviceID = try desktop.register()
+        let status = try desktop.sesame("device", "status")
+        XCTAssertTrue(
+            status.stdout.contains(
+                "keys:          in the TPM (\(tpm.tcti)), which also seals the PRT's session key; the Secret Service keeps"),
+            status.stdout)
+        XCTAssertTrue(try desktop.sesame("doctor").stdout.contains("in the TPM (\(tpm.tcti))"))
+        let kept = try XCTUnwrap(try desktop.keyring.lookup(group: "device-identity", kind: "device"))
+        let form = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(kept.utf8)) as? [String: Any])
+        XCTAssertEqual(form["keyStore"] as? String, "tpm")
+        XCTAssertNil(form["sessionKey"], "the session key is kept sealed by the TPM only")
+        XCTAssertFalse(kept.contains("PRIVATE KEY"))
+
+        let typed = try desktop.typed("token --account-type msalGraph")
+        XCTAssertEqual(typed.status, 0, typed.shown)
+        let token = try XCTUnwrap(typed.token, typed.shown)
+        let claims = try XCTUnwrap(Base64URLDecoding.json(String(token.split(separator: ".")[1])))
+        XCTAssertEqual(claims["deviceid"] as? String, deviceID)
+        XCTAssertTrue(desktop.lines.all.contains("prt-token \(deviceID) \(Self.meClient)"), "\(desktop.lines.all)")
+        try assertNoSecretPrinted(desktop)
+
+        // The TPM gone: the next app's sign-in says why the computer's sign-in cannot be used.
+        tpm.stop()
+        let failed = try desktop.typed("token --account-type myGraphService")
+        XCTAssertNotEqual(failed.status, 0, failed.shown)
+        XCTAssertTrue(failed.shown.contains("This computer's keys are in its TPM (\(tpm.tcti)), which could not be used"), failed.shown)
+        XCTAssertNotNil(try desktop.keyring.lookup(group: "device-identity", kind: "device"), "a TPM away is no reason to forget")
+        XCTAssertTrue(failed.shown.contains("Sign-ins show their pages until they can be used again."), failed.shown)
+        XCTAssertTrue(try desktop.sesame("device", "status").stdout.contains("device id:     \(deviceID)"))
+
+        // Back (the computer restarted): the PRT serves again — removing asks the organization with it.
+        try tpm.start()
+        let removed = try desktop.sesame("device", "remove")
+        XCTAssertEqual(removed.status, 0, removed.stderr)
+        XCTAssertTrue(desktop.lines.all.contains("device-removed \(deviceID)"), "\(desktop.lines.all)")
+        XCTAssertNil(try desktop.keyring.lookup(group: "device-identity", kind: "device"))
+    }
+
     /// The kept PRT, session key and keys appear in no output, no line of the emulator's and no
     /// file under the test's home.
     private func assertNoSecretPrinted(_ desktop: Desktop) throws {
         let kept = try XCTUnwrap(try desktop.keyring.lookup(group: "device-identity", kind: "device"), "no device identity in the keyring")
         let form = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(kept.utf8)) as? [String: Any])
-        let secrets = ["primaryRefreshToken", "sessionKey", "keys"].compactMap { form[$0] as? String }
+        // The session key as it is (software keys), or as the TPM sealed it.
+        let secrets = ["primaryRefreshToken", "sessionKey", "sealedSessionKey", "keys"].compactMap { form[$0] as? String }
         XCTAssertEqual(secrets.count, 3, "\(form.keys.sorted())")
         let home = URL(filePath: try XCTUnwrap(desktop.environment["HOME"]))
         let files = FileManager.default.enumerator(atPath: home.path)?.compactMap { $0 as? String } ?? []

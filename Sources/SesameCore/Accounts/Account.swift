@@ -76,8 +76,9 @@ public enum AccountStoreEvent: Sendable {
     case cacheRecovered(storageGroup: String, setAsideAt: String)
     /// A sign-in needed no page: this computer's Primary Refresh Token signed the account in.
     case signedInWithDevice(accountType: String, deviceID: String)
-    /// The organization removed (or disabled) this computer: its registration is of no use any
-    /// more, and sign-ins show their pages again. The error says which, for the user.
+    /// The organization removed (or disabled) this computer, or its keys cannot be used (its TPM
+    /// is away): its registration is of no use now, and sign-ins show their pages again. The
+    /// error says which, for the user.
     case deviceLost(DeviceIdentityError)
 }
 

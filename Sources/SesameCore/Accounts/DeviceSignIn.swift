@@ -18,7 +18,8 @@ struct DeviceSignIn {
         case signedIn(TokenResponse, IDTokenClaims?, deviceID: String)
         /// The PRT does not serve this sign-in; the page does.
         case notApplicable
-        /// The organization removed or disabled this computer: said once, then the page.
+        /// The organization removed or disabled this computer, or its keys cannot be used (its
+        /// TPM is away): said once, then the page.
         case deviceLost(DeviceIdentityError)
         /// The organization's policy refused the PRT's sign-in (Conditional Access: a compliant
         /// or managed device, say): the page would be refused the same way, unless a browser the
@@ -57,7 +58,7 @@ struct DeviceSignIn {
             logger.info(
                 "signed in with this computer's PRT", metadata: ["accountType": "\(accountType)", "deviceId": "\(status.deviceID)"])
             return .signedIn(tokens, claims, deviceID: status.deviceID)
-        } catch  where error.code == .deviceRemoved || error.code == .deviceDisabled {
+        } catch  where error.code == .deviceRemoved || error.code == .deviceDisabled || error.code == .keysUnreadable {
             logger.notice("this computer's registration is gone", metadata: ["error": "\(error)"])
             return .deviceLost(error)
         } catch  where error.code == .refused && error.serviceCode != "AADSTS65001" && TenantRefusal(serviceCode: error.serviceCode) != nil

@@ -29,6 +29,8 @@ public actor DeviceIdentity {
         /// The sign-in service it is registered with (`https://login.microsoftonline.com`).
         public let authority: URL
         public let keyStore: String
+        /// Where the keys are and what is kept of them, in words.
+        public let keysKept: String
         public let storage: String
         /// When the PRT was issued or last renewed; it is renewed once ``renewalAge`` has passed.
         public let primaryRefreshTokenIssued: Date
@@ -36,10 +38,12 @@ public actor DeviceIdentity {
     }
 
     private let storage: any DeviceIdentityStorage
+    /// Where new keys are made (the first), and every store kept keys are read back from.
+    private let keyStores: [any DeviceKeyStore]
     private let transport: any HTTPTransport
     private let logger: Logger
     private let now: @Sendable () -> Date
-    private var kept: Kept?
+    private var kept: KeptRegistration?
     private var loaded = false
     /// Why the registration was found gone (removed or disabled in the organization) in this
     /// process and not yet said: ``takeLoss()``.
@@ -49,10 +53,11 @@ public actor DeviceIdentity {
     public static let renewalAge: TimeInterval = 4 * 3600
 
     public init(
-        storage: any DeviceIdentityStorage, transport: any HTTPTransport, logger: Logger = Logger(label: "sesame.device"),
-        now: @escaping @Sendable () -> Date = { Date() }
+        storage: any DeviceIdentityStorage, keyStores: [any DeviceKeyStore] = [SoftwareDeviceKeyStore()], transport: any HTTPTransport,
+        logger: Logger = Logger(label: "sesame.device"), now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.storage = storage
+        self.keyStores = keyStores.isEmpty ? [SoftwareDeviceKeyStore()] : keyStores
         self.transport = transport
         self.logger = logger
         self.now = now
@@ -64,9 +69,9 @@ public actor DeviceIdentity {
         return Status(
             deviceID: kept.registration.deviceID, userPrincipalName: kept.registration.userPrincipalName,
             userObjectID: kept.userObjectID, tenantID: kept.tenantID, authority: kept.authority,
-            keyStore: "software",
+            keyStore: kept.keys.storeName, keysKept: kept.keys.whereKept(storage: storage.location),
             storage: storage.location, primaryRefreshTokenIssued: kept.primaryRefreshTokenIssued,
-            primaryRefreshTokenExpires: kept.prt.expiresAt)
+            primaryRefreshTokenExpires: kept.expiresAt)
     }
 
     // MARK: Registering
@@ -94,10 +99,7 @@ public actor DeviceIdentity {
         guard let refreshToken = tokens.refreshToken else {
             throw DeviceIdentityError(.invalidResponse, "The sign-in for the registration gave no refresh token.")
         }
-        let keys: SoftwareDeviceKeys
-        do { keys = try await SoftwareDeviceKeys.generate() } catch {
-            throw DeviceIdentityError(.keysUnreadable, "The device's keys could not be made: \(error)")
-        }
+        let keys = try await keyStores[0].makeKeys()
         let registration = try await root.register(
             accessToken: tokens.accessToken, tenant: tenant, keys: keys, displayName: displayName, osVersion: osVersion)
         let prt: PrimaryRefreshToken
@@ -108,8 +110,14 @@ public actor DeviceIdentity {
             try? await root.remove(registration, accessToken: tokens.accessToken)
             throw error
         }
-        var kept = Kept(registration: registration, authority: root.authority, keys: keys, prt: prt, issued: now())
-        (kept.userObjectID, kept.tenantID) = (user.objectID, user.tenantID)
+        let kept: KeptRegistration
+        do {
+            kept = try KeptRegistration(
+                registration: registration, authority: root.authority, keys: keys, prt: prt, issued: now(), user: user)
+        } catch {
+            try? await root.remove(registration, accessToken: tokens.accessToken)
+            throw error
+        }
         try keep(kept)
         logger.info("device registered", metadata: ["deviceId": "\(registration.deviceID)"])
         return registration
@@ -133,20 +141,19 @@ public actor DeviceIdentity {
         let client = DeviceIdentityClient(transport: transport, authority: kept.authority)
         do {
             if now().timeIntervalSince(kept.primaryRefreshTokenIssued) > Self.renewalAge {
-                kept.prt = try await client.renew(kept.prt)
-                kept.primaryRefreshTokenIssued = now()
+                kept.renew(to: try await client.renew(try kept.prt()), at: now())
                 try keep(kept)
             }
-            return try await client.tokens(from: kept.prt, clientID: clientID, scope: scope, redirectURI: redirectURI)
+            return try await client.tokens(from: try kept.prt(), clientID: clientID, scope: scope, redirectURI: redirectURI)
         } catch {
             if error.code == .deviceRemoved { try? forget() }
-            if error.code == .deviceRemoved || error.code == .deviceDisabled { loss = error }
+            if [.deviceRemoved, .deviceDisabled, .keysUnreadable].contains(error.code) { loss = error }
             throw error
         }
     }
 
-    /// The organization's removal (or disabling) of this computer, found at a PRT use in this
-    /// process, once: what a command says before it ends ("… sign-ins show their pages again").
+    /// The organization's removal (or disabling) of this computer, or its keys found unusable (a
+    /// TPM away), found at a PRT use in this process, once: what a command says before it ends ("… sign-ins show their pages again").
     public func takeLoss() -> DeviceIdentityError? {
         defer { loss = nil }
         return loss
@@ -155,7 +162,7 @@ public actor DeviceIdentity {
     /// The browser's SSO credential for the sign-in that handed out `nonce`.
     public func ssoCookie(nonce: String) throws(DeviceIdentityError) -> Secret {
         let kept = try registered()
-        return DeviceIdentityClient(transport: transport, authority: kept.authority).ssoCookie(kept.prt, nonce: nonce)
+        return DeviceIdentityClient(transport: transport, authority: kept.authority).ssoCookie(try kept.prt(), nonce: nonce)
     }
 
     /// The browser's SSO credential (`x-ms-RefreshTokenCredential`) for a request to `ssoURL`: for
@@ -172,17 +179,26 @@ public actor DeviceIdentity {
         let given = URLComponents(url: ssoURL, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "sso_nonce" }?.value
         let nonce: String
         if let given, !given.isEmpty, given.utf8.count < 4096 { nonce = given } else { nonce = try await client.nonce() }
-        return client.ssoCookie(kept.prt, nonce: nonce)
+        return client.ssoCookie(try kept.prt(), nonce: nonce)
     }
 
     /// Removes this computer from the organization (a registration token from the PRT) and
     /// forgets it here. A device the organization already removed is just forgotten.
     public func remove() async throws(DeviceIdentityError) {
         let kept = try registered()
+        let prt: PrimaryRefreshToken
+        do { prt = try kept.prt() } catch {
+            // Keys that cannot be used (a TPM cleared, replaced or away) cannot ask for the removal.
+            try forget()
+            throw DeviceIdentityError(
+                .keysUnreadable,
+                "\(error.message) Sesame has forgotten the registration here; remove the device in your organization too "
+                    + "(My Account, Devices: https://myaccount.microsoft.com/device-list).")
+        }
         let client = DeviceIdentityClient(transport: transport, authority: kept.authority)
         do {
             let token = try await client.tokens(
-                from: kept.prt, clientID: DeviceIdentityClient.brokerClientID,
+                from: prt, clientID: DeviceIdentityClient.brokerClientID,
                 scope: "\(DeviceIdentityClient.registrationResource)/.default")
             try await client.remove(kept.registration, accessToken: token.accessToken)
         } catch  where error.code == .deviceRemoved {
@@ -194,7 +210,7 @@ public actor DeviceIdentity {
 
     // MARK: What is kept
 
-    private func registered() throws(DeviceIdentityError) -> Kept {
+    private func registered() throws(DeviceIdentityError) -> KeptRegistration {
         guard let kept = try current() else {
             throw DeviceIdentityError(
                 .notRegistered, "This computer is not registered with an organization: `sesame device register` does it.")
@@ -202,18 +218,18 @@ public actor DeviceIdentity {
         return kept
     }
 
-    private func current() throws(DeviceIdentityError) -> Kept? {
+    private func current() throws(DeviceIdentityError) -> KeptRegistration? {
         if loaded { return kept }
         let secret: Secret?
         do { secret = try storage.load() } catch {
             throw DeviceIdentityError(.storage, "The device's registration could not be read from \(storage.location): \(error)")
         }
-        kept = try secret.map(Kept.init(decoding:))
+        kept = try secret.map { (secret) throws(DeviceIdentityError) in try KeptRegistration(decoding: secret, stores: keyStores) }
         loaded = true
         return kept
     }
 
-    private func keep(_ value: Kept) throws(DeviceIdentityError) {
+    private func keep(_ value: KeptRegistration) throws(DeviceIdentityError) {
         do { try storage.save(value.encoded) } catch {
             throw DeviceIdentityError(.storage, "The device's registration could not be kept in \(storage.location): \(error)")
         }

@@ -137,9 +137,13 @@ public struct DeviceIdentityClient: Sendable {
             throw Self.refusal(response)
         }
         let parts = answer.sessionKeyJWE.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 5, let wrapped = Base64URL.decode(parts[1]), let sessionKey = try? keys.decrypt(wrapped),
-            sessionKey.count == 32
-        else {
+        let sessionKey: Data?
+        do { sessionKey = try Base64URL.decode(String(parts.count == 5 ? parts[1] : "")).map(keys.decrypt) } catch let error
+            as DeviceIdentityError
+        {
+            throw error
+        } catch { sessionKey = nil }
+        guard let sessionKey, sessionKey.count == 32 else {
             throw DeviceIdentityError(.invalidResponse, "The PRT's session key could not be decrypted with this device's transport key.")
         }
         return PrimaryRefreshToken(

@@ -10,8 +10,15 @@ import _CryptoExtras
 /// and the **transport key**, to which the service encrypts the PRT's session key. Neither ever
 /// leaves the device; a key store (software keys sealed in the Secret Service, or a TPM) keeps them.
 public protocol DeviceKeys: Sendable {
-    /// Where the keys live, as `sesame doctor` names it (`software`, `tpm`).
+    /// Where the keys live, as `sesame doctor` names it (`software`, `tpm`): the name of the
+    /// ``DeviceKeyStore`` that reads ``sealed`` back.
     var storeName: String { get }
+    /// Where the keys live and what is kept of them, in words (`sesame doctor`, `sesame device
+    /// status`): "software keys, kept in the Secret Service".
+    func whereKept(storage: String) -> String
+    /// What the device identity's storage keeps of the keys (a secret: never a file, never a
+    /// log): the keys themselves for software keys, the TPM's encrypted blobs for a TPM's.
+    var sealed: Secret { get }
     /// A PKCS#10 certificate request (DER) for the device key, with `subject` as its only name.
     func certificateRequest(commonName: String) throws -> Data
     /// The transport key's public half as Windows sends it (`TransportKey`): a BCRYPT RSA1 blob.
@@ -20,6 +27,42 @@ public protocol DeviceKeys: Sendable {
     func sign(_ data: Data) throws -> Data
     /// RSA-OAEP (SHA-1, as the service encrypts) decryption with the transport key.
     func decrypt(_ data: Data) throws -> Data
+    /// The PRT's session key sealed by the key store (a TPM seals it to itself), or nil when the
+    /// device identity's storage alone keeps it (software keys: the Secret Service).
+    func seal(sessionKey: Data) throws -> Data?
+    /// A session key ``seal(sessionKey:)`` sealed.
+    func unseal(sessionKey sealed: Data) throws -> Data
+}
+
+extension DeviceKeys {
+    public func whereKept(storage: String) -> String { "\(storeName) keys, kept in the \(storage)" }
+    public func seal(sessionKey: Data) throws -> Data? { nil }
+    public func unseal(sessionKey sealed: Data) throws -> Data {
+        throw DeviceIdentityError(.keysUnreadable, "Keys kept in \(storeName) do not seal the session key.")
+    }
+}
+
+/// Where device keys are made and read back from: software keys sealed in the Secret Service,
+/// or a TPM.
+public protocol DeviceKeyStore: Sendable {
+    /// The name ``DeviceKeys/storeName`` gives keys from here.
+    var name: String { get }
+    /// New device and transport keys (slow: two RSA-2048 keys).
+    func makeKeys() async throws(DeviceIdentityError) -> any DeviceKeys
+    /// Keys as their ``DeviceKeys/sealed`` form was kept.
+    func keys(sealed: Secret) throws(DeviceIdentityError) -> any DeviceKeys
+}
+
+/// Keys made in this process and kept, sealed, by the Secret Service.
+public struct SoftwareDeviceKeyStore: DeviceKeyStore {
+    public init() {}
+    public var name: String { "software" }
+    public func makeKeys() async throws(DeviceIdentityError) -> any DeviceKeys {
+        do { return try await SoftwareDeviceKeys.generate() } catch {
+            throw DeviceIdentityError(.keysUnreadable, "The device's keys could not be made: \(error)")
+        }
+    }
+    public func keys(sealed: Secret) throws(DeviceIdentityError) -> any DeviceKeys { try SoftwareDeviceKeys(exported: sealed) }
 }
 
 /// Device and transport keys made and held in this process (RSA 2048), for a key store that
@@ -63,6 +106,8 @@ public struct SoftwareDeviceKeys: DeviceKeys {
         transportKeyDER = transport.derRepresentation
     }
 
+    public var sealed: Secret { exported }
+
     /// Both keys, PKCS#8 PEM, for a key store to seal (a secret: never a file, never a log).
     public var exported: Secret {
         Secret(deviceKey.pkcs8PEMRepresentation + "\n" + ((try? transportKey.pkcs8PEMRepresentation) ?? "") + "\n")
@@ -91,11 +136,38 @@ public struct SoftwareDeviceKeys: DeviceKeys {
     }
 }
 
+/// A PKCS#10 request (DER) for an RSA key held elsewhere (a TPM): the request's information is
+/// made with the public key, then signed by `sign` (RS256 over those bytes).
+public enum DeviceCertificateRequest {
+    public static func make(commonName: String, modulus: Data, exponent: Data, sign: (Data) throws -> Data) throws -> Data {
+        let publicKey = Certificate.PublicKey(try _RSA.Signing.PublicKey(n: modulus, e: exponent))
+        let subject = try DistinguishedName { CommonName(commonName) }
+        // The request's information as DER: serialized once with no signature, then signed.
+        let unsigned = try CertificateSigningRequest(
+            version: .v1, subject: subject, publicKey: publicKey, attributes: CertificateSigningRequest.Attributes(),
+            signatureAlgorithm: .sha256WithRSAEncryption,
+            signature: try Certificate.Signature(signatureAlgorithm: .sha256WithRSAEncryption, signatureBytes: ASN1BitString(bytes: [0])))
+        var serializer = DER.Serializer()
+        try serializer.serialize(unsigned)
+        guard case .constructed(let parts) = try DER.parse(serializer.serializedBytes).content, let info = parts.first(where: { _ in true })
+        else { throw DeviceIdentityError(.keysUnreadable, "The certificate request could not be made.") }
+        let signature = try sign(Data(info.encodedBytes))
+        let request = try CertificateSigningRequest(
+            version: .v1, subject: subject, publicKey: publicKey, attributes: CertificateSigningRequest.Attributes(),
+            signatureAlgorithm: .sha256WithRSAEncryption,
+            signature: try Certificate.Signature(
+                signatureAlgorithm: .sha256WithRSAEncryption, signatureBytes: ASN1BitString(bytes: ArraySlice(signature))))
+        var signed = DER.Serializer()
+        try signed.serialize(request)
+        return Data(signed.serializedBytes)
+    }
+}
+
 /// BCRYPT_RSAKEY_BLOB for a public key: `RSA1`, the bit length, the exponent's and the modulus'
 /// lengths and two zero prime lengths (little-endian UInt32), then the exponent and the modulus
 /// (big-endian), as Windows' `TransportKey` carries it.
-enum TransportKeyBlob {
-    static func encode(modulus: Data, exponent: Data) -> Data {
+public enum TransportKeyBlob {
+    public static func encode(modulus: Data, exponent: Data) -> Data {
         let modulus = Data(modulus.drop { $0 == 0 })
         let exponent = Data(exponent.drop { $0 == 0 })
         func field(_ value: Int) -> Data {

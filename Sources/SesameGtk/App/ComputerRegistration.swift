@@ -142,6 +142,13 @@ final class ComputerRegistration {
     func lost() async {
         guard let loss = await device.takeLoss() else { return }
         await refresh()
+        guard loss.code != .keysUnreadable else {
+            let text = L(
+                "Its keys are in its TPM, which could not be used. Sign-ins show their pages until it can; removing the registration from the account menu forgets it."
+            )
+            _ = await dialog.show(.init(heading: L("This computer’s sign-in cannot be used"), text: text))
+            return
+        }
         let text =
             loss.code == .deviceRemoved
             ? L(
