@@ -38,7 +38,11 @@ public struct TPMDeviceKeyStore: DeviceKeyStore {
         }
         switch made {
         case .success(let keys): return keys
-        case .failure(let failure): throw TPMDeviceKeys.unusable(tcti, failure)
+        case .failure(let failure):
+            throw DeviceIdentityError(
+                .keysUnreadable,
+                "The TPM (\(tcti)) could not make this computer's keys: \(failure). "
+                    + "Set SESAME_TPM=none to use software keys kept in the keyring instead.")
         }
     }
 

@@ -68,6 +68,24 @@ struct TPMDeviceKeysTests {
         #expect(throws: DeviceIdentityError.self) { try elsewhere.sign(signed) }
     }
 
+    @Test("a TPM that is not there: making keys says which TPM, the TPM's own words, and how to do without it")
+    func noTPM() async throws {
+        let missing = Repository.temporaryDirectory("no-tpm").appending(path: "sock").path
+        let failed = await #expect(throws: DeviceIdentityError.self) {
+            try await TPMDeviceKeyStore(tcti: "swtpm:path=\(missing)").makeKeys()
+        }
+        #expect(failed?.code == .keysUnreadable)
+        #expect(
+            failed?.message.hasPrefix("The TPM (swtpm:path=\(missing)) could not make this computer's keys: opening the TPM: ") == true,
+            "\(failed?.message ?? "")")
+        #expect(failed?.message.hasSuffix("Set SESAME_TPM=none to use software keys kept in the keyring instead.") == true)
+        // Kept keys that are not a TPM's blobs are refused as such, never half read.
+        let store = TPMDeviceKeyStore(tcti: "device:/dev/tpmrm0")
+        #expect(throws: DeviceIdentityError.self) { try store.keys(sealed: Secret("{}")) }
+        let garbage = #"{"tcti":"device:/dev/tpmrm0","deviceKey":"AAAA","transportKey":"AAAA"}"#
+        #expect(throws: DeviceIdentityError.self) { try store.keys(sealed: Secret(garbage)) }
+    }
+
     @Test(
         "registered with TPM keys, the PRT serves any app after a restart and a reboot; with the TPM gone it says so, and removing still forgets"
     )

@@ -125,7 +125,7 @@ public final class BrokerService {
             case .signedHTTPRequest:
                 guard await singleSignOn.deviceAccount() != nil else { throw BrokerSingleSignOn.notRegistered }
                 throw BrokerFailure(
-                    .unexpected, tag: 0x5E5A_0018, "Sesame does not sign HTTP requests with this computer's key yet (issue 46).")
+                    .unexpected, tag: 0x5E5A_0018, "Sesame does not sign HTTP requests (proof-of-possession) yet: ask for a bearer token.")
             }
         } catch {
             trace.record("broker-refused", [("program", program.name), ("status", String(error.status.rawValue))])
