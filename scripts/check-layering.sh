@@ -71,4 +71,13 @@ rule "9. file system calls and errno only in SesameSystem/Posix.swift, in every 
 rule "10. no type over 350 lines counted across its extensions (AccountStore 250; the named step tables excepted)" \
     "scripts/type-sizes.py"
 
+# A test waits on the event itself (Eventually, a pipe, a trace line); a fixed sleep is for a real
+# clock a test cannot move (Dovecot's, MSAL's) or a server's pace, and says so where it sleeps.
+rule "11. every sleep in a test says why, in a comment on its line or the one before" \
+    "find Tests -path Tests/ThirdParty -prune -o -type f \\( -name '*.swift' -o -name '*.py' \\) -print0 \
+        | xargs -0 awk 'FNR == 1 { previous = \"\" }
+            /(^|[^A-Za-z_])(Task\\.sleep|Thread\\.sleep|usleep|time\\.sleep)\\(/ && \$0 !~ /(\\/\\/|#)/ && previous !~ /^[[:space:]]*(\\/\\/|#)/ {
+                print FILENAME \":\" FNR \": \" \$0 }
+            { previous = \$0 }'"
+
 exit $failed

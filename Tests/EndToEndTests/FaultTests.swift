@@ -22,6 +22,7 @@ struct FaultTests {
         /// waits out `Retry-After` (the real clock, unless a test records it).
         init(
             transportTimeout: Duration = .seconds(60),
+            // Retry-After waited out on the real clock, unless the test records it.
             sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
         ) async throws {
             emulator = try await RunningEmulator(users: 20)

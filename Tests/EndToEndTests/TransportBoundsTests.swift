@@ -41,6 +41,8 @@ struct TransportBoundsTests {
                     body: ResponseBody { writer in
                         for _ in 0..<300 {
                             try await writer.write(ByteBuffer(string: " "))
+                            // The server's pace in real time (a byte every 200 ms for a minute):
+                            // what the client's deadline is measured against; nothing waits on it.
                             try await Task.sleep(for: .milliseconds(200))
                         }
                         try await writer.finish(nil)

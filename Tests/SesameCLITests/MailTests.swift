@@ -103,6 +103,8 @@ final class MailTests: XCTestCase {
         XCTAssertEqual(json["username"] as? String, Self.alex)
         let expiry = try XCTUnwrap(json["expires_on"] as? Int)
         XCTAssertLessThanOrEqual(expiry, Int(Date().timeIntervalSince1970) + Self.tokenLifetime + 1, "not the emulator's short lifetime")
+        // Dovecot judges `exp` by its own clock, the real one, in a process of its own: wait it out
+        // (bounded by the emulator's 6-second lifetime).
         Thread.sleep(forTimeInterval: max(0, TimeInterval(expiry) - Date().timeIntervalSince1970) + 1)
     }
 
@@ -350,8 +352,10 @@ final class MailTests: XCTestCase {
         XCTAssertEqual(graph.status, 0, graph.stderr)
     }
 
+    /// Dovecot and the mail programs judge `exp` by the real clock, in processes of their own: the
+    /// emulator's 6-second lifetime, waited out.
     private func waitOutTheTokenLifetime() throws {
-        Thread.sleep(forTimeInterval: TimeInterval(Self.tokenLifetime + 1))
+        Thread.sleep(forTimeInterval: TimeInterval(Self.tokenLifetime + 1))  // the real clock, as above
     }
 }
 

@@ -32,7 +32,8 @@ public final class FakeIdentityProvider: @unchecked Sendable {
     private var _echoesScope = false
     private var _singleUseRefreshTokens = false
     private var _reuseDetected = 0
-    private var _refreshDelay: Duration = .zero
+    private var refreshesHeld = false
+    private var heldRefreshes: [CheckedContinuation<Void, Never>] = []
     private var _refreshError: [String: Any]?
     private var _expiresIn: Any = 3600
     private var _tokenCounter = 0
@@ -93,10 +94,19 @@ public final class FakeIdentityProvider: @unchecked Sendable {
     private var publishedKey: (key: _RSA.Signing.PrivateKey, kid: String) {
         lock.withLock { _rolledOver ? (Self.otherKey, "key2") : (Self.signingKey, "key1") }
     }
-    public var refreshDelay: Duration {
-        get { lock.withLock { _refreshDelay } }
-        set { lock.withLock { _refreshDelay = newValue } }
+    /// Refreshes wait, once they have arrived, until ``releaseRefreshes()``: a server the test
+    /// answers for, so a step can happen while a refresh is on its way whatever the machine's pace.
+    public func holdRefreshes() { lock.withLock { refreshesHeld = true } }
+
+    public func releaseRefreshes() {
+        let held = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            refreshesHeld = false
+            defer { heldRefreshes = [] }
+            return heldRefreshes
+        }
+        for refresh in held { refresh.resume() }
     }
+
     public var refreshError: [String: Any]? {
         get { lock.withLock { _refreshError } }
         set { lock.withLock { _refreshError = newValue } }
@@ -268,7 +278,14 @@ public final class FakeIdentityProvider: @unchecked Sendable {
                 _refreshedScopes.append(form["scope"] ?? "")
             }
             defer { lock.withLock { _refreshesInFlight -= 1 } }
-            try await Task.sleep(for: refreshDelay)
+            // Any hold the test put on refreshes (holdRefreshes).
+            await withCheckedContinuation { continuation in
+                let waits = lock.withLock { () -> Bool in
+                    if refreshesHeld { heldRefreshes.append(continuation) }
+                    return refreshesHeld
+                }
+                if !waits { continuation.resume() }
+            }
             lock.withLock { _refreshCount += 1 }
             if let error = refreshError { return json(error, status: 400) }
             let accepted = lock.withLock { () -> Bool in

@@ -61,11 +61,19 @@ struct SilentTokenTests {
         defer { fixture.remove() }
         let account = try await fixture.signIn()
         fixture.clock.advance(by: 7200)
-        fixture.provider.refreshDelay = .milliseconds(200)
+        // The refresh is held on its way until all 50 have asked: every one overlaps it.
+        fixture.provider.holdRefreshes()
+        let asked = Arrivals()
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<50 {
-                group.addTask { try await fixture.store.accessToken(for: account).secret.revealed }
+                group.addTask {
+                    asked.arrive()
+                    return try await fixture.store.accessToken(for: account).secret.revealed
+                }
             }
+            let everyoneAsked = await Eventually.holds { asked.count == 50 && !fixture.provider.refreshedScopes.isEmpty }
+            fixture.provider.releaseRefreshes()
+            #expect(everyoneAsked, "not every caller asked while the refresh was held")
             return try await group.reduce(into: [String]()) { $0.append($1) }
         }
         #expect(tokens.count == 50)
@@ -79,13 +87,21 @@ struct SilentTokenTests {
         defer { fixture.remove() }
         let account = try await fixture.signIn()
         fixture.clock.advance(by: 7200)
-        fixture.provider.refreshDelay = .milliseconds(200)
         fixture.provider.echoesScope = true
+        // Each refresh is held on its way until all 200 have asked, then let go.
+        fixture.provider.holdRefreshes()
+        let arrivals = Arrivals()
         let asked = ["User.Read", "Mail.Read", "User.Read", "Calendars.Read", "Mail.Read"] + Array(repeating: "User.Read", count: 195)
         let answers = try await withThrowingTaskGroup(of: (String, [String]).self) { group in
             for scope in asked {
-                group.addTask { (scope, try await fixture.store.accessToken(for: account, scopes: [scope]).scopes) }
+                group.addTask {
+                    arrivals.arrive()
+                    return (scope, try await fixture.store.accessToken(for: account, scopes: [scope]).scopes)
+                }
             }
+            let everyoneAsked = await Eventually.holds { arrivals.count == asked.count && !fixture.provider.refreshedScopes.isEmpty }
+            fixture.provider.releaseRefreshes()
+            #expect(everyoneAsked, "not every caller asked while the refresh was held")
             return try await group.reduce(into: [(String, [String])]()) { $0.append($1) }
         }
         #expect(answers.count == 200)
@@ -99,11 +115,13 @@ struct SilentTokenTests {
         let fixture = StoreFixture()
         defer { fixture.remove() }
         let account = try await fixture.signIn()
-        fixture.provider.refreshDelay = .milliseconds(400)
+        fixture.provider.holdRefreshes()
+        defer { fixture.provider.releaseRefreshes() }  // however the test ends
         let refreshing = Task { try await fixture.store.accessToken(for: account, forceRefresh: true) }
         // Generous: the refresh starts at once, but a loaded test run may keep its task waiting.
         try #require(await Eventually.holds(within: .seconds(300)) { !fixture.provider.refreshedScopes.isEmpty })
         try await fixture.store.remove(account)
+        fixture.provider.releaseRefreshes()
         await #expect(throws: AccountStoreError.self) { _ = try await refreshing.value }
         #expect(try await fixture.store.accounts(ofType: fixture.accountType).isEmpty)
         let cache = try fixture.storedCache()
@@ -137,11 +155,22 @@ struct SilentTokenTests {
         let other = AccountStore(storage: fixture.storage, transport: fixture.provider.transport, now: { clock.now })
         await other.setConfiguration(fixture.provider.configuration, forAccountType: fixture.accountType)
         fixture.provider.singleUseRefreshTokens = true
-        fixture.provider.refreshDelay = .milliseconds(300)
         fixture.clock.advance(by: 7200)
 
-        async let window = fixture.store.accessToken(for: account)
-        async let command = other.accessToken(for: account)
+        // The first refresh is held on its way until both programs have asked.
+        fixture.provider.holdRefreshes()
+        let arrivals = Arrivals()
+        async let window = {
+            arrivals.arrive()
+            return try await fixture.store.accessToken(for: account)
+        }()
+        async let command = {
+            arrivals.arrive()
+            return try await other.accessToken(for: account)
+        }()
+        let everyoneAsked = await Eventually.holds { arrivals.count == 2 && !fixture.provider.refreshedScopes.isEmpty }
+        fixture.provider.releaseRefreshes()
+        #expect(everyoneAsked, "not every caller asked while the refresh was held")
         let tokens = try await [window.secret.revealed, command.secret.revealed]
         #expect(fixture.provider.reuseDetected == 0, "a refresh token was redeemed twice: the family was revoked")
         #expect(fixture.provider.mostRefreshesAtOnce == 1)
@@ -329,4 +358,12 @@ struct RefreshLockTests {
         #expect(fixture.provider.reuseDetected == 0)
         #expect(fixture.provider.refreshCount == 2)
     }
+}
+
+/// How many tasks have reached a point (each calls ``arrive()`` once).
+final class Arrivals: @unchecked Sendable {
+    private let lock = NSLock()
+    private var arrived = 0
+    var count: Int { lock.withLock { arrived } }
+    func arrive() { lock.withLock { arrived += 1 } }
 }

@@ -52,7 +52,7 @@ public final class ConnectionBurst: @unchecked Sendable {
             }
             guard connected else {
                 _ = close(socket)
-                usleep(1000)
+                usleep(1000)  // the listener's backlog is full: the burst's own pace, not a wait for an event
                 continue
             }
             _ = request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

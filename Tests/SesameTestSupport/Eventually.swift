@@ -24,6 +24,7 @@ public enum Eventually {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let found = try await probe() { return found }
+            // Between two questions; the answer ends the wait, the deadline only bounds a hang.
             guard ContinuousClock.now < deadline, (try? await Task.sleep(for: interval)) != nil else { return nil }
         }
     }
@@ -45,7 +46,7 @@ public enum Eventually {
         while true {
             if let found = try probe() { return found }
             guard ContinuousClock.now < deadline else { return nil }
-            Thread.sleep(forTimeInterval: interval / .seconds(1))
+            Thread.sleep(forTimeInterval: interval / .seconds(1))  // between two questions, as above
         }
     }
 

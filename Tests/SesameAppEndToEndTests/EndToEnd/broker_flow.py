@@ -107,6 +107,8 @@ def broker_flow(desktop):
     # 3. Its access token has expired (it lives 6 s here): a new one, silently — no page, no
     # question.
     expires = ((seen["first"].get("token") or {}).get("claims") or {}).get("exp", 0)
+    # The real clock, on purpose: MSAL's broker client and the emulator each judge `exp` by it,
+    # in programs of their own whose clocks a test cannot move. Bounded by the token's 6 s.
     time.sleep(max(0, expires + 1 - time.time()))
     seen["silent_after_expiry"] = time.time() > expires > 0
     seen["silent"] = step(desktop, first, first_client, "silent")

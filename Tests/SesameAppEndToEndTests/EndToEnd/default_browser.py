@@ -58,7 +58,7 @@ def main():
                     " !!document.getElementById('i0116'), !!document.getElementById('i0118'),"
                     " !!document.getElementById('idSIButton9'), (document.getElementById('message') || {}).textContent || '']")
             except WebDriverException:
-                time.sleep(0.1)
+                time.sleep(0.1)  # between two looks at the page; the 60 s deadline only bounds a hang
                 continue
             href, title, focused, username, password, primary, message = page
             if urlsplit(href).hostname == "127.0.0.1" and message:
@@ -67,7 +67,7 @@ def main():
                 seen["message"] = message
                 break
             if (href, title) == last:
-                time.sleep(0.1)
+                time.sleep(0.1)  # between two looks at the page; the 60 s deadline only bounds a hang
                 continue
             last = (href, title)
             seen["pages"].append(title)

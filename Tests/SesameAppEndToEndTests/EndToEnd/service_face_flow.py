@@ -129,6 +129,8 @@ def forge_answers():
 
 
 seen["forged"] = forge_answers()
+# One real second for a forged answer to take effect, had it been taken: an answer ignored makes no
+# event to wait for, so the question still on screen after it is what is checked.
 time.sleep(1)
 seen["question_after_forgery"] = next(
     (ui.text(label) for label in ui.all("label", "Program asking for access") if ui.text(label)), None)

@@ -78,7 +78,7 @@ def wait(what, condition, timeout=TIMEOUT, interval=0.1, recover=None):
                         raise
         if time.monotonic() >= deadline:
             break
-        time.sleep(interval)
+        time.sleep(interval)  # between two looks: what is awaited ends the wait, the deadline only bounds a hang
     detail = f" (last error: {type(last_error).__name__}: {str(last_error).strip()})" if last_error else ""
     raise StepFailed(f"waited {timeout} s for {what}{detail}")
 

@@ -64,7 +64,7 @@ def signals():
         began = time.monotonic()
         schedule = sorted(((random.uniform(0, window), program) for program in programs), key=lambda pair: pair[0])
         for moment, program in schedule:
-            time.sleep(max(0.0, moment - (time.monotonic() - began)))
+            time.sleep(max(0.0, moment - (time.monotonic() - began)))  # real time on purpose: signals at random moments of a real run
             program.send_signal(random.choice([signal.SIGTERM, signal.SIGINT]))
         for program in programs:
             _, stderr = program.communicate(timeout=LIMIT)
@@ -102,7 +102,7 @@ def disk_full():
     rescued = 0
     for run in range(runs):
         program = subprocess.Popen(COMMAND, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(random.uniform(0, window))
+        time.sleep(random.uniform(0, window))  # real time on purpose: the disk fills at a random moment of a real run
         fill(filler)
         stdout, stderr = program.communicate(timeout=LIMIT)
         seen[program.returncode] += 1
