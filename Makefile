@@ -62,8 +62,8 @@ TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-pymsalruntim
 # Why FoundationEssentials and three programs: docs/INSTALL.md.
 RELEASE_BUILD_FLAGS := -c release -debug-info-format none --static-swift-stdlib
 RELEASE_BIN := .build/release
-# Sesame's version is written in one place, Sources/SesameSamples/SesameVersion.swift.
-VERSION := $(shell sed -n 's/^ *public static let current = "\(.*\)"$$/\1/p' Sources/SesameSamples/SesameVersion.swift)
+# Sesame's version is written in one place, Sources/SesameSystem/SesameVersion.swift.
+VERSION := $(shell sed -n 's/^ *public static let current = "\(.*\)"$$/\1/p' Sources/SesameSystem/SesameVersion.swift)
 PACKAGE_DIR := .build/package
 DEB := $(PACKAGE_DIR)/sesame_$(VERSION)_$(shell dpkg --print-architecture).deb
 

@@ -85,7 +85,7 @@ let package = Package(
         .target(
             name: "SesameCommandLine",
             dependencies: [
-                "SesameCore", "SesameSystem", "SesameKeyring", "SesameService", "SesameSamples",
+                "SesameCore", "SesameSystem", "SesameKeyring", "SesameService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -101,6 +101,7 @@ let package = Package(
                 "SesameService",
                 "SesameGtk",
                 "SesameSamples",
+                "SesameWindowModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -114,7 +115,7 @@ let package = Package(
         .executableTarget(
             name: "sesame-service",
             dependencies: [
-                "SesameCommandLine", "SesameCore", "SesameSystem", "SesameKeyring", "SesameGIO", "SesameService", "SesameSamples",
+                "SesameCommandLine", "SesameCore", "SesameSystem", "SesameKeyring", "SesameGIO", "SesameService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release))]
@@ -148,9 +149,16 @@ let package = Package(
             dependencies: ["SesameCore", "SesameGIO", "SesameSystem"]
         ),
         .systemLibrary(name: "CLibIntl"),
+        // The window's model without GTK: its phases and state, the flow diagram, what Sesame says
+        // (messages, refusal notices, the access question's text) and in which language (gettext).
+        .target(
+            name: "SesameWindowModel",
+            dependencies: ["SesameCore", "SesameSystem", "SesameService", "CLibIntl"]
+        ),
+        // The samples' view models (Directory, Tasks, Me, OpenID) and the model they share.
         .target(
             name: "SesameSamples",
-            dependencies: ["SesameCore", "SesameSystem", "SesameService", "CLibIntl"]
+            dependencies: ["SesameCore", "SesameSystem", "SesameService", "SesameWindowModel"]
         ),
         .systemLibrary(
             name: "CGtkWebKit",
@@ -159,7 +167,7 @@ let package = Package(
         ),
         .target(
             name: "SesameGtk",
-            dependencies: ["SesameCore", "SesameSystem", "SesameGIO", "SesameService", "SesameSamples", "CGtkWebKit"]
+            dependencies: ["SesameCore", "SesameSystem", "SesameGIO", "SesameService", "SesameSamples", "SesameWindowModel", "CGtkWebKit"]
         ),
         .target(
             name: "IdentityEmulator",
@@ -191,7 +199,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "sesame-tour",
-            dependencies: ["SesameGtk", "SesameGIO", "SesameService", "SesameSamples", "SesameCore", "IdentityEmulator"],
+            dependencies: [
+                "SesameGtk", "SesameGIO", "SesameService", "SesameSamples", "SesameWindowModel", "SesameSystem", "SesameCore",
+                "IdentityEmulator",
+            ],
             path: "Demo/sesame-tour"
         ),
         .executableTarget(
@@ -204,7 +215,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "sesame-bench",
-            dependencies: ["SesameCore", "SesameKeyring", "SesameService", "SesameSamples", "SesameTestSupport"],
+            dependencies: ["SesameCore", "SesameKeyring", "SesameService", "SesameSamples", "SesameWindowModel", "SesameTestSupport"],
             path: "Benchmarks/sesame-bench"
         ),
         // Test support: what several test targets share. SesameTestSupport knows the emulator
@@ -248,7 +259,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SesameSamplesTests",
-            dependencies: ["SesameSamples", "SesameService", "SesameGit", "SesameCore", "SesameCoreTestSupport", "SesameTestSupport"],
+            dependencies: [
+                "SesameSamples", "SesameWindowModel", "SesameService", "SesameGit", "SesameCore", "SesameCoreTestSupport",
+                "SesameTestSupport",
+            ],
             exclude: ["Fixtures"]
         ),
         .testTarget(
@@ -263,6 +277,7 @@ let package = Package(
                 "SesameGIO",
                 "SesameService",
                 "SesameSamples",
+                "SesameWindowModel",
                 "SesameCore",
                 "SesameTestSupport",
                 "IdentityEmulator",

@@ -20,7 +20,7 @@ metainfo="$stage/usr/share/metainfo/org.sesame.Sesame.metainfo.xml"
 maintainer=$(sed -n 's/^Maintainer: *//p' packaging/debian/control)
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 
-# The version lives in Sources/SesameSamples/SesameVersion.swift; the metainfo's newest release must be it.
+# The version lives in Sources/SesameSystem/SesameVersion.swift; the metainfo's newest release must be it.
 newest=$(sed -n 's/.*<release version="\([^"]*\)".*/\1/p' "$metainfo" | head -1)
 if [ "$newest" != "$version" ]; then
   echo "make deb: the metainfo's newest release is '$newest' but SesameVersion.swift says '$version':" \

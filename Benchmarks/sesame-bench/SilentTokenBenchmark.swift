@@ -4,6 +4,7 @@ import SesameKeyring
 import SesameSamples
 import SesameService
 import SesameTestSupport
+import SesameWindowModel
 
 /// `sesame-bench silent-token EMULATOR_URL STORAGE CACHE_COPY [ROUNDS]`: signs alex in to the
 /// Directory sample through the emulator's pages (headless), then asks the store for his token

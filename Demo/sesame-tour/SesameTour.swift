@@ -4,6 +4,8 @@ import SesameCore
 import SesameGtk
 import SesameSamples
 import SesameService
+import SesameSystem
+import SesameWindowModel
 
 /// `make demo`: an identity emulator in-process, the real window against it, and the tour
 /// playing the tutorial flow, saving numbered screenshots into the folder given (default `demo`).

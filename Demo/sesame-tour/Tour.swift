@@ -3,6 +3,7 @@ import IdentityEmulator
 import SesameGtk
 import SesameSamples
 import SesameService
+import SesameWindowModel
 
 /// `make demo`: the whole tutorial flow played by itself in the real window, the way a user
 /// plays it — megan signs in with her SMS code and searches the directory, sam signs in through

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import SesameSamples
+import SesameSystem
 
 /// Finds the files under `Resources/`: `$SESAME_DATA_DIR`, then `<prefix>/share/sesame` next
 /// to an installed binary, then the source tree this binary was built from.

@@ -3,7 +3,6 @@ import FoundationEssentials
 import Logging
 import SesameCore
 import SesameKeyring
-import SesameSamples
 import SesameService
 import SesameSystem
 

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import SesameCore
 import SesameService
+import SesameWindowModel
 
 /// What the samples work with: the account store, the samples' settings, the flow trace and the
 /// traced transport every API call goes through. UI-free: the GTK window is one view of it.
@@ -39,36 +40,11 @@ public final class AppModel {
         samples = settings.map(Sample.init(settings:))
         await store.setConfigurations(
             Dictionary(samples.map { ($0.accountType, $0.settings.accountConfiguration) }) { _, last in last })
-        let events = await store.events()
-        listening = Task { [weak self] in
-            for await event in events {
-                guard let self else { return }
-                self.record(event)
-            }
-        }
+        listening = await trace.follow(store)
     }
 
     isolated deinit { listening?.cancel() }
 
     /// The first sample of a kind.
     public func sample(_ kind: Sample.Kind) -> Sample? { samples.first { $0.kind == kind } }
-
-    private func record(_ event: AccountStoreEvent) {
-        switch event {
-        case .didFailToRequestAccess(_, let error) where error.code == .cancelled:
-            trace.record("sign-in-cancelled")
-        case .didFailToRequestAccess(_, let error) where error.code == .handedOffToBrowser:
-            break  // The sample's session records where the sign-in went.
-        case .didFailToRequestAccess(let accountType, let error):
-            trace.record("sign-in-failed", [("accountType", accountType), ("error", error.serviceCode ?? error.code.description)])
-        case .cacheRecovered(let group, _):
-            trace.record("cache-recovered", [("group", group)])
-        case .signedInWithDevice(let accountType, let deviceID):
-            trace.record("device-sign-in", [("accountType", accountType), ("deviceId", deviceID)])
-        case .deviceLost(let error):
-            trace.record("device-lost", [("error", error.serviceCode ?? error.code.rawValue)])
-        case .accountsDidChange:
-            break
-        }
-    }
 }

@@ -2,6 +2,7 @@ import FoundationEssentials
 import SesameCore
 import SesameService
 import SesameSystem
+import SesameWindowModel
 
 /// The v2.0 sample without its widgets: search the organisation's people as the user types,
 /// page on as they scroll, and read one person's details.

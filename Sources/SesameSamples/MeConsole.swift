@@ -2,6 +2,7 @@ import FoundationEssentials
 import SesameCore
 import SesameService
 import SesameSystem
+import SesameWindowModel
 
 /// The MSAL sample without its widgets: "Call Microsoft Graph" gets a token silently when an
 /// account is cached and interactively otherwise (and again when the service requires

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameCore
+import SesameWindowModel
 
 /// Whether this computer is on a network, as the desktop says (in the window, GIO's
 /// `GNetworkMonitor`: a default route, or none). The samples read it to tell "you are offline"

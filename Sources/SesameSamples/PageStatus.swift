@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SesameWindowModel
 
 /// What a sample's page says when it has nothing to show — nobody signed in, nothing yet, or a
 /// failure — in place of its list (GNOME's status page: a title, a sentence, and at most one

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SesameWindowModel
 
 /// When a page reads again by itself after a failure Retry can mend — a service that was refusing
 /// or down comes back without a press — and how many seconds are left before it does, which the

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameCore
+import SesameWindowModel
 
 /// One of the seeds' samples, by its settings' shape.
 public struct Sample: Sendable {

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameCore
+import SesameWindowModel
 
 /// Shows a failed sign-in to the user and asks whether to try again: the seeds' alert with
 /// Retry and Cancel. The window's error bar is one.

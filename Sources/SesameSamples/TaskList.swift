@@ -1,6 +1,7 @@
 import FoundationEssentials
 import SesameCore
 import SesameSystem
+import SesameWindowModel
 
 /// The B2C sample without its widgets: the signed-in user's tasks, adding one, and signing in
 /// as someone else. The text being added stays with the caller until the service has it.

@@ -98,3 +98,36 @@ public final class FlowTrace {
     /// A URL as traces show it: query values replaced by `<redacted>`.
     public static func redacted(_ url: URL) -> String { url.redactingQuery }
 }
+
+extension FlowTrace {
+    /// Records the store's failures, recoveries and device sign-ins as the flow's events, for as
+    /// long as the returned task runs (cancel it to stop).
+    public func follow(_ store: AccountStore) async -> Task<Void, Never> {
+        let events = await store.events()
+        return Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                self.record(event)
+            }
+        }
+    }
+
+    private func record(_ event: AccountStoreEvent) {
+        switch event {
+        case .didFailToRequestAccess(_, let error) where error.code == .cancelled:
+            record("sign-in-cancelled")
+        case .didFailToRequestAccess(_, let error) where error.code == .handedOffToBrowser:
+            break  // The sample's session records where the sign-in went.
+        case .didFailToRequestAccess(let accountType, let error):
+            record("sign-in-failed", [("accountType", accountType), ("error", error.serviceCode ?? error.code.description)])
+        case .cacheRecovered(let group, _):
+            record("cache-recovered", [("group", group)])
+        case .signedInWithDevice(let accountType, let deviceID):
+            record("device-sign-in", [("accountType", accountType), ("deviceId", deviceID)])
+        case .deviceLost(let error):
+            record("device-lost", [("error", error.serviceCode ?? error.code.rawValue)])
+        case .accountsDidChange:
+            break
+        }
+    }
+}

@@ -4,7 +4,6 @@ import SesameCommandLine
 import SesameCore
 import SesameGIO
 import SesameKeyring
-import SesameSamples
 import SesameService
 import SesameSystem
 
@@ -96,7 +95,8 @@ struct SesameServiceCommand: ParsableCommand {
 /// What the service holds while it runs.
 @MainActor
 final class Served {
-    private var model: AppModel?
+    private var store: AccountStore?
+    private var following: Task<Void, Never>?
     private var accounts: AccountBus?
     private var broker: BrokerBus?
     private var face: FaceClient?
@@ -106,15 +106,16 @@ final class Served {
     ) async throws {
         let trace = try FlowTrace(file: traceFile)
         let transport = TracingTransport(base: CommonOptions.desktopTransport(), trace: trace)
-        let model = await AppModel(
-            store: AccountStore(storage: storage, transport: transport, device: DeviceIdentity.desktop(for: storage, transport: transport)),
-            settings: profiles, trace: trace, transport: transport)
-        self.model = model
+        let store = AccountStore(storage: storage, transport: transport, device: DeviceIdentity.desktop(for: storage, transport: transport))
+        await store.setConfigurations(Dictionary(profiles.map { ($0.accountType, $0.accountConfiguration) }) { _, last in last })
+        self.store = store
+        following = await trace.follow(store)
+        let accountTypes = profiles.map(\.accountType)
         let environment = ProcessInfo.processInfo.environment
         let service = AccountService(
-            store: model.store, accountTypes: model.samples.map(\.accountType), trace: trace,
+            store: store, accountTypes: accountTypes, trace: trace,
             access: ProgramAccess(file: ProgramAccess.defaultFile(environment: environment)), trusted: Set([trusted].compactMap { $0 }))
-        let face = FaceClient(arguments: faceArguments, store: model.store, trace: trace)
+        let face = FaceClient(arguments: faceArguments, store: store, trace: trace)
         self.face = face
         service.questioner = face
         service.signer = face
@@ -122,9 +123,9 @@ final class Served {
         // Another Sesame serves the session, or the session ended (its bus went): nothing to do.
         bus.onNameLost = { MainLoop.quit() }
         accounts = bus
-        let hosts = await BrokerService.settingsHosts(of: model.store, accountTypes: model.samples.map(\.accountType))
+        let hosts = await BrokerService.settingsHosts(of: store, accountTypes: accountTypes)
         let brokerService = BrokerService(
-            service: service, store: model.store, trace: trace, version: SesameVersion.current, extraHosts: hosts,
+            service: service, store: store, trace: trace, version: SesameVersion.current, extraHosts: hosts,
             callLog: BrokerCallLog.defaultFile(environment: environment))
         brokerService.signer = face
         broker = BrokerBus(broker: brokerService, callers: bus.callers, trace: trace)

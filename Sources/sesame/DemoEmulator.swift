@@ -4,6 +4,7 @@ import SesameCore
 import SesameGIO
 import SesameSamples
 import SesameSystem
+import SesameWindowModel
 
 /// `sesame --demo`: the identity emulator installed with Sesame (`identity-emulator`, beside
 /// `sesame`), started for this window on a free port with its state under

@@ -4,6 +4,7 @@ import SesameCommandLine
 import SesameCore
 import SesameSamples
 import SesameSystem
+import SesameWindowModel
 
 /// `sesame device`: this computer's identity in an organization ("Entra registered"), which
 /// lets one sign-in serve every app: `status`, `register`, `remove`. docs/DEVICE.md.

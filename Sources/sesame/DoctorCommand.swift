@@ -6,6 +6,7 @@ import SesameGtk
 import SesameKeyring
 import SesameSamples
 import SesameService
+import SesameWindowModel
 
 extension SesameCommand {
     /// `sesame doctor`: what an administrator runs when sign-in fails at work.

@@ -2,6 +2,7 @@ import FoundationEssentials
 import SesameCommandLine
 import SesameCore
 import SesameSamples
+import SesameWindowModel
 
 /// `sesame doctor`'s text: one section per account type, then storage; each line `OK`, `FIX`
 /// (a sentence saying what to fix) or `--` (not checked, and why). Failures to reach a server are

@@ -3,6 +3,7 @@ import FoundationEssentials
 import SesameCore
 import SesameSamples
 import SesameSystem
+import SesameWindowModel
 
 /// The exit statuses the commands share, one for each thing a person (or a mail program's
 /// password command) does differently: docs/COMMAND-LINE.md, "Exit status".

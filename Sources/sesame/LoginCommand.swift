@@ -6,6 +6,7 @@ import SesameGIO
 import SesameGtk
 import SesameSamples
 import SesameSystem
+import SesameWindowModel
 
 /// `sesame login`: signs an account in from the command line, in the system browser or, on
 /// a machine without one, with a device code typed on any other device.

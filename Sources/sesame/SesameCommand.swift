@@ -10,6 +10,7 @@ import SesameKeyring
 import SesameSamples
 import SesameService
 import SesameSystem
+import SesameWindowModel
 
 /// `sesame`: the window by default, and headless commands over the same store. `main` is
 /// synchronous: the window runs GLib's main loop on the main thread; the headless commands run

@@ -6,6 +6,7 @@ import SesameGIO
 import SesameSamples
 import SesameService
 import SesameSystem
+import SesameWindowModel
 
 /// `sesame token`: a token without a sign-in page, for scripts and mail clients (`PassCmd`,
 /// `passwordeval`, `imap_oauth_refresh_command`). When only a sign-in can give a token, it says

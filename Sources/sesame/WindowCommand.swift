@@ -8,6 +8,7 @@ import SesameKeyring
 import SesameSamples
 import SesameService
 import SesameSystem
+import SesameWindowModel
 
 extension SesameCommand {
     /// `sesame [--emulator URL] [--settings FILE]… [--sample directory|tasks|me] [--trace-events FILE]`:

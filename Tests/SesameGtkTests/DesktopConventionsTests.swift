@@ -3,7 +3,9 @@ import IdentityEmulator
 import SesameCore
 import SesameGIO
 import SesameSamples
+import SesameSystem
 import SesameTestSupport
+import SesameWindowModel
 import XCTest
 
 @testable import SesameGtk

@@ -5,6 +5,7 @@ import SesameGIO
 import SesameSamples
 import SesameService
 import SesameTestSupport
+import SesameWindowModel
 import XCTest
 
 @testable import SesameGtk

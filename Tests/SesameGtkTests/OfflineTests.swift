@@ -3,6 +3,7 @@ import IdentityEmulator
 import SesameGIO
 import SesameSamples
 import SesameTestSupport
+import SesameWindowModel
 import XCTest
 
 @testable import SesameGtk

@@ -4,6 +4,7 @@ import SesameCore
 import SesameGIO
 import SesameSamples
 import SesameTestSupport
+import SesameWindowModel
 import XCTest
 
 @testable import SesameGtk

@@ -1,6 +1,7 @@
 import Foundation
 import SesameSamples
 import SesameTestSupport
+import SesameWindowModel
 import XCTest
 
 @testable import SesameGtk

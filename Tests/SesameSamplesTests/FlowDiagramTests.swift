@@ -1,6 +1,7 @@
 import Foundation
 import SesameSamples
 import SesameService
+import SesameWindowModel
 import Testing
 
 @MainActor

@@ -1,6 +1,7 @@
 import Foundation
 import SesameGit
 import SesameSamples
+import SesameWindowModel
 import Testing
 
 @Suite("git's credential protocol and git.conf (hostile input)")

@@ -4,6 +4,7 @@ import SesameCoreTestSupport
 import SesameSamples
 import SesameService
 import SesameTestSupport
+import SesameWindowModel
 import Testing
 
 @MainActor

@@ -5,6 +5,7 @@ import SesameService
 import Testing
 
 @testable import SesameSamples
+@testable import SesameWindowModel
 
 /// What a person reads when the tenant refused: the sentence, the one action, and the help desk's
 /// details — from an error description, a refusal page, or a D-Bus reply; never a secret.

@@ -3,6 +3,7 @@ import SesameCore
 import SesameCoreTestSupport
 import SesameSamples
 import SesameTestSupport
+import SesameWindowModel
 import Synchronization
 import Testing
 

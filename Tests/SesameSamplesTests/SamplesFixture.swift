@@ -3,6 +3,7 @@ import SesameCore
 import SesameCoreTestSupport
 import SesameSamples
 import SesameService
+import SesameWindowModel
 import Synchronization
 
 /// The samples' view models over the fake identity provider plus a fake Graph users API and

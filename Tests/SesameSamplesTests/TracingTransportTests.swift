@@ -5,6 +5,7 @@ import SesameCoreTestSupport
 import SesameSamples
 import SesameService
 import SesameTestSupport
+import SesameWindowModel
 import Testing
 
 @Suite("The traced transport")

@@ -1,6 +1,7 @@
 import Foundation
 import SesameCore
 import SesameSamples
+import SesameWindowModel
 import Testing
 
 /// The user's sentences for errors: made for them, with the service's code, never an error's

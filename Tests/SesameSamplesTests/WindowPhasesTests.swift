@@ -1,5 +1,6 @@
 import Foundation
 import SesameSamples
+import SesameWindowModel
 import Testing
 
 /// The window's life as a value: what each moment does, without a display.

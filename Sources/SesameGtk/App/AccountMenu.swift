@@ -3,6 +3,7 @@ import SesameCore
 import SesameSamples
 import SesameService
 import SesameSystem
+import SesameWindowModel
 
 /// The header's account button: who is signed in for the sample showing (or "Not signed in"),
 /// and in its menu the user name, the tenant, and as menu items what can be done about it — sign

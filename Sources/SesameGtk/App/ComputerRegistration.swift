@@ -3,6 +3,7 @@ import SesameCore
 import SesameSamples
 import SesameService
 import SesameSystem
+import SesameWindowModel
 
 /// The window's side of this computer's registration with the organization (docs/DEVICE.md): the
 /// account menu's "Register This Computer…" and "Remove This Computer’s Registration…" (and a

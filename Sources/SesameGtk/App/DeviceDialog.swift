@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameSamples
+import SesameWindowModel
 
 /// A question about this computer's registration, or what came of one, in a dialog window of its
 /// own over the main window (as GNOME Settings asks before it removes an online account): a

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import SesameCore
 import SesameSamples
+import SesameWindowModel
 
 /// The seeds' alert with Retry and Cancel, as a bar above the window's content: a failed
 /// sign-in's sentence, and the user's answer. A failure that got no answer at all is also

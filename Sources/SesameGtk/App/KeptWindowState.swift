@@ -1,6 +1,7 @@
 import FoundationEssentials
 import SesameSamples
 import SesameService
+import SesameWindowModel
 
 /// The window's size, maximised state and inspector, kept across restarts in a small file
 /// (``WindowState``), as GNOME's apps keep theirs.

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameSamples
+import SesameWindowModel
 
 /// What makes the window behave as a GNOME app's: its keyboard shortcuts (its size and inspector
 /// kept across restarts are ``KeptWindowState``'s).

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameSamples
+import SesameWindowModel
 
 extension MainWindow {
     /// The header (the samples' switcher, the account menu), the bars, the samples or the sign-in

@@ -2,6 +2,7 @@ import FoundationEssentials
 import SesameCore
 import SesameSamples
 import SesameService
+import SesameWindowModel
 
 /// The window as the account service's face: it signs accounts in for programs
 /// (``ServiceSignIns``), lists the user's decisions about them (the primary menu's Programs with Access), and drops an

@@ -3,6 +3,7 @@ import SesameCore
 import SesameGIO
 import SesameSamples
 import SesameSystem
+import SesameWindowModel
 
 /// The window: a header bar switching between the samples, the sign-in page that takes the
 /// window while the identity service's pages are up, the offline and error bars (the seeds'

@@ -1,4 +1,5 @@
 import SesameSamples
+import SesameWindowModel
 
 /// "You are offline. Sesame will try again when the network is back.", above the window's
 /// content while the desktop says there is no network: said once for the whole window, instead

@@ -1,6 +1,8 @@
 import FoundationEssentials
 import SesameSamples
 import SesameService
+import SesameSystem
+import SesameWindowModel
 
 /// The header's primary menu (F10): the app's own actions — the flow inspector (F9), the
 /// programs the user answered, forgetting what the sign-in pages remember on this device — then

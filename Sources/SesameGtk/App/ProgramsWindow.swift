@@ -1,6 +1,7 @@
 import FoundationEssentials
 import SesameSamples
 import SesameService
+import SesameWindowModel
 
 /// "Programs with Access" (the primary menu): what the user decided about each program that
 /// asked for an account — Always or Deny, for which account and permissions — each with

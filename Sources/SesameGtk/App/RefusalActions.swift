@@ -2,6 +2,7 @@ import FoundationEssentials
 import SesameCore
 import SesameGIO
 import SesameSamples
+import SesameWindowModel
 
 /// The buttons a tenant's refusal gets beside its sentence: the one action that helps (copy the
 /// administrator's approval link, open the MFA registration page) and "Copy details for your IT

@@ -1,4 +1,5 @@
 import SesameSamples
+import SesameWindowModel
 
 /// One sample's page in the window: its widgets over its view model.
 @MainActor

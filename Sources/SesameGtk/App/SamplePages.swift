@@ -2,6 +2,7 @@ import FoundationEssentials
 import SesameCore
 import SesameSamples
 import SesameService
+import SesameWindowModel
 
 /// The window's samples: one page per sample in a stack (the header's switcher), the first one's
 /// session made before its page (``MainWindow`` starts signing in with it before anything is

@@ -2,6 +2,7 @@ import FoundationEssentials
 import SesameCore
 import SesameSamples
 import SesameService
+import SesameWindowModel
 
 /// The window as the account service's sign-in: a program asked for an account of a type, and
 /// the window, raised, signs someone in on that type's page.

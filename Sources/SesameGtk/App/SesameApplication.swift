@@ -3,6 +3,8 @@ import SesameCore
 import SesameGIO
 import SesameSamples
 import SesameService
+import SesameSystem
+import SesameWindowModel
 
 /// The desktop app's entry point: the GtkApplication on the GLib main loop, the main-actor
 /// bridge, the window once the store is configured, and the account service on the session bus.

@@ -1,6 +1,7 @@
 import SesameCore
 import SesameSamples
 import SesameSystem
+import SesameWindowModel
 
 /// What the settings files have that Sesame does not read — a misspelt `clientid`, a key of
 /// another sample's shape — above the window's content until the user closes it: the file still

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameSamples
+import SesameWindowModel
 
 /// GNOME's status page: an icon, a title, a sentence and at most one button, in the middle of
 /// the space a list would take — what a page shows when it has nothing to show (``PageStatus``).

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameSamples
+import SesameWindowModel
 
 /// The window's title bar: the samples' tabs (locked while a sign-in is up: it belongs to the
 /// page it began on), the account of the page showing, and the primary menu.

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import SesameCore
 import SesameSamples
+import SesameWindowModel
 
 /// Options of the window that are not the samples' (``MainWindow/Options``).
 public struct WindowOptions: Sendable {

@@ -1,4 +1,5 @@
 import SesameSamples
+import SesameWindowModel
 
 /// The window's keyboard shortcuts, as GNOME's Human Interface Guidelines name them.
 enum WindowShortcut: Hashable {

@@ -3,6 +3,7 @@ import SesameCore
 import SesameGIO
 import SesameSamples
 import SesameService
+import SesameWindowModel
 
 /// The v2.0 sample's widgets over ``DirectorySearch``: a search field, the people as a table
 /// (only visible rows are drawn, however many pages load), a status line, and one person's

@@ -3,6 +3,7 @@ import SesameGIO
 import SesameSamples
 import SesameService
 import SesameSystem
+import SesameWindowModel
 
 /// The flow inspector: the flow as a live sequence diagram (the default) with the text log one
 /// click away, and the diagram's export as SVG or PNG.

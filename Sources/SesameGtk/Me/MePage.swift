@@ -1,6 +1,7 @@
 import FoundationEssentials
 import SesameCore
 import SesameSamples
+import SesameWindowModel
 
 /// The MSAL sample's widgets over ``MeConsole``: "Call Microsoft Graph" (or, for another OpenID
 /// provider, "Call the userinfo endpoint"), and the log. Before the first call the page is a

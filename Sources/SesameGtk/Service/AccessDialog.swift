@@ -2,6 +2,7 @@ import FoundationEssentials
 import SesameCore
 import SesameSamples
 import SesameService
+import SesameWindowModel
 
 /// The question for a program that asks for a token: "Allow ⁨tool⁩ to use alex@contoso.com?",
 /// the permissions the token would carry, where the program is, and Deny, Allow once, Always

@@ -4,6 +4,7 @@ import SesameGIO
 import SesameSamples
 import SesameService
 import SesameSystem
+import SesameWindowModel
 
 /// `sesame --service-face`: the window the account service (`sesame-service`, which has no GTK)
 /// starts when the user must be asked or sign in. It reads the service's requests on standard

@@ -3,6 +3,7 @@ import SesameCore
 import SesameGIO
 import SesameSamples
 import SesameService
+import SesameWindowModel
 
 /// The window's second user agent: the sign-in opens in the user's default browser (GTK's
 /// launch for the window) and comes back on a loopback address; meanwhile the window's sign-in

@@ -2,6 +2,7 @@ import FoundationEssentials
 import SesameCore
 import SesameSamples
 import SesameService
+import SesameWindowModel
 
 /// The window's sign-in page, as the Core's ``SignInUserAgent``: a title bar with Cancel above
 /// one ``SignInView`` per storage group (each keeps its own cookies, so single sign-on is per

@@ -4,6 +4,7 @@ import SesameGIO
 import SesameSamples
 import SesameService
 import SesameSystem
+import SesameWindowModel
 
 /// The sign-in browser of one storage group: a host bar (where you are, and whether the
 /// connection is secure) above a WebKit view, whose navigation policy hands every navigation to

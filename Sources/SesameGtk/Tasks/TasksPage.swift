@@ -3,6 +3,7 @@ import SesameCore
 import SesameGIO
 import SesameSamples
 import SesameService
+import SesameWindowModel
 
 /// The B2C sample's widgets over ``TaskList``: who is signed in, the tasks, a field to add one
 /// (its text stays until the service has it). With nobody signed in the whole page is a status

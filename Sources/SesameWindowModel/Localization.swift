@@ -1,5 +1,6 @@
 import CLibIntl
 import FoundationEssentials
+import SesameSystem
 
 /// UI text in the user's language (gettext domain `sesame`), chosen by the usual variables
 /// (`LANGUAGE`, `LC_ALL`, `LC_MESSAGES`, `LANG`). Translations: es, el, zh_CN, zh_TW.
