@@ -376,6 +376,15 @@ final class SignInPolicyTests: GUITestCase {
         // A refused connection is shown at once.
         let refused = GLibError(domain: "g-io-error-quark", code: 39, message: "Could not connect: Connection refused")
         XCTAssertEqual(SignInView.handling(of: refused, alreadyRetried: false), .show)
+        // Told in Sesame's words, as every failed exchange is; GLib's own text is the detail.
+        let url = URL(string: "http://127.0.0.1:9/authorize")!
+        XCTAssertEqual(
+            UserMessage.text(for: HTTPTransportError(url: url, reason: refused.message, kind: .init(loading: refused))),
+            "127.0.0.1:9 refused the connection: nothing answers there. Check the address, or try again later.")
+        let unknown = GLibError(
+            domain: "g-resolver-error-quark", code: 0, message: "Error resolving “login.example”: Name or service not known")
+        XCTAssertEqual(HTTPTransportError.Kind(loading: unknown), .noSuchHost)
+        XCTAssertEqual(HTTPTransportError.Kind(loading: GLibError(domain: "WebKitNetworkError", code: 399, message: "")), .unreachable)
     }
 
     func testAnUntrustedCertificateStopsSignInWithAReadablePageAndIsNeverBypassed() throws {

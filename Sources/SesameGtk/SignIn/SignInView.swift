@@ -280,7 +280,10 @@ final class SignInView {
         trace.record("sign-in-failed", [("error", "load failed: \(error.message)")])
         onTrouble?()
         onUnreachable?()
-        showPage(title: String(formatting: L("Can’t reach %@"), host), message: error.message, for: uri)
+        let failure = HTTPTransportError(url: URL(string: uri) ?? URL(filePath: "/"), reason: error.message, kind: .init(loading: error))
+        showPage(
+            title: String(formatting: L("Can’t reach %@"), host), message: UserMessage.text(for: failure), details: [error.message],
+            for: uri)
         return true
     }
 
