@@ -118,6 +118,15 @@ static TSS2_RC start_session(tpm *t, TPMA_SESSION direction, const char **step) 
                                      direction | TPMA_SESSION_CONTINUESESSION, 0xff);
 }
 
+/* An object's blob: its TPM2B_PUBLIC and TPM2B_PRIVATE, marshalled one after the other. */
+static sesame_tpm_result blob_of(const TPM2B_PUBLIC *public, const TPM2B_PRIVATE *private) {
+    uint8_t blob[sizeof(TPM2B_PUBLIC) + sizeof(TPM2B_PRIVATE)];
+    size_t size = 0;
+    TSS2_RC rc = Tss2_MU_TPM2B_PUBLIC_Marshal(public, blob, sizeof blob, &size);
+    if (rc == TSS2_RC_SUCCESS) rc = Tss2_MU_TPM2B_PRIVATE_Marshal(private, blob, sizeof blob, &size);
+    return rc == TSS2_RC_SUCCESS ? success(blob, size) : failure("writing the object's blob", rc);
+}
+
 static int split_blob(const uint8_t *blob, size_t size, TPM2B_PUBLIC *public, TPM2B_PRIVATE *private) {
     size_t offset = 0;
     *public = (TPM2B_PUBLIC){0};
@@ -191,16 +200,7 @@ sesame_tpm_result sesame_tpm_create(const char *tcti, sesame_tpm_key_use use) {
         rc = Esys_Create(t.esys, t.storage, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template, &outside,
                          &pcrs, &private, &public, NULL, NULL, NULL);
     }
-    sesame_tpm_result result;
-    if (rc == TSS2_RC_SUCCESS) {
-        uint8_t blob[sizeof(TPM2B_PUBLIC) + sizeof(TPM2B_PRIVATE)];
-        size_t size = 0;
-        rc = Tss2_MU_TPM2B_PUBLIC_Marshal(public, blob, sizeof blob, &size);
-        if (rc == TSS2_RC_SUCCESS) rc = Tss2_MU_TPM2B_PRIVATE_Marshal(private, blob, sizeof blob, &size);
-        result = rc == TSS2_RC_SUCCESS ? success(blob, size) : failure("writing the key's blob", rc);
-    } else {
-        result = failure(step, rc);
-    }
+    sesame_tpm_result result = rc == TSS2_RC_SUCCESS ? blob_of(public, private) : failure(step, rc);
     Esys_Free(public);
     Esys_Free(private);
     tpm_close(&t);
@@ -291,16 +291,7 @@ sesame_tpm_result sesame_tpm_seal(const char *tcti, const uint8_t *secret, size_
                          &private, &public, NULL, NULL, NULL);
     }
     explicit_bzero(&sensitive, sizeof sensitive);
-    sesame_tpm_result result;
-    if (rc == TSS2_RC_SUCCESS) {
-        uint8_t blob[sizeof(TPM2B_PUBLIC) + sizeof(TPM2B_PRIVATE)];
-        size_t size = 0;
-        rc = Tss2_MU_TPM2B_PUBLIC_Marshal(public, blob, sizeof blob, &size);
-        if (rc == TSS2_RC_SUCCESS) rc = Tss2_MU_TPM2B_PRIVATE_Marshal(private, blob, sizeof blob, &size);
-        result = rc == TSS2_RC_SUCCESS ? success(blob, size) : failure("writing the sealed blob", rc);
-    } else {
-        result = failure(step, rc);
-    }
+    sesame_tpm_result result = rc == TSS2_RC_SUCCESS ? blob_of(public, private) : failure(step, rc);
     Esys_Free(public);
     Esys_Free(private);
     tpm_close(&t);

@@ -305,21 +305,8 @@ struct XMLTree: Sendable {
     }
 }
 
-/// Escaping for XML text and attribute values written by the emulator.
+/// Escaping for XML text and attribute values written by the emulator: HTML's (its `&#39;` is
+/// XML too).
 enum XMLText {
-    static func escape(_ value: String) -> String {
-        var out = ""
-        out.reserveCapacity(value.utf8.count)
-        for character in value {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    static func escape(_ value: String) -> String { HTML.escape(value) }
 }

@@ -110,39 +110,9 @@ struct TokenIssuer: Sendable {
     func graphAccessToken(
         grant: Grant, user: DirectoryUser, tenant: Tenant, scp: String, appName: String, now: Date, lifetime: Int
     ) throws -> String {
-        let claims = JSON.members([
-            ("aud", .string(ScopeRequest.graphAppID)),
-            ("iss", .string("https://sts.windows.net/\(tenant.id)/")),
-            ("iat", .int(now.epochSeconds)),
-            ("nbf", .int(now.epochSeconds)),
-            ("exp", .int(now.epochSeconds + lifetime)),
-            ("acct", .int(0)),
-            ("acr", .string("1")),
-            ("amr", .array(grant.methods.map(JSON.string))),
-            ("app_displayname", .string(appName)),
-            ("appid", .string(grant.clientID)),
-            ("appidacr", .string("0")),
-            ("deviceid", grant.deviceID.map(JSON.string)),
-            ("family_name", .string(user.surname)),
-            ("given_name", .string(user.givenName)),
-            ("idtyp", .string("user")),
-            ("ipaddr", .string("127.0.0.1")),
-            ("name", .string(user.displayName)),
-            ("oid", .string(user.id)),
-            ("scp", .string(scp)),
-            ("sid", .string(grant.sessionID)),
-            ("sub", .string(Self.pairwiseSubject(userID: user.id, clientID: ScopeRequest.graphAppID))),
-            ("tid", .string(tenant.id)),
-            ("unique_name", .string(user.userPrincipalName)),
-            ("upn", .string(user.userPrincipalName)),
-            ("uti", .string(Self.opaqueClaim(bytes: 16))),
-            ("ver", .string("1.0")),
-        ])
-        let header = JSON.object([
-            ("typ", .string("JWT")), ("nonce", .string(Self.opaqueClaim())), ("alg", .string("RS256")),
-            ("x5t", .string(key.keyID)), ("kid", .string(key.keyID)),
-        ])
-        return try JSONWebToken.sign(header: header, claims: claims, with: key)
+        try v1AccessToken(
+            grant: grant, user: user, tenant: tenant, audience: ScopeRequest.graphAppID, resourceAppID: ScopeRequest.graphAppID,
+            scp: scp, appName: appName, now: now, lifetime: lifetime, opaque: true)
     }
 
     /// An Exchange Online access token (IMAP, POP, SMTP): v1-shaped as Graph's, `aud` the resource
@@ -152,6 +122,17 @@ struct TokenIssuer: Sendable {
     func exchangeAccessToken(
         grant: Grant, user: DirectoryUser, tenant: Tenant, audience: String, scp: String, appName: String, now: Date, lifetime: Int,
         resourceAppID: String = ScopeRequest.exchangeAppID
+    ) throws -> String {
+        try v1AccessToken(
+            grant: grant, user: user, tenant: tenant, audience: audience, resourceAppID: resourceAppID, scp: scp, appName: appName,
+            now: now, lifetime: lifetime, opaque: false)
+    }
+
+    /// A v1 access token as Entra issues one for a Microsoft resource; `opaque`: Graph's extra
+    /// header `nonce`, which makes its signature one only Graph can check.
+    private func v1AccessToken(
+        grant: Grant, user: DirectoryUser, tenant: Tenant, audience: String, resourceAppID: String, scp: String, appName: String,
+        now: Date, lifetime: Int, opaque: Bool
     ) throws -> String {
         let claims = JSON.members([
             ("aud", .string(audience)),
@@ -181,9 +162,9 @@ struct TokenIssuer: Sendable {
             ("uti", .string(Self.opaqueClaim(bytes: 16))),
             ("ver", .string("1.0")),
         ])
-        let header = JSON.object([
-            ("typ", .string("JWT")), ("alg", .string("RS256")), ("x5t", .string(key.keyID)), ("kid", .string(key.keyID)),
-        ])
+        let header = JSON.object(
+            [("typ", .string("JWT"))] + (opaque ? [("nonce", .string(Self.opaqueClaim()))] : [])
+                + [("alg", .string("RS256")), ("x5t", .string(key.keyID)), ("kid", .string(key.keyID))])
         return try JSONWebToken.sign(header: header, claims: claims, with: key)
     }
 

@@ -102,27 +102,7 @@ final class DeviceDialog {
         texts.pack(text)
         texts.pack(nameTitle)
         texts.pack(name)
-        let top = Box(vertical: false, spacing: 16)
-        top.pack(icon)
-        top.pack(texts, expand: true)
-        let buttons = Box(vertical: false, spacing: 8)
-        buttons.pack(Box(vertical: false), expand: true)
-        buttons.pack(cancel)
-        buttons.pack(action)
-        let content = Box(vertical: true, spacing: 18)
-        content.setMargin(18)
-        content.pack(top, expand: true)
-        content.pack(buttons)
-        window.setContent(content)
-        window.onCloseRequest { [weak self] in
-            self?.finish(nil)
-            return true
-        }
-        window.onKeyPress { [weak self] key in
-            guard key.key == KeyPress.escape else { return false }
-            self?.finish(nil)
-            return true
-        }
+        QuestionLayout.arrange(window, icon: icon, texts: texts, buttons: [cancel, action]) { [weak self] in self?.finish(nil) }
         self.window = window
         return window
     }

@@ -142,28 +142,9 @@ public final class AccessDialog: AccessQuestioner {
         texts.pack(origin)
         texts.pack(warning)
         warning.addStyleClass("warning")
-        let top = Box(vertical: false, spacing: 16)
-        top.pack(icon)
-        top.pack(texts, expand: true)
-        let buttons = Box(vertical: false, spacing: 8)
-        buttons.pack(Box(vertical: false), expand: true)
-        buttons.pack(deny)
-        buttons.pack(allowOnce)
-        buttons.pack(always)
-        let content = Box(vertical: true, spacing: 18)
-        content.setMargin(18)
-        content.pack(top, expand: true)
-        content.pack(buttons)
-        window.setContent(content)
         // Closing the dialog (its close button, Escape) is no answer: no token, nothing kept.
-        window.onCloseRequest { [weak self] in
+        QuestionLayout.arrange(window, icon: icon, texts: texts, buttons: [deny, allowOnce, always]) { [weak self] in
             self?.finish(nil)
-            return true
-        }
-        window.onKeyPress { [weak self] key in
-            guard key.key == KeyPress.escape else { return false }
-            self?.finish(nil)
-            return true
         }
         window.onActiveChanged { [weak self] in self?.armWhenSeen() }
         window.onMapped { [weak self] in self?.armWhenSeen() }
