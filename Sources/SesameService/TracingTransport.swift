@@ -24,9 +24,15 @@ public struct TracingTransport: HTTPTransport {
                 ("method", request.method), ("url", url), ("status", String(response.status)),
                 ("ms", String(Self.milliseconds(from: started, to: finished))),
             ]
+            // The tokens of a token endpoint's answer, read for the inspector (``TokenReading``).
+            let tokens =
+                event == "token-request" && (200..<300).contains(response.status) ? TokenReading.events(ofTokenResponse: response.body) : []
             // Recorded on the main actor without waiting for it: the response goes on to its caller
             // at once, even while the window is busy drawing (the event keeps its own time).
-            Task { @MainActor [trace] in trace.record(event, fields, at: finished) }
+            Task { @MainActor [trace] in
+                trace.record(event, fields, at: finished)
+                for token in tokens { trace.record("token-read", token, at: finished) }
+            }
             return response
         } catch {
             let finished = ContinuousClock.now

@@ -224,6 +224,15 @@ package enum Posix {
     }
 
     /// Sleeps the calling thread (a lock's retry, on a thread of its own: never the main loop).
+    /// The wall-clock time of day `secondsSince1970` is in the computer's time zone (`TZ`,
+    /// `/etc/localtime`), as hours, minutes and seconds.
+    package static func localTimeOfDay(secondsSince1970: Int64) -> (hour: Int, minute: Int, second: Int)? {
+        var time = time_t(secondsSince1970)
+        var parts = tm()
+        guard localtime_r(&time, &parts) != nil else { return nil }
+        return (Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+    }
+
     package static func sleep(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
         var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))

@@ -144,7 +144,7 @@ public struct FlowDiagram: Sendable {
         guard steps.indices.contains(index) else { return "" }
         let event = events[steps[index].event]
         var lines = [String(formatting: "%.3f s  %@", event.time, event.name)]
-        lines += event.fields.map { "\($0.0): \($0.1)" }
+        lines += event.name == "token-read" ? TokenClaimsText.lines(of: event.fields) : event.fields.map { "\($0.0): \($0.1)" }
         return lines.joined(separator: "\n")
     }
 
@@ -181,6 +181,9 @@ public struct FlowDiagram: Sendable {
                 return [arrow(.app, target, request, at: sent), arrow(target, .app, status + milliseconds, .response, failure: failed)]
             }
             return [arrow(.app, target, request, at: sent), arrow(target, .app, L("no answer") + milliseconds, .response, failure: true)]
+        case "token-read":
+            // A token of the answer, read for the newcomer (its claims in words on selection).
+            return [note(.app, field("token") == "id_token" ? L("ID token read: who signed in") : L("access token read: what it allows"))]
         case "token-acquired":
             return [note(.app, L("signed in: tokens cached"))]
         case "token-silent":

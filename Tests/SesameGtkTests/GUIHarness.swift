@@ -58,6 +58,8 @@ final class GUIHarness {
     /// The page loads the test has already waited for: a step waits for a load after these, so
     /// that a page still showing from before never passes for the one the step expects.
     private var pagesSeen = 0
+    /// Where the window's store keeps its sign-ins (files).
+    let storageDirectory: URL
 
     /// Starts an emulator (`configure` changes its configuration) — or takes the test's own
     /// `service` — and opens the window on `sample` with the bundled `settingsFile` (`adjust`
@@ -79,7 +81,8 @@ final class GUIHarness {
         let more = try moreSettingsFiles.map { try SampleSettings.load(contentsOf: Repository.settings($0)).pointed(at: emulatorBase) }
         trace = try FlowTrace(file: nil)
         let transport = TracingTransport(base: AsyncHTTPClientTransport(timeout: transportTimeout), trace: trace)
-        let storage = FileTokenStorage(directory: storageDirectory ?? Repository.temporaryDirectory("sesame-gui"))
+        self.storageDirectory = storageDirectory ?? Repository.temporaryDirectory("sesame-gui")
+        let storage = FileTokenStorage(directory: self.storageDirectory)
         var model: AppModel?
         let trace = trace
         Task { @MainActor in

@@ -172,8 +172,26 @@ final class SignInFlowTests: GUITestCase {
         XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { view.selected == 0 && !view.showsNewest })
         view.rows.type(.escape)
         XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { view.selected == nil && view.showsNewest })
+        // The tokens read aloud: the ID token's row, selected, names its claims in words; no piece
+        // of any token the store keeps (nor the SMS code, the password) is in any row's details.
+        let idToken = try XCTUnwrap(labels.firstIndex(of: "ID token read: who signed in"), "\(labels)")
+        XCTAssertNotNil(labels.firstIndex(of: "access token read: what it allows"), "\(labels)")
+        view.select(idToken)
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { view.details.text.contains("aud · who the token is for (its audience): ") })
+        XCTAssertTrue(view.details.text.contains("preferred_username · the user’s sign-in name: megan@"), view.details.text)
+        XCTAssertTrue(view.details.text.contains("exp · when it expires: "), view.details.text)
+        gui.screenshot("token-read-aloud")
+        view.rows.type(.escape)
+        let kept = try FileManager.default.contentsOfDirectory(at: gui.storageDirectory, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "json" }.map { try String(contentsOf: $0, encoding: .utf8) }.joined()
+        let tokens = kept.matches(of: /"secret"\s*:\s*"([^"]+)"/).map { String($0.1) }
+        XCTAssertGreaterThanOrEqual(tokens.count, 2, "the store keeps no tokens to check against")
+        let pieces = tokens.flatMap { token in
+            stride(from: 0, to: max(1, token.count - 15), by: 8).map { String(token.dropFirst($0).prefix(16)) }
+        }
         for index in view.model.steps.indices {
-            for secret in secrets { XCTAssertFalse(view.model.details(of: index).contains(secret), "a secret reached the diagram") }
+            let details = view.model.details(of: index)
+            for secret in secrets + pieces { XCTAssertFalse(details.contains(secret), "a secret reached the diagram: row \(index)") }
         }
 
         let folder = Repository.temporaryDirectory("sesame-diagram")

@@ -1,0 +1,106 @@
+import Foundation
+import SesameCore
+import SesameCoreTestSupport
+import SesameService
+import SesameTestSupport
+import SesameWindowModel
+import Testing
+
+/// The inspector reads a token endpoint's tokens aloud: selecting one shows its claims in words,
+/// its times as the local time of day — and never the token, its signature or a secret in it.
+@MainActor
+@Suite("Tokens read aloud in the flow inspector")
+struct TokenReadingTests {
+    static func segment(_ object: [String: Any]) throws -> String {
+        try JSONSerialization.data(withJSONObject: object).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static func token(header: [String: Any], claims: [String: Any]) throws -> (token: String, signature: String) {
+        let signature = Data((0..<256).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return (try segment(header) + "." + segment(claims) + "." + signature, signature)
+    }
+
+    @Test("an ID token's and an access token's claims in words; nothing of the tokens, signatures, nonce or refresh token")
+    func readAloud() async throws {
+        let issued = Int(Date().timeIntervalSince1970)
+        let id = try Self.token(
+            header: ["alg": "RS256", "typ": "JWT", "kid": "key-1"],
+            claims: [
+                "aud": "6731de76-14a6-49ae-97bc-6eba6914391e", "iss": "https://login.microsoftonline.com/tenant/v2.0", "iat": issued,
+                "exp": issued + 3600, "name": "Alex Wilber", "preferred_username": "alex@contoso.onmicrosoft.com",
+                "nonce": "nonce-that-is-a-secret-4f1c", "c_hash": "c-hash-of-the-code-9a8b", "sid": "session-id-opaque-77",
+            ])
+        let access = try Self.token(
+            header: ["alg": "RS256", "typ": "JWT", "kid": "key-1", "nonce": "graph-header-nonce-5d2e"],
+            claims: [
+                "aud": "00000003-0000-0000-c000-000000000000", "scp": "User.Read User.ReadBasic.All", "iat": issued,
+                "exp": issued + 3600, "amr": ["pwd", "mfa"], "uti": "unique-token-id-opaque-31",
+            ])
+        let refresh = "0.refresh-token-that-is-a-secret-ee01"
+        let body = try JSONSerialization.data(withJSONObject: [
+            "token_type": "Bearer", "expires_in": 3600, "scope": "User.Read User.ReadBasic.All", "id_token": id.token,
+            "access_token": access.token, "refresh_token": refresh,
+        ])
+        let trace = try FlowTrace(file: nil)
+        let transport = TracingTransport(base: FakeTransport { _ in HTTPResponse(status: 200, body: body) }, trace: trace)
+        _ = try await transport.send(
+            HTTPRequest(method: "POST", url: URL(string: "https://login.example/tenant/oauth2/v2.0/token")!), progress: nil)
+        #expect(await Eventually.holds { trace.events.filter { $0.name == "token-read" }.count == 2 })
+
+        let diagram = FlowDiagram(trace.events)
+        let rows = diagram.steps.indices.filter {
+            ["ID token read: who signed in", "access token read: what it allows"].contains(diagram.steps[$0].label)
+        }
+        #expect(rows.count == 2)
+        let idText = diagram.details(of: rows[0])
+        let accessText = diagram.details(of: rows[1])
+        #expect(idText.contains("Sesame checks its signature, issuer, audience and nonce before it uses it."))
+        #expect(idText.contains("aud · who the token is for (its audience): 6731de76-14a6-49ae-97bc-6eba6914391e"))
+        #expect(idText.contains("preferred_username · the user’s sign-in name: alex@contoso.onmicrosoft.com"))
+        #expect(
+            idText.contains("header.kid · which of the service’s keys signed it: key-1")
+        )
+        #expect(idText.contains(", 60 minutes after it was issued"), "\(idText)")
+        #expect(accessText.contains("scp · what the app may do for the user (its permissions): User.Read User.ReadBasic.All"))
+        #expect(accessText.contains("amr · how the user proved who they are: pwd mfa"))
+
+        // Nothing of the tokens themselves, nor a claim that is a secret or opaque, in the trace.
+        let everything =
+            trace.events.flatMap { event in [event.name] + event.fields.flatMap { [$0.0, $0.1] } }.joined(separator: "\n")
+            + idText + accessText
+        let secrets =
+            [
+                refresh, "nonce-that-is-a-secret-4f1c", "c-hash-of-the-code-9a8b", "session-id-opaque-77", "graph-header-nonce-5d2e",
+                "unique-token-id-opaque-31", id.signature, access.signature,
+            ]
+            + id.token.split(separator: ".").map(String.init) + access.token.split(separator: ".").map(String.init)
+        for secret in secrets {
+            for start in stride(from: 0, to: max(1, secret.count - 11), by: 6) {
+                let piece = String(secret.dropFirst(start).prefix(12))
+                #expect(!everything.contains(piece), "the trace holds a piece of a secret: \(piece)")
+            }
+        }
+    }
+
+    @Test("an opaque access token is said to be one; an error answer or a body that is no JSON reads nothing")
+    func opaqueAndHostile() {
+        let opaque = TokenReading.events(ofTokenResponse: Data(#"{"access_token":"EwBwA8l6BAAU-not-a-jwt","token_type":"Bearer"}"#.utf8))
+        #expect(opaque.count == 1)
+        #expect(opaque.first?.contains { $0 == ("format", "opaque") } == true)
+        #expect(TokenReading.events(ofTokenResponse: Data(#"{"error":"invalid_grant"}"#.utf8)).isEmpty)
+        #expect(TokenReading.events(ofTokenResponse: Data("not json".utf8)).isEmpty)
+        // A claim with control characters and a huge value is shown cleaned and cut.
+        let header = #"{"alg":"RS256"}"#
+        let claims = "{\"name\":\"Alex\\u001b[31m\",\"aud\":\"" + String(repeating: "a", count: 5000) + "\"}"
+        func b64(_ text: String) -> String {
+            Data(text.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_")
+        }
+        let body = Data("{\"id_token\":\"\(b64(header)).\(b64(claims)).c2ln\"}".utf8)
+        let fields = TokenReading.events(ofTokenResponse: body).first ?? []
+        #expect(fields.first { $0.0 == "name" }?.1 == "Alex[31m")
+        #expect((fields.first { $0.0 == "aud" }?.1.count ?? 0) <= TokenReading.longestShownValue + 1)
+    }
+}
