@@ -144,6 +144,9 @@ public struct FlowDiagram: Sendable {
         guard steps.indices.contains(index) else { return "" }
         let event = events[steps[index].event]
         var lines = [String(formatting: "%.3f s  %@", event.time, event.name)]
+        if let explanation = FlowStepExplanation.explanation(of: event) {
+            lines += [explanation.text, String(formatting: L("Source: %@"), explanation.source)]
+        }
         lines += event.name == "token-read" ? TokenClaimsText.lines(of: event.fields) : event.fields.map { "\($0.0): \($0.1)" }
         return lines.joined(separator: "\n")
     }

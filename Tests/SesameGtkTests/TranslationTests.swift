@@ -1,4 +1,5 @@
 import Foundation
+import SesameGIO
 import SesameSamples
 import SesameTestSupport
 import SesameWindowModel
@@ -39,7 +40,19 @@ final class TranslationTests: GUITestCase {
                 gui.waitForSignInPage("\(language) window")
                 XCTAssertEqual(
                     gui.window.window.find(SearchEntry.self, named: L("Search the directory"))?.placeholder, placeholder, language)
-                if language == "es" { gui.screenshot("sign-in") }
+                if language == "es" {
+                    gui.screenshot("sign-in")
+                    // The flow inspector explains each step in the user's language: the authorization request's.
+                    gui.window.toggleInspector()
+                    let view = try XCTUnwrap(gui.window.inspector?.diagram)
+                    XCTAssertTrue(
+                        MainLoopBridge.spin(timeout: 10) { view.model.steps.contains { $0.label.hasPrefix("GET …/authorize") } },
+                        "\(view.model.steps.map(\.label))")
+                    view.select(view.model.steps.firstIndex { $0.label.hasPrefix("GET …/authorize") })
+                    XCTAssertTrue(view.details.text.contains("La solicitud de autorización (el authURL del tutorial"), view.details.text)
+                    XCTAssertTrue(view.details.text.contains("Fuente: RFC 6749 §4.1.1"), view.details.text)
+                    gui.screenshot("inspector-explained")
+                }
                 gui.click(button: "Cancel sign-in")
                 gui.close()
             }

@@ -19,11 +19,11 @@ struct FlowDiagramTests {
         }
         let authorize = "https://127.0.0.1:8443/contoso.onmicrosoft.com/oauth2/v2.0/authorize?client_id=<redacted>&state=<redacted>"
         record("window-shown")
-        record("navigation", [("url", authorize), ("kind", "page"), ("action", "show")])
+        record("navigation", [("url", authorize), ("kind", "authorize"), ("action", "show")])
         record("page-loaded", [("url", authorize)])
         record(
             "navigation",
-            [("method", "POST"), ("url", "https://127.0.0.1:8443/contoso.onmicrosoft.com/login"), ("kind", "page"), ("action", "show")])
+            [("method", "POST"), ("url", "https://127.0.0.1:8443/contoso.onmicrosoft.com/login"), ("kind", "login"), ("action", "show")])
         record(
             "navigation",
             [

@@ -104,3 +104,26 @@ struct TokenReadingTests {
         #expect((fields.first { $0.0 == "aud" }?.1.count ?? 0) <= TokenReading.longestShownValue + 1)
     }
 }
+
+/// Each kind of step says what it is and why, with its source; the redirect names the rule the
+/// sign-in view applied and the URL parts it compared.
+@MainActor
+@Suite("Each step of the flow explained")
+struct FlowStepExplanationTests {
+    @Test("every step kind of a sign-in, a token and an API call has its sentence and its source")
+    func everyStepExplained() throws {
+        let trace = try FlowDiagramTests.signInAndSearch()
+        let diagram = FlowDiagram(trace.events)
+        #expect(!diagram.steps.isEmpty)
+        for index in diagram.steps.indices {
+            let details = diagram.details(of: index)
+            #expect(details.contains("Source: "), "no explanation for \(diagram.steps[index].label): \(details)")
+        }
+        let redirect = try #require(diagram.steps.indices.first { diagram.steps[$0].isHighlighted })
+        let text = diagram.details(of: redirect)
+        #expect(text.contains("compared this URL’s scheme, host, port and path with the redirect URI"), "\(text)")
+        #expect(text.contains("RFC 6749 §4.1.2"))
+        let authorize = try #require(diagram.steps.indices.first { diagram.steps[$0].label.hasPrefix("GET …/authorize") })
+        #expect(diagram.details(of: authorize).contains("code_challenge (PKCE)"))
+    }
+}
