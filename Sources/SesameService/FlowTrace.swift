@@ -126,6 +126,15 @@ extension FlowTrace {
             record("device-sign-in", [("accountType", accountType), ("deviceId", deviceID)])
         case .deviceLost(let error):
             record("device-lost", [("error", error.serviceCode ?? error.code.rawValue)])
+        case .idTokenChecked(let accountType, let checks):
+            // Each check's name, and ✓, ✗ or – (not reached); the signature's with the key's id.
+            record(
+                "id-token-checked",
+                [("accountType", accountType)]
+                    + checks.map { check in
+                        let mark = check.passed.map { $0 ? "✓" : "✗" } ?? "–"
+                        return (check.name.rawValue, check.keyID.map { "\(mark) \($0)" } ?? mark)
+                    })
         case .accountsDidChange:
             break
         }

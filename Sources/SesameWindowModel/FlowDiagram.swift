@@ -147,7 +147,11 @@ public struct FlowDiagram: Sendable {
         if let explanation = FlowStepExplanation.explanation(of: event) {
             lines += [explanation.text, String(formatting: L("Source: %@"), explanation.source)]
         }
-        lines += event.name == "token-read" ? TokenClaimsText.lines(of: event.fields) : event.fields.map { "\($0.0): \($0.1)" }
+        switch event.name {
+        case "token-read": lines += TokenClaimsText.lines(of: event.fields)
+        case "id-token-checked": lines += TokenClaimsText.checkLines(of: event.fields)
+        default: lines += event.fields.map { "\($0.0): \($0.1)" }
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -187,6 +191,13 @@ public struct FlowDiagram: Sendable {
         case "token-read":
             // A token of the answer, read for the newcomer (its claims in words on selection).
             return [note(.app, field("token") == "id_token" ? L("ID token read: who signed in") : L("access token read: what it allows"))]
+        case "id-token-checked":
+            let failed = event.fields.first { $0.1.hasPrefix("✗") }?.0
+            return [
+                note(
+                    .app, failed.map { String(formatting: L("ID token refused: its %@ check failed"), $0) } ?? L("ID token checked ✓"),
+                    failure: failed != nil)
+            ]
         case "token-acquired":
             return [note(.app, L("signed in: tokens cached"))]
         case "token-silent":

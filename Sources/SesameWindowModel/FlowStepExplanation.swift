@@ -72,6 +72,11 @@ enum FlowStepExplanation {
             return Explanation(
                 text: L("A token of the answer, read aloud: its header and claims in words, never the token itself."),
                 source: "RFC 7519 §4, OpenID Connect Core §2 — https://openid.net/specs/openid-connect-core-1_0.html#IDToken")
+        case "id-token-checked":
+            return Explanation(
+                text: L(
+                    "Sesame checked the ID token before trusting who it names: its signature with the service’s published key, who issued it, that it is for this app, its lifetime, and that it answers this sign-in’s nonce."
+                ), source: "OpenID Connect Core §3.1.3.7 — https://openid.net/specs/openid-connect-core-1_0.html#IDTokenValidation")
         case "token-acquired":
             return Explanation(
                 text: L("Signed in: the tokens are kept (in the keyring), for the next request that needs no page."), source: authCodeFlow)

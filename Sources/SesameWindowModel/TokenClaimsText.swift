@@ -25,6 +25,23 @@ enum TokenClaimsText {
         return lines
     }
 
+    /// The checks Sesame made on an ID token (`id-token-checked`), each ✓, ✗ or – (not reached).
+    static func checkLines(of fields: [(String, String)]) -> [String] {
+        let checks: [(String, String)] = [
+            ("signature", L("signed with one of the service’s published keys")),
+            ("issuer", L("issued by the service the app trusts (iss)")),
+            ("audience", L("issued to this app (aud)")),
+            ("lifetime", L("within its lifetime (exp, nbf)")),
+            ("nonce", L("answers this sign-in’s request (nonce)")),
+        ]
+        return checks.compactMap { name, meaning in
+            guard let outcome = fields.first(where: { $0.0 == name })?.1 else { return nil }
+            let mark = String(outcome.prefix(1))
+            let key = outcome.count > 2 ? " (" + String(outcome.dropFirst(2)) + ")" : ""
+            return "\(mark) \(name) · \(meaning)\(key)"
+        }
+    }
+
     /// What a header field or claim is for, in words.
     static func meaning(of name: String) -> String? {
         switch name {

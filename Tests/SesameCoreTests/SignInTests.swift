@@ -43,16 +43,23 @@ struct SignInTests {
         _ = try await fixture.signIn()
         #expect(try await fixture.store.accounts(ofType: fixture.accountType).count == 1)
 
-        var iterator = events.makeAsyncIterator()
-        guard case .accountsDidChange(_, .added(let added)) = await iterator.next() else {
-            Issue.record("no added event")
+        // The account changes, in order (each sign-in's ID token check is announced too).
+        var changes: [AccountChange] = []
+        var checks: [[IDTokenCheck]] = []
+        for await event in events {
+            if case .accountsDidChange(_, let change) = event { changes.append(change) }
+            if case .idTokenChecked(_, let outcome) = event { checks.append(outcome) }
+            if changes.count == 2 { break }
+        }
+        guard case .added(let added) = changes.first, case .updated = changes.last else {
+            Issue.record("not an added then an updated account: \(changes)")
             return
         }
         #expect(added == first)
-        guard case .accountsDidChange(_, .updated) = await iterator.next() else {
-            Issue.record("no updated event")
-            return
-        }
+        #expect(checks.count == 2)
+        #expect(checks.first?.map(\.name) == [.signature, .issuer, .audience, .lifetime, .nonce])
+        #expect(checks.first?.allSatisfy { $0.passed == true } == true)
+        #expect(checks.first?.first?.keyID != nil, "the signature's check names no key")
 
         let token = fixture.provider.transport.requests.last { $0.url.path.hasSuffix("/token") }!
         #expect(token.form["grant_type"] == "authorization_code")
@@ -209,6 +216,17 @@ struct SignInTests {
             }
         }
 
+        /// The check the store says failed.
+        var failedCheck: IDTokenCheck.Name {
+            switch self {
+            case .badSignature: .signature
+            case .wrongAudience: .audience
+            case .wrongNonce: .nonce
+            case .expired, .notYetValid: .lifetime
+            case .wrongIssuer, .noTenantForTemplate: .issuer
+            }
+        }
+
         var reason: String {
             switch self {
             case .badSignature: "signature"
@@ -228,6 +246,7 @@ struct SignInTests {
         defer { fixture.remove() }
         fixture.provider.tokenOverrides = kind.overrides
         if kind == .badSignature { fixture.provider.signWith = FakeIdentityProvider.otherKey }
+        let events = await fixture.store.events()
         do {
             _ = try await fixture.signIn()
             Issue.record("accepted an id_token: \(kind)")
@@ -235,6 +254,18 @@ struct SignInTests {
             #expect(error.code == .invalidIDToken)
             #expect(error.message.contains(kind.reason), "\(error.message)")
         }
+        // The checks as the flow inspector shows them: those before the failed one passed, it failed.
+        var checks: [IDTokenCheck] = []
+        for await event in events {
+            if case .idTokenChecked(_, let outcome) = event {
+                checks = outcome
+                break
+            }
+        }
+        let failed = checks.filter { $0.passed == false }.map(\.name)
+        #expect(failed == [kind.failedCheck], "\(checks)")
+        let before = checks.prefix { $0.name != kind.failedCheck }
+        #expect(before.allSatisfy { $0.passed == true }, "\(checks)")
         #expect(try await fixture.store.accounts(ofType: fixture.accountType).isEmpty)
         let file = try fixture.storage.fileURL(group: fixture.provider.configuration.storageGroup)
         if FileManager.default.fileExists(atPath: file.path) {

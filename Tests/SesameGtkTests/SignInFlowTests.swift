@@ -181,6 +181,15 @@ final class SignInFlowTests: GUITestCase {
         XCTAssertTrue(view.details.text.contains("preferred_username · the user’s sign-in name: megan@"), view.details.text)
         XCTAssertTrue(view.details.text.contains("exp · when it expires: "), view.details.text)
         gui.screenshot("token-read-aloud")
+        // Sesame's checks of that ID token, each ✓, the signature's with the key it used.
+        let checked = try XCTUnwrap(labels.firstIndex(of: "ID token checked ✓"), "\(labels)")
+        let checks = view.model.details(of: checked)
+        for line in [
+            "✓ signature · signed with one of the service’s published keys (", "✓ issuer · ", "✓ audience · ", "✓ lifetime · ",
+            "✓ nonce · answers this sign-in’s request (nonce)",
+        ] {
+            XCTAssertTrue(checks.contains(line), checks)
+        }
         view.rows.type(.escape)
         let kept = try FileManager.default.contentsOfDirectory(at: gui.storageDirectory, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension == "json" }.map { try String(contentsOf: $0, encoding: .utf8) }.joined()

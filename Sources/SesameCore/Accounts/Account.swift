@@ -80,6 +80,9 @@ public enum AccountStoreEvent: Sendable {
     /// is away): its registration is of no use now, and sign-ins show their pages again. The
     /// error says which, for the user.
     case deviceLost(DeviceIdentityError)
+    /// An interactive sign-in's ID token was checked (signature, issuer, audience, lifetime,
+    /// nonce): how each check went, for the flow inspector.
+    case idTokenChecked(accountType: String, checks: [IDTokenCheck])
 }
 
 /// How the accounts changed.

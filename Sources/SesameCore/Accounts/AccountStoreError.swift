@@ -79,6 +79,8 @@ public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
     /// For ``Code-swift.struct/network`` and ``Code-swift.struct/providerMetadataUnavailable``:
     /// the exchange that got no answer, and why (refused, no such host, the proxy's refusal, …).
     public var transportFailure: HTTPTransportError?
+    /// For ``Code-swift.struct/invalidIDToken``: which check the ID token failed.
+    public var idTokenFailure: IDTokenValidationError?
 
     /// An error of `code` with a user-facing message.
     public init(_ code: Code, _ message: String) {

@@ -160,9 +160,22 @@ enum InteractiveSignIn {
         let accountType = session.accountType
         let request = AuthorizationCodeRequest(code: answer.code, answering: session.request)
         let tokens = try await store.tokenEndpoint.send(request, configuration: configuration, accountType: accountType)
-        let claims = try await store.verifier.claims(
-            of: tokens.idToken, configuration: configuration, expectedNonce: session.request.nonce.revealed,
-            required: configuration.scopes.contains("openid"), now: store.now())
+        let claims: IDTokenClaims?
+        do {
+            claims = try await store.verifier.claims(
+                of: tokens.idToken, configuration: configuration, expectedNonce: session.request.nonce.revealed,
+                required: configuration.scopes.contains("openid"), now: store.now())
+            if let idToken = tokens.idToken {
+                store.emit(.idTokenChecked(accountType: accountType, checks: IDTokenCheck.allPassed(idToken: idToken, nonceChecked: true)))
+            }
+        } catch {
+            if let failure = error.idTokenFailure, let idToken = tokens.idToken {
+                store.emit(
+                    .idTokenChecked(
+                        accountType: accountType, checks: IDTokenCheck.refused(by: failure, idToken: idToken, nonceChecked: true)))
+            }
+            throw error
+        }
         let clientInfo = (tokens.clientInfo ?? answer.clientInfo).flatMap(ClientInfo.init(encoded:))
         return try SignedInAccounts.save(
             tokens, claims: claims, clientInfo: clientInfo, configuration: configuration, accountType: accountType,

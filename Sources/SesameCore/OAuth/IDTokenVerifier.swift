@@ -34,7 +34,9 @@ struct IDTokenVerifier: Sendable {
                     idToken, provider: provider, keys: keys, clientID: configuration.clientID, expectedNonce: expectedNonce, now: now)
             }
         } catch let error as IDTokenValidationError {
-            throw AccountStoreError(.invalidIDToken, "The sign-in was refused because \(error).")
+            var refusal = AccountStoreError(.invalidIDToken, "The sign-in was refused because \(error).")
+            refusal.idTokenFailure = error
+            throw refusal
         } catch let error as AccountStoreError {
             throw error
         } catch {
