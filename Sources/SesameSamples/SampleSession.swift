@@ -159,6 +159,8 @@ public final class SampleSession {
         // Cleared before the task's value reaches anyone who waits for it.
         defer { current = nil }
         var agent: any SignInUserAgent = sample.signInWith == .browser ? browser ?? userAgent : userAgent
+        // Which sample signs in: the inspector names the steps of its tutorial.
+        model.trace.record("sign-in-started", [("accountType", sample.accountType), ("sample", sample.kind.rawValue)])
         while true {
             do {
                 let signedIn = try await model.store.signIn(accountType: sample.accountType, parameters: parameters, using: agent)
@@ -207,6 +209,6 @@ public final class SampleSession {
 
     /// Records that a token came without interaction (from the cache, or refreshed).
     func recordSilentToken() {
-        model.trace.record("token-silent", [("accountType", sample.accountType)])
+        model.trace.record("token-silent", [("accountType", sample.accountType), ("sample", sample.kind.rawValue)])
     }
 }

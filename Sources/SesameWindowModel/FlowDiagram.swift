@@ -63,6 +63,9 @@ public struct FlowDiagram: Sendable {
     public private(set) var steps: [Step] = []
     /// The events the rows come from, by ``Step/event``.
     public private(set) var events: [FlowTrace.Event] = []
+    /// The tutorial each event belongs to (the sample's, as the flow revealed it so far).
+    private var tutorials: [TutorialStep.Tutorial?] = []
+    private var tutorial: TutorialStep.Tutorial?
     /// The identity service's hosts (`host:port`): those of its authorize and login pages, its
     /// discovery and its token endpoint. A page of any other host is the organisation's.
     private var serviceHosts: Set<String> = []
@@ -80,6 +83,8 @@ public struct FlowDiagram: Sendable {
     public mutating func append(_ event: FlowTrace.Event) -> Int {
         let index = events.count
         events.append(event)
+        tutorial = TutorialStep.tutorial(revealedBy: event) ?? tutorial
+        tutorials.append(tutorial)
         let before = steps.count
         learnServiceHost(from: event)
         let added = steps(for: event, index: index)
@@ -147,6 +152,7 @@ public struct FlowDiagram: Sendable {
         if let explanation = FlowStepExplanation.explanation(of: event) {
             lines += [explanation.text, String(formatting: L("Source: %@"), explanation.source)]
         }
+        if let step = TutorialStep.line(for: event, in: tutorials[steps[index].event]) { lines.append(step) }
         switch event.name {
         case "token-read": lines += TokenClaimsText.lines(of: event.fields)
         case "id-token-checked": lines += TokenClaimsText.checkLines(of: event.fields)

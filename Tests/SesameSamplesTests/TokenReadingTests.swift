@@ -127,3 +127,49 @@ struct FlowStepExplanationTests {
         #expect(diagram.details(of: authorize).contains("code_challenge (PKCE)"))
     }
 }
+
+/// A reader of the tutorial finds their place: each step names the tutorial's own step.
+@MainActor
+@Suite("The flow mapped onto the seeds' tutorials")
+struct TutorialStepTests {
+    @Test("the Directory's sign-in and search: the NXOAuth2 tutorial's steps, from the web view to the table")
+    func directory() throws {
+        let events =
+            [FlowTrace.Event(time: 0.05, name: "sign-in-started", fields: [("accountType", "myGraphService"), ("sample", "directory")])]
+            + (try FlowDiagramTests.signInAndSearch().events)
+        let diagram = FlowDiagram(events)
+        func step(_ label: (String) -> Bool) throws -> String {
+            try diagram.details(of: #require(diagram.steps.indices.first { label(diagram.steps[$0].label) }))
+        }
+        #expect(
+            try step { $0.hasPrefix("GET …/authorize") }.contains(
+                "In the NXOAuth2 and Graph tutorial: “Override the WebView methods to handle authentication”"))
+        #expect(try step { $0 == "POST …/token" }.contains("“Write code to handle the result of the OAuth2 request”"))
+        #expect(
+            try step { $0.hasPrefix("GET …/users") }.contains(
+                "“Provide a way to call the Graph API when someone types in the search field”"))
+        #expect(try step { $0.contains("rows on screen") }.contains("“Update the table view when data is received”"))
+    }
+
+    @Test("the Me console's Graph call is the MSAL tutorial's; a B2C policy on the authorize URL is the task list's")
+    func meAndTasks() {
+        let me = FlowDiagram([
+            FlowTrace.Event(time: 0.1, name: "sign-in-started", fields: [("sample", "me")]),
+            FlowTrace.Event(
+                time: 0.3, name: "api-call", fields: [("method", "GET"), ("url", "https://graph.microsoft.com/v1.0/me"), ("status", "200")]),
+        ])
+        #expect(
+            me.steps.indices.contains {
+                me.details(of: $0).contains("In the MSAL tutorial: “Call the Microsoft Graph API using the token you just obtained”")
+            })
+        let tasks = FlowDiagram([
+            FlowTrace.Event(
+                time: 0.1, name: "navigation",
+                fields: [
+                    ("url", "https://contoso.b2clogin.com/contoso/oauth2/v2.0/authorize?p=<redacted>"), ("kind", "authorize"),
+                    ("action", "show"),
+                ])
+        ])
+        #expect(tasks.details(of: 0).contains("In the Azure AD B2C task list tutorial: "), "\(tasks.details(of: 0))")
+    }
+}
