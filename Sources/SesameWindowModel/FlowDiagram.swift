@@ -161,6 +161,13 @@ public struct FlowDiagram: Sendable {
         return lines.joined(separator: "\n")
     }
 
+    /// What a screen reader says for the row at `index`: its label and the step's explanation.
+    public func spoken(of index: Int) -> String {
+        guard steps.indices.contains(index) else { return "" }
+        let explanation = FlowStepExplanation.explanation(of: events[steps[index].event])
+        return [steps[index].label, explanation?.text].compactMap { $0 }.joined(separator: ". ")
+    }
+
     func steps(for event: FlowTrace.Event, index: Int) -> [Step] {
         func field(_ name: String) -> String? { event.fields.first { $0.0 == name }?.1 }
         func arrow(

@@ -170,6 +170,8 @@ final class SignInFlowTests: GUITestCase {
         XCTAssertTrue(view.details.text.contains("list-rendered"), view.details.text)
         view.rows.type(.home)
         XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { view.selected == 0 && !view.showsNewest })
+        // A screen reader hears the selected step and what it is.
+        XCTAssertTrue(view.rows.accessibleDescription.hasPrefix(labels[0] + ". "), view.rows.accessibleDescription)
         view.rows.type(.escape)
         XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { view.selected == nil && view.showsNewest })
         // The tokens read aloud: the ID token's row, selected, names its claims in words; no piece

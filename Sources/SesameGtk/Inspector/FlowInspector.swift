@@ -219,6 +219,8 @@ final class FlowDiagramView {
 
     private func showDetails() {
         details.text = selected.map { model.details(of: $0) } ?? L("Click a step, or use the arrow keys, to see its details.")
+        // A screen reader on the diagram hears the selected step: its row and what it is.
+        rows.accessibleDescription = selected.map { model.spoken(of: $0) } ?? ""
     }
 
     // MARK: Drawing

@@ -63,6 +63,17 @@ public class Widget: GObjectReference {
         }
     }
 
+    /// What screen readers say about it after its name (ATK's description).
+    public var accessibleDescription: String {
+        get {
+            guard let accessible = gtk_widget_get_accessible(widget), let text = atk_object_get_description(accessible) else { return "" }
+            return String(cString: text)
+        }
+        set {
+            if let accessible = gtk_widget_get_accessible(widget) { atk_object_set_description(accessible, newValue) }
+        }
+    }
+
     /// The widget's CSS name (`#sign-in-error`).
     public func setName(_ name: String) { gtk_widget_set_name(widget, name) }
 
