@@ -78,6 +78,12 @@ public final class FlowTrace {
         }
     }
 
+    /// A flow recorded earlier, read back (``FlowReplay``): its events as they were, written nowhere.
+    public init(replaying recorded: [Event]) {
+        file = nil
+        events = recorded
+    }
+
     isolated deinit {
         if let file { Posix.close(file) }
     }

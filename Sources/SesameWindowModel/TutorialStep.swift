@@ -55,6 +55,9 @@ enum TutorialStep {
         case ("signed-out", .me): return L("Set up sign-out")
         case ("window-shown", .directory), ("window-shown", .tasks): return L("Add a check to see if you’re logged in")
         case ("sign-in-started", .directory), ("sign-in-started", .tasks): return L("Create a WebView for sign-in")
+        // The web view loads the prepared authorization URL: where the tutorial creates it.
+        case ("navigation", .directory) where kind == "authorize", ("navigation", .tasks) where kind == "authorize":
+            return L("Create a WebView for sign-in")
         case ("navigation", .directory), ("navigation", .tasks), ("page-loaded", .directory), ("page-loaded", .tasks):
             return L("Override the WebView methods to handle authentication")
         case ("redirect-intercepted", .directory), ("redirect-intercepted", .tasks), ("token-request", .directory),

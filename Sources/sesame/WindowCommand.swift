@@ -45,6 +45,13 @@ extension SesameCommand {
         )
         var demo = false
 
+        @Option(
+            name: .customLong("replay"),
+            help: ArgumentHelp(
+                "Show a saved flow in the flow inspector, with no network (a file the inspector's Save the Flow… or --trace-events wrote).",
+                valueName: "FILE"))
+        var replay: String?
+
         /// WebKitWebDriver starts its browser with `--automation`; accepted as a synonym.
         @Flag(name: .customLong("automation"), help: .hidden)
         var automation = false
@@ -55,10 +62,14 @@ extension SesameCommand {
             }
             if demo, options.emulator != nil { throw ValidationError("--demo starts its own emulator: leave out --emulator.") }
             if demo, service || serviceFace { throw ValidationError("--demo opens the window: leave out --service.") }
+            if replay != nil, demo || service || serviceFace || options.emulator != nil {
+                throw ValidationError("--replay shows a saved flow and signs nobody in: leave out --demo, --service and --emulator.")
+            }
         }
 
         func run() throws {
             if service { try runService() }
+            if let replay { try runReplay(replay) }
             // SIGTERM (the desktop logging out), Ctrl+C, SIGHUP: the window ends at once, but not
             // between a refresh's request and the store of its answer.
             Termination.shared.install { _, _ in Durability.shared.waitUntilFlushed() }
@@ -134,6 +145,27 @@ extension SesameCommand {
             // What the window stored is on the disk before the process ends.
             Durability.shared.waitUntilFlushed()
             if status != 0 { throw ExitCode(status) }
+        }
+
+        /// `--replay FILE`: the saved flow in the inspector; no store, no keyring, no network.
+        private func runReplay(_ file: String) throws -> Never {
+            let events: [FlowTrace.Event]
+            do { events = try FlowReplay.events(fromFile: file) } catch {
+                Posix.writeStandardError("sesame: \(error)\n")
+                throw ExitCode(2)
+            }
+            Localization.setUp(
+                executable: RunningExecutable.url,
+                sourceRoot: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../..").standardizedFileURL)
+            let status = MainActor.assumeIsolated { () -> Int32 in
+                guard SesameApplication.initializeDisplay() else {
+                    Posix.writeStandardError(
+                        "sesame: no display to show the flow on (set DISPLAY or WAYLAND_DISPLAY, or run under xvfb-run).\n")
+                    return 1
+                }
+                return SesameApplication.runReplay(events, file: file)
+            }
+            throw ExitCode(status)
         }
 
         /// "Try the Demo Instead": this process becomes `sesame --demo` on the same sample (the

@@ -39,6 +39,23 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
+    /// `--replay` of a file that is not a saved flow says which line and fails before any window;
+    /// with `--demo` it is refused as signing nobody in.
+    func testReplayOfAFileThatIsNoFlowSaysWhichLine() throws {
+        let file = Repository.temporaryDirectory("sesame-replay").appending(path: "notes.jsonl")
+        try "{\"t\":0.1,\"event\":\"window-shown\"}\nmy notes\n".write(to: file, atomically: true, encoding: .utf8)
+        let bad = try run(["--replay", file.path], removing: ["DISPLAY", "WAYLAND_DISPLAY"])
+        XCTAssertEqual(bad.status, 2, bad.stderr)
+        XCTAssertEqual(
+            bad.stderr, "sesame: \(file.path), line 2: not a flow event (a JSON object with \"t\" seconds, \"event\", then text fields).\n")
+        let missing = try run(["--replay", "/nonexistent/flow.jsonl"], removing: ["DISPLAY", "WAYLAND_DISPLAY"])
+        XCTAssertEqual(missing.status, 2, missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("/nonexistent/flow.jsonl cannot be read"), missing.stderr)
+        let demo = try run(["--replay", file.path, "--demo"], removing: ["DISPLAY", "WAYLAND_DISPLAY"])
+        XCTAssertNotEqual(demo.status, 0)
+        XCTAssertTrue(demo.stderr.contains("--replay shows a saved flow and signs nobody in"), demo.stderr)
+    }
+
     func testTokenWithoutAnAccountExitsWithStatusTwo() throws {
         let result = try run(["token", "--account-type", "myGraphService"], removing: ["DISPLAY", "WAYLAND_DISPLAY"])
         XCTAssertEqual(result.status, 2, result.stderr)

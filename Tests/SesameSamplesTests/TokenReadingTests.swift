@@ -142,8 +142,8 @@ struct TutorialStepTests {
             try diagram.details(of: #require(diagram.steps.indices.first { label(diagram.steps[$0].label) }))
         }
         #expect(
-            try step { $0.hasPrefix("GET …/authorize") }.contains(
-                "In the NXOAuth2 and Graph tutorial: “Override the WebView methods to handle authentication”"))
+            try step { $0.hasPrefix("GET …/authorize") }.contains("In the NXOAuth2 and Graph tutorial: “Create a WebView for sign-in”"))
+        #expect(try step { $0.hasPrefix("POST …/login") }.contains("“Override the WebView methods to handle authentication”"))
         #expect(try step { $0 == "POST …/token" }.contains("“Write code to handle the result of the OAuth2 request”"))
         #expect(
             try step { $0.hasPrefix("GET …/users") }.contains(
@@ -171,5 +171,38 @@ struct TutorialStepTests {
                 ])
         ])
         #expect(tasks.details(of: 0).contains("In the Azure AD B2C task list tutorial: "), "\(tasks.details(of: 0))")
+    }
+}
+
+/// A saved flow read back: the same events, steps and explanations; anything else refused with the line.
+@MainActor
+@Suite("A saved flow, replayed")
+struct FlowReplayTests {
+    @Test("saved as JSON lines and read back, a sign-in and search draws the same steps with the same details")
+    func roundTrip() throws {
+        let trace = try FlowDiagramTests.signInAndSearch()
+        trace.record("token-read", [("token", "id_token"), ("format", "jwt"), ("aud", "6731de76"), ("name", "Zoë \"Q\" O'Brien\\x")])
+        let saved = trace.events.map { $0.jsonLine + "\n" }.joined()
+        let replayed = try FlowReplay.events(from: saved, file: "flow.jsonl")
+        #expect(replayed.map(\.name) == trace.events.map(\.name))
+        #expect(replayed.map { $0.fields.map { "\($0.0)=\($0.1)" } } == trace.events.map { $0.fields.map { "\($0.0)=\($0.1)" } })
+        let original = FlowDiagram(trace.events)
+        let again = FlowDiagram(replayed)
+        #expect(again.steps.map(\.label) == original.steps.map(\.label))
+        for index in original.steps.indices { #expect(again.details(of: index) == original.details(of: index)) }
+    }
+
+    @Test(
+        "a file that is not a saved flow is refused, naming the line",
+        arguments: [
+            ("{\"t\":0.1,\"event\":\"window-shown\"}\nnot json\n", "flow.jsonl, line 2: not a flow event"),
+            ("{\"event\":\"window-shown\",\"t\":0.1}\n", "line 1: not a flow event"),
+            ("{\"t\":\"soon\",\"event\":\"x\"}\n", "line 1: not a flow event"),
+            ("{\"t\":0.1,\"event\":\"x\",\"a\":{\"nested\":1}}\n", "line 1: not a flow event"),
+            ("\n\n", "holds no flow events"),
+        ])
+    func refused(text: String, says: String) {
+        #expect(throws: FlowReplay.Failure.self) { try FlowReplay.events(from: text, file: "flow.jsonl") }
+        do { _ = try FlowReplay.events(from: text, file: "flow.jsonl") } catch { #expect(error.description.contains(says), "\(error)") }
     }
 }

@@ -14,8 +14,10 @@ final class FlowInspector {
     let log = TextLog()
     private let views = Stack()
     private var isClosed = false
+    private let trace: FlowTrace
 
     init(trace: FlowTrace, parent: Window) {
+        self.trace = trace
         diagram = FlowDiagramView()
         root.setMargin(6)
         log.accessibleName = L("Flow inspector")
@@ -37,6 +39,12 @@ final class FlowInspector {
                     self?.askWhereToSave(format, parent: parent)
                 })
         }
+        // The flow itself, to replay (`sesame --replay`): its events as recorded, already redacted.
+        export.content.pack(
+            Button(L("Save the Flow…")) { [weak self, weak export] in
+                export?.close()
+                self?.askWhereToSaveTheFlow(parent: parent)
+            })
         export.content.showAll()
         // The title on a line of its own: the views and Export keep their place however narrow
         // the pane, in every language.
@@ -87,6 +95,24 @@ final class FlowInspector {
         // Query values are already redacted; the log shows only the names, to stay readable.
         let fields = event.fields.map { "\($0.0)=\($0.1.replacing("=<redacted>", with: ""))" }.joined(separator: "  ")
         log.append(String(formatting: "%7.3f  %@  %@\n", event.time, event.name, fields), follow: true)
+    }
+
+    private func askWhereToSaveTheFlow(parent: Window) {
+        SaveDialog.ask(
+            parent: parent, title: L("Save the Flow"), suggestedName: "sesame-flow.jsonl", accept: L("_Save"), cancel: L("_Cancel")
+        ) { [weak self] file in
+            guard let self else { return }
+            do { try self.saveFlow(to: file) } catch {
+                self.diagram.say(String(formatting: L("Could not save the flow: %@"), "\(error)"))
+            }
+        }
+    }
+
+    /// Writes the flow's events as JSON lines (mode 0600: which accounts signed in, and when, are the user's).
+    func saveFlow(to file: URL) throws {
+        let descriptor = try Posix.openOwnFileForWriting(file.path)
+        defer { Posix.close(descriptor) }
+        try Posix.writeAll(descriptor, trace.events.map { $0.jsonLine + "\n" }.joined().utf8)
     }
 
     private func askWhereToSave(_ format: Canvas.Format, parent: Window) {
