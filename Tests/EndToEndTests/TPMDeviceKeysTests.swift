@@ -134,3 +134,32 @@ struct TPMDeviceKeysTests {
         #expect(try storage.load() == nil)
     }
 }
+
+/// What an earlier Sesame kept stays usable: its registrations named no key store (software keys,
+/// the session key as it is), and they are read as such, with no new sign-in.
+@Suite("A registration kept by an earlier Sesame")
+struct KeptRegistrationUpgradeTests {
+    @Test("kept without a key store, it is read as software keys and its PRT still serves any app")
+    func earlierForm() async throws {
+        let emulator = try await RunningEmulator(users: 20)
+        let storage = MemoryDeviceIdentityStorage()
+        let identity = DeviceIdentity(storage: storage, transport: AsyncHTTPClientTransport())
+        let registration = try await identity.register(
+            authority: emulator.base.appending(path: "organizations"), tenant: "contoso.onmicrosoft.com", displayName: "laptop",
+            osVersion: "Debian 13", using: HeadlessUserAgent.entra(DeviceIdentityTests.user, emulator: emulator))
+        // The form as the earlier version wrote it: no `keyStore`, no `sealedSessionKey`.
+        let kept = try #require(try storage.load())
+        var form = try #require(try JSONSerialization.jsonObject(with: Data(kept.revealed.utf8)) as? [String: Any])
+        #expect(form["keyStore"] as? String == "software")
+        #expect(form["sealedSessionKey"] == nil && form["sessionKey"] is String)
+        form["keyStore"] = nil
+        try storage.save(Secret(String(decoding: try JSONSerialization.data(withJSONObject: form), as: UTF8.self)))
+
+        let upgraded = DeviceIdentity(storage: storage, transport: AsyncHTTPClientTransport())
+        let status = try #require(try await upgraded.status())
+        #expect(status.deviceID == registration.deviceID)
+        #expect(status.keyStore == "software")
+        let tokens = try await upgraded.tokens(clientID: TPMDeviceKeysTests.azureCLI, scope: "https://graph.microsoft.com/.default")
+        #expect(try DeviceIdentityTests.claims(tokens.accessToken)["deviceid"] as? String == registration.deviceID)
+    }
+}
