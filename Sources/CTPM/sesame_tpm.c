@@ -10,6 +10,8 @@
 
 #include "sesame_tpm.h"
 
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,8 +70,25 @@ static void tpm_close(tpm *t) {
     if (t->tcti) Tss2_TctiLdr_Finalize(&t->tcti);
 }
 
-/* tpm2-tss writes its own warnings to stderr unless told otherwise; Sesame says what failed. */
-static void quiet_library_log(void) { setenv("TSS2_LOG", "all+NONE", 0); }
+/* tpm2-tss writes its own warnings to stderr unless told otherwise; Sesame says what failed.
+   Once per process: setenv is not safe beside other threads' getenv, so it is not repeated. */
+static void set_library_log(void) { setenv("TSS2_LOG", "all+NONE", 0); }
+static void quiet_library_log(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, set_library_log);
+}
+
+/* The device TCTI opens /dev/tpmrm0 without O_CLOEXEC: a program Sesame starts meanwhile (WebKit's
+   processes, a browser) must not inherit it. Its descriptors are marked as soon as it is open. */
+static void close_tcti_on_exec(TSS2_TCTI_CONTEXT *tcti) {
+    TSS2_TCTI_POLL_HANDLE handles[4];
+    size_t count = sizeof handles / sizeof handles[0];
+    if (Tss2_Tcti_GetPollHandles(tcti, handles, &count) != TSS2_RC_SUCCESS) return;
+    for (size_t i = 0; i < count && i < sizeof handles / sizeof handles[0]; i++) {
+        int flags = fcntl(handles[i].fd, F_GETFD);
+        if (flags >= 0) fcntl(handles[i].fd, F_SETFD, flags | FD_CLOEXEC);
+    }
+}
 
 static TSS2_RC tpm_open(const char *tcti, tpm *t, const char **step) {
     quiet_library_log();
@@ -77,6 +96,7 @@ static TSS2_RC tpm_open(const char *tcti, tpm *t, const char **step) {
     *step = "opening the TPM";
     TSS2_RC rc = Tss2_TctiLdr_Initialize(tcti, &t->tcti);
     if (rc != TSS2_RC_SUCCESS) return rc;
+    close_tcti_on_exec(t->tcti);
     return Esys_Initialize(&t->esys, t->tcti, NULL);
 }
 

@@ -123,7 +123,7 @@ struct KeptRegistration: Sendable {
         tenantID = guid(form.tenantID)
     }
 
-    static func keysError(_ error: any Error) -> DeviceIdentityError {
+    private static func keysError(_ error: any Error) -> DeviceIdentityError {
         error as? DeviceIdentityError ?? DeviceIdentityError(.keysUnreadable, "The device's keys could not be used: \(error)")
     }
 
