@@ -302,6 +302,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "SesameCore",
+                "SesameService",
                 "SesameKeyring",
                 "SesameTPM",
                 "IdentityEmulator",

@@ -64,11 +64,15 @@ public final class FlowTrace {
     private let file: Int32?
     public private(set) var events: [Event] = []
     private var observers: [(Event) -> Void] = []
+    /// The presenter's hold on the flow (``StepThrough``): each step asks it before it happens
+    /// (``beforeStep(_:_:)``).
+    public nonisolated let stepThrough: StepThrough
 
     /// Records to `file` when given: created (mode 0600), or an earlier trace of this user's
     /// emptied; a symbolic link, another user's file or one with other names (hard links) in its
     /// place is refused rather than written to — Sesame may run as root.
-    public init(file: URL?) throws {
+    public init(file: URL?, stepThrough: StepThrough = StepThrough()) throws {
+        self.stepThrough = stepThrough
         if let file {
             // Only its owner reads it: URLs are redacted, but which accounts signed in, and when, are theirs.
             let descriptor = try Posix.openOwnFileForWriting(file.path)
@@ -82,6 +86,7 @@ public final class FlowTrace {
     public init(replaying recorded: [Event]) {
         file = nil
         events = recorded
+        stepThrough = StepThrough()
     }
 
     isolated deinit {
@@ -99,6 +104,25 @@ public final class FlowTrace {
         events.append(event)
         if let file { try? Posix.writeAll(file, (event.jsonLine + "\n").utf8) }
         for observer in observers { observer(event) }
+    }
+
+    /// In step-through, waits until the presenter lets the step `name` (with its redacted
+    /// `fields`, as its own event will have them) happen, recording `step-waiting` (with the
+    /// step's `number`, for ``StepThrough/next(_:)``) and `step-released`; at once, recording
+    /// nothing, otherwise. Called from any thread.
+    @discardableResult
+    public nonisolated func beforeStep(_ name: String, _ fields: [(String, String)]) async -> StepThrough.Release? {
+        var waited: Int?
+        let release = await stepThrough.wait { number in
+            waited = number
+            let asked = ContinuousClock.now
+            Task { @MainActor in self.record("step-waiting", [("step", name), ("number", String(number))] + fields, at: asked) }
+        }
+        guard let release, let waited else { return nil }
+        let released = ContinuousClock.now
+        let fields = [("step", name), ("number", String(waited)), ("by", release.rawValue)]
+        await MainActor.run { self.record("step-released", fields, at: released) }
+        return release
     }
 
     /// A URL as traces show it: query values replaced by `<redacted>`.

@@ -3,7 +3,8 @@ import SesameCore
 
 /// The app's HTTP transport: every request of the account store (discovery, keys, the token
 /// exchange) and of the samples (Graph, the task API) goes through it, and each one becomes a
-/// flow event with its method, redacted URL, status and latency.
+/// flow event with its method, redacted URL, status and latency. In step-through (``StepThrough``)
+/// each request waits for the presenter first.
 public struct TracingTransport: HTTPTransport {
     private let base: any HTTPTransport
     private let trace: FlowTrace
@@ -14,9 +15,12 @@ public struct TracingTransport: HTTPTransport {
     }
 
     public func send(_ request: HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?) async throws -> HTTPResponse {
-        let started = ContinuousClock.now
         let event = Self.eventName(for: request.url)
         let url = request.url.redactingQuery
+        // In step-through the request waits for the presenter before it leaves: no connection
+        // is open while it waits, and its latency counts from when it goes.
+        if await trace.beforeStep(event, [("method", request.method), ("url", url)]) == .cancelled { throw CancellationError() }
+        let started = ContinuousClock.now
         do {
             let response = try await base.send(request, progress: progress)
             let finished = ContinuousClock.now

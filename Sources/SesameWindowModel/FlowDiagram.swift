@@ -201,6 +201,12 @@ public struct FlowDiagram: Sendable {
                 return [arrow(.app, target, request, at: sent), arrow(target, .app, status + milliseconds, .response, failure: failed)]
             }
             return [arrow(.app, target, request, at: sent), arrow(target, .app, L("no answer") + milliseconds, .response, failure: true)]
+        case "step-waiting":
+            // Step-through: the next step, waiting for the presenter (explained on selection).
+            let what = (field("method") ?? "GET") + " " + Self.shortPath(field("url") ?? "")
+            return [note(field("step") == "navigation" ? .signInView : .app, String(formatting: L("waits for Next: %@"), what))]
+        case "step-released" where field("by") == "limit":
+            return [note(.app, L("went ahead by itself: it waited 8 minutes"))]
         case "token-read":
             // A token of the answer, read for the newcomer (its claims in words on selection).
             return [note(.app, field("token") == "id_token" ? L("ID token read: who signed in") : L("access token read: what it allows"))]

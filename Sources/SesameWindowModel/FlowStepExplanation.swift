@@ -46,6 +46,18 @@ enum FlowStepExplanation {
                         "Another page of the sign-in (a second factor, consent, the organization’s own sign-in page): the view shows it, since it is neither the app’s redirect URI nor to be hidden."
                     ), source: authCodeFlow)
             }
+        case "step-waiting":
+            // The step about to happen, explained before it happens.
+            let step = FlowTrace.Event(time: event.time, name: field("step") ?? "", fields: event.fields.filter { $0.0 != "step" })
+            let next = explanation(of: step)
+            return Explanation(
+                text: L("Step-through: this step waits for you. Next (or Space) lets it happen; Continue runs the rest.")
+                    + (next.map { " " + $0.text } ?? ""), source: next?.source ?? authCodeFlow)
+        case "step-released" where field("by") == "limit":
+            return Explanation(
+                text: L(
+                    "A step waits at most 8 minutes, then goes ahead by itself: the authorization code it may carry expires about 10 minutes after the redirect."
+                ), source: authCodeFlow)
         case "page-loaded":
             return Explanation(text: L("The page is on screen, in the sign-in view: the user acts there."), source: authCodeFlow)
         case "redirect-intercepted":

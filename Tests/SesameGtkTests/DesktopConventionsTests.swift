@@ -73,6 +73,17 @@ final class DesktopConventionsTests: GUITestCase {
             XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { !inspector.isVisible }, "F9 did not hide the inspector")
             XCTAssertFalse(inspectorItem.isChecked)
 
+            // F8: step-through, with the inspector (shown for it) and the menu's check mark; F8
+            // again ends it, and the inspector stays until F9.
+            let stepThrough = gui.window.primaryMenu.stepThroughItem
+            window.sendKey(KeyPress(key: KeyPress.f8))
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { inspector.isMapped }, "F8 did not show the inspector")
+            XCTAssertTrue(stepThrough.isChecked && gui.trace.stepThrough.isOn, "F8 did not turn step-through on")
+            window.sendKey(KeyPress(key: KeyPress.f8))
+            XCTAssertFalse(stepThrough.isChecked || gui.trace.stepThrough.isOn, "F8 again did not end step-through")
+            window.sendKey(KeyPress(key: KeyPress.f9))
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { !inspector.isVisible })
+
             // F10: the primary menu opens, with the app's actions, Keyboard Shortcuts and About.
             window.sendKey(KeyPress(key: KeyPress.f10))
             let menu = gui.window.primaryMenu.button
@@ -81,8 +92,8 @@ final class DesktopConventionsTests: GUITestCase {
             XCTAssertEqual(
                 items,
                 [
-                    L("Show Flow Inspector"), L("Programs with Access"), L("Forget This Device’s Sign-in Data"), L("Keyboard Shortcuts"),
-                    L("About Sesame"),
+                    L("Show Flow Inspector"), L("Step Through the Flow"), L("Programs with Access"),
+                    L("Forget This Device’s Sign-in Data"), L("Keyboard Shortcuts"), L("About Sesame"),
                 ])
             gui.screenshot("primary-menu")
             // Its inspector item shows the inspector, as F9 does.

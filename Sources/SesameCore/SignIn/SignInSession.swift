@@ -71,6 +71,19 @@ public final class SignInSession: Sendable, Identifiable, CustomStringConvertibl
         return .forNavigation(navigation, classifier: classifier)
     }
 
+    /// What `navigation` is, without deciding it (nothing changes): `redirect` for the app's
+    /// redirect URI, the kind the view would show otherwise, nil for one it would refuse. The
+    /// flow inspector's step-through names the step before it happens.
+    public func kind(of navigation: Navigation) -> NavigationClassifier.Kind? {
+        if navigation.kind != .response, let address = navigation.address, let url = URL(string: address),
+            classifier.redirect.matches(url)
+        {
+            return .redirect
+        }
+        if case .show(let kind) = NavigationDecision.forNavigation(navigation, classifier: classifier) { return kind }
+        return nil
+    }
+
     /// A redirect the agent received whole (the loopback listener's request). Returns `true`
     /// when `url` is the session's redirect URI and the answer is this request's (or the session
     /// already ended): the first such URL ends the session with its answer. An answer with

@@ -16,9 +16,5 @@ extension MainWindow {
     }
 
     /// F9 or the primary menu: shows or hides the flow inspector (kept for the next start).
-    func toggleInspector() {
-        inspectorPane.toggle()
-        primaryMenu.inspectorItem.isChecked = inspectorSlot.isVisible
-        model.trace.record(inspectorSlot.isVisible ? "inspector-shown" : "inspector-hidden")
-    }
+    func toggleInspector() { inspectorPane.toggle() }
 }

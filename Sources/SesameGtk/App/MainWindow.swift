@@ -27,7 +27,7 @@ public final class MainWindow: SignInFailurePresenter {
     /// The samples' pages.
     let samples: SamplePages
     /// The flow inspector's pane, built once the window is on screen.
-    private(set) lazy var inspectorPane = InspectorPane(trace: model.trace, window: window)
+    private(set) lazy var inspectorPane = InspectorPane(trace: model.trace, window: window, menu: primaryMenu)
     /// The flow inspector, once built.
     var inspector: FlowInspector? { inspectorPane.inspector }
     /// Where the inspector shows (F9 hides it).
@@ -89,7 +89,7 @@ public final class MainWindow: SignInFailurePresenter {
         layOut()
         inspectorSlot.isVisible = WindowState.initial.inspectorShown
         keptState.restore()
-        primaryMenu.inspectorItem.isChecked = inspectorSlot.isVisible
+        inspectorPane.isShown = inspectorSlot.isVisible  // the menu's check mark as kept
         connect()
         offlineBar.show(offline: !model.network.isOnline)
         model.network.observe { [weak self] online in self?.networkChanged(online: online) }
@@ -118,7 +118,6 @@ public final class MainWindow: SignInFailurePresenter {
         accountMenu.onSwitchAccount = { [weak self] in self?.onCurrentPage { page in await page.switchAccount() } }
         accountMenu.onSignOut = { [weak self] in self?.onCurrentPage { page in await page.signOut() } }
         primaryMenu.onForget = { [weak self] in self?.signIn.forgetSignInData() }
-        primaryMenu.onToggleInspector = { [weak self] in self?.toggleInspector() }
         samples.holdsHeader = { [weak self] in self?.phases.holdsHeader ?? false }
         samples.onAccountShown = { [weak self] in self?.showAccount() }
         samples.onPageShown = { [weak self] in self?.currentPageAppears() }

@@ -4,21 +4,25 @@ import SesameService
 import SesameSystem
 import SesameWindowModel
 
-/// The header's primary menu (F10): the app's own actions — the flow inspector (F9), the
-/// programs the user answered, forgetting what the sign-in pages remember on this device — then
-/// Keyboard Shortcuts and About Sesame, as every GNOME app has.
+/// The header's primary menu (F10): the app's own actions — the flow inspector (F9) and its
+/// step-through (F8), the programs the user answered, forgetting what the sign-in pages remember
+/// on this device — then Keyboard Shortcuts and About Sesame, as every GNOME app has.
 @MainActor
 final class PrimaryMenu {
     /// The header's menu button.
     let button = MenuButton(iconName: "open-menu-symbolic")
     /// "Show Flow Inspector", checked while it shows.
     let inspectorItem = MenuItem(L("Show Flow Inspector"), check: true)
+    /// "Step Through the Flow" (F8), checked while the flow waits before each step.
+    let stepThroughItem = MenuItem(L("Step Through the Flow"), check: true)
     /// "Programs with Access".
     let programsItem = MenuItem(L("Programs with Access"))
     /// "Forget This Device’s Sign-in Data".
     let forgetItem = MenuItem(L("Forget This Device’s Sign-in Data"))
     /// The inspector's item was chosen.
     var onToggleInspector: (() -> Void)?
+    /// The step-through item was chosen.
+    var onToggleStepThrough: (() -> Void)?
     /// The forget item was chosen.
     var onForget: (() -> Void)?
     /// The programs' decisions (nil: no account service in this window).
@@ -41,11 +45,14 @@ final class PrimaryMenu {
         forgetItem.tooltip = L(
             "The sign-in pages forget who signed in on this computer (“Stay signed in”) and ask for the user name and password again. Accounts stay signed in to Sesame."
         )
-        for item in [inspectorItem, programsItem, Separator(), forgetItem, Separator(), shortcutsItem, aboutItem] as [Widget] {
+        for item in [inspectorItem, stepThroughItem, programsItem, Separator(), forgetItem, Separator(), shortcutsItem, aboutItem]
+            as [Widget]
+        {
             button.content.pack(item)
         }
         button.content.showAll()
         inspectorItem.onClick { [weak self] in self?.chose(self?.onToggleInspector) }
+        stepThroughItem.onClick { [weak self] in self?.chose(self?.onToggleStepThrough) }
         programsItem.onClick { [weak self] in self?.chose { self?.showPrograms() } }
         forgetItem.onClick { [weak self] in self?.chose(self?.onForget) }
         shortcutsItem.onClick { [weak self] in self?.chose { self?.showShortcuts() } }

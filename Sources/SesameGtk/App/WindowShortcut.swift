@@ -17,6 +17,8 @@ enum WindowShortcut: Hashable {
     case primaryMenu
     /// F9: show or hide the flow inspector.
     case toggleInspector
+    /// F8: step through the flow (each step waits for Next), or stop stepping.
+    case stepThrough
     /// Alt+1, Alt+2, …: the samples in the switcher's order (a number from 1).
     case showSample(Int)
     /// Escape: close the sign-in under way, as its Cancel button does.
@@ -36,6 +38,7 @@ enum WindowShortcut: Hashable {
         case (false, false) where press.key == KeyPress.f5 && !press.shift: self = .refresh
         case (false, false) where press.key == KeyPress.f10 && !press.shift: self = .primaryMenu
         case (false, false) where press.key == KeyPress.f9 && !press.shift: self = .toggleInspector
+        case (false, false) where press.key == KeyPress.f8 && !press.shift: self = .stepThrough
         case (false, false) where press.key == KeyPress.escape && !press.shift: self = .cancelSignIn
         case (false, true) where !press.shift:
             guard let digit = (1...9).first(where: { letter(Character(String($0))) }) else { return nil }
@@ -54,6 +57,7 @@ enum WindowShortcut: Hashable {
         case .showShortcuts: ["<Primary>question"]
         case .primaryMenu: ["F10"]
         case .toggleInspector: ["F9"]
+        case .stepThrough: ["F8"]
         case .showSample(let number): ["<Alt>\(number)"]
         case .cancelSignIn: ["Escape"]
         }
@@ -69,6 +73,7 @@ enum WindowShortcut: Hashable {
         case .showShortcuts: L("Keyboard shortcuts")
         case .primaryMenu: L("Open the main menu")
         case .toggleInspector: L("Show or hide the flow inspector")
+        case .stepThrough: L("Step through the flow, or stop stepping")
         case .showSample: L("Go to the first, second, third sample")
         case .cancelSignIn: L("Cancel the sign-in")
         }
@@ -78,7 +83,7 @@ enum WindowShortcut: Hashable {
     static var groups: [(title: String, shortcuts: [ShortcutsWindow.Shortcut])] {
         [
             (L("General"), [WindowShortcut.showShortcuts, .primaryMenu, .closeWindow, .quit].map(\.shortcut)),
-            (L("Pages"), [WindowShortcut.find, .refresh, .toggleInspector].map(\.shortcut) + [samplesShortcut]),
+            (L("Pages"), [WindowShortcut.find, .refresh, .toggleInspector, .stepThrough].map(\.shortcut) + [samplesShortcut]),
             (L("Sign-in"), [WindowShortcut.cancelSignIn].map(\.shortcut)),
         ]
     }
@@ -115,7 +120,9 @@ extension WindowShortcut {
         case .primaryMenu:
             main.primaryMenu.button.open()
         case .toggleInspector:
-            main.toggleInspector()
+            main.inspectorPane.toggle()
+        case .stepThrough:
+            main.inspectorPane.toggleStepThrough()
         case .showSample(let number):  // not while signing in: the sign-in page keeps the window
             guard !main.signIn.isSigningIn, let sample = main.model.samples.dropFirst(number - 1).first else { return false }
             main.show(sample.kind)

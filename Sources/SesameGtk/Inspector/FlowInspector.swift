@@ -12,6 +12,8 @@ final class FlowInspector {
     let root = Box(vertical: true, spacing: 4)
     let diagram: FlowDiagramView
     let log = TextLog()
+    /// Step-through's Next and Continue, shown while it is on.
+    let stepBar: StepThroughBar
     private let views = Stack()
     private var isClosed = false
     private let trace: FlowTrace
@@ -19,6 +21,7 @@ final class FlowInspector {
     init(trace: FlowTrace, parent: Window) {
         self.trace = trace
         diagram = FlowDiagramView()
+        stepBar = StepThroughBar(stepThrough: trace.stepThrough, window: parent)
         root.setMargin(6)
         log.accessibleName = L("Flow inspector")
 
@@ -54,7 +57,11 @@ final class FlowInspector {
         bar.pack(export)
         root.pack(title)
         root.pack(bar)
+        root.pack(stepBar.root)
         root.pack(views, expand: true)
+        // The step about to happen is selected, so its explanation shows before it happens; after
+        // Continue the diagram follows the newest again.
+        stepBar.onNextStep = { [weak self] number in self?.diagram.selectWaitingStep(number) }
 
         for event in trace.events { append(event) }
         trace.observe { [weak self] event in self?.enqueue(event) }
@@ -92,6 +99,7 @@ final class FlowInspector {
     private func append(_ event: FlowTrace.Event) {
         guard !isClosed else { return }
         diagram.append(event)
+        stepBar.observe(event)
         // Query values are already redacted; the log shows only the names, to stay readable.
         let fields = event.fields.map { "\($0.0)=\($0.1.replacing("=<redacted>", with: ""))" }.joined(separator: "  ")
         log.append(String(formatting: "%7.3f  %@  %@\n", event.time, event.name, fields), follow: true)
@@ -216,6 +224,21 @@ final class FlowDiagramView {
 
     /// Shows a message where the details go (an export that failed).
     func say(_ message: String) { details.text = message }
+
+    /// Selects the row of the step `number` waiting in step-through.
+    func selectWaitingStep(_ number: Int) {
+        let row = model.steps.lastIndex { step in
+            let event = model.events[step.event]
+            return event.name == "step-waiting" && event.fields.contains { $0 == ("number", String(number)) }
+        }
+        guard let row else { return }
+        select(row)
+        // A row just added is below the scrolled area's end until the next layout: shown after it.
+        MainLoop.afterNextPaint(of: rows) { [weak self] in
+            guard let self, self.selected == row else { return }
+            self.scroller.reveal(top: Double(row) * Geometry.rowHeight, bottom: Double(row + 1) * Geometry.rowHeight)
+        }
+    }
 
     /// Writes the diagram, headings included, as SVG or PNG: the whole flow, or the part from
     /// the trace's event `since` on.

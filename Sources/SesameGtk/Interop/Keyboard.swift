@@ -30,6 +30,8 @@ public struct KeyPress: Sendable, Hashable {
 
     /// F5.
     public static let f5 = UInt32(GDK_KEY_F5)
+    /// F8.
+    public static let f8 = UInt32(GDK_KEY_F8)
     /// F9.
     public static let f9 = UInt32(GDK_KEY_F9)
     /// F10.

@@ -111,6 +111,24 @@ public struct PolicyDecision {
 
     /// Refuses: the view does not go there.
     public func ignore() { webkit_policy_decision_ignore(decision) }
+
+    /// Lets the view do what it was about to (WebKit's own answer).
+    public func use() { webkit_policy_decision_use(decision) }
+
+    /// Keeps the question open after the signal returns `true`: the view waits until ``use()``
+    /// or ``ignore()`` is called on the held decision.
+    public func hold() -> HeldPolicyDecision { HeldPolicyDecision(self, pointer: decision) }
+}
+
+/// A `decide-policy` question answered later (its reference kept until then).
+@MainActor
+public final class HeldPolicyDecision: GObjectReference {
+    public let decision: PolicyDecision
+
+    fileprivate init(_ decision: PolicyDecision, pointer: UnsafeMutablePointer<WebKitPolicyDecision>) {
+        self.decision = decision
+        super.init(UnsafeMutableRawPointer(pointer), .shared)
+    }
 }
 
 /// The stages of a page load (`load-changed`).

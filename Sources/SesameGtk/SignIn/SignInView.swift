@@ -20,6 +20,8 @@ final class SignInView {
     private let hostBar: Label
     private let trace: FlowTrace
     private var session: SignInSession?
+    /// Step-through: a navigation waits for the presenter.
+    private let stepper: NavigationStepper
     /// Whether the load in progress failed or was interrupted (its FINISHED is no page load).
     private var currentLoadFailed = false
     /// Whether this sign-in already loaded a page again after a cancellation nobody asked for.
@@ -27,17 +29,14 @@ final class SignInView {
     /// The page that could not be reached (its explanation shows in its place), until another
     /// loads: what to load when the network is back.
     private var unreachablePage: URL?
-    /// Whether this sign-in's redirect came (and was intercepted).
-    private(set) var interceptedRedirect = false
+    private(set) var interceptedRedirect = false  // this sign-in's redirect came and was intercepted
     /// The last navigation the view let through, with its method.
     private var lastNavigation: (url: URL, method: String)?
     /// Called when a load has finished (a page shown, or a failure's page).
     var onLoadFinished: (() -> Void)?
-    /// The identity service's page refused the sign-in (Conditional Access, a locked account, …):
-    /// its "Troubleshooting details", read off the page.
+    /// The service's page refused the sign-in: its "Troubleshooting details", read off the page.
     var onRefusalPage: ((HelpDeskDetails) -> Void)?
-    /// Called when a page could not load or could not be trusted: the system browser may do
-    /// better.
+    /// A page could not load or could not be trusted: the system browser may do better.
     var onTrouble: (() -> Void)?
     /// A page could not be reached at all (no network, a host that does not answer).
     var onUnreachable: (() -> Void)?
@@ -49,6 +48,7 @@ final class SignInView {
     ///   over `dataDirectory` when nil.
     init(dataDirectory: URL?, trace: FlowTrace, automation: Bool = false, context: WebContext? = nil) {
         self.trace = trace
+        stepper = NavigationStepper(trace: trace)
         let context = context ?? WebContext(dataDirectory: dataDirectory, automation: automation)
         webView = WebView(context: context, automation: automation)
         webView.accessibleName = L("Sign-in page")
@@ -69,7 +69,10 @@ final class SignInView {
                 return webView
             }
         }
-        webView.onDecidePolicy { [weak self] decision in self?.decide(decision) ?? false }
+        webView.onDecidePolicy { [weak self] decision in
+            guard let self else { return false }
+            return stepper.holds(decision, of: session) { [weak self] in self?.decide($0) ?? false } || decide(decision)
+        }
         webView.onLoadChanged { [weak self] event in self?.loadChanged(event) }
         webView.onLoadFailed { [weak self] uri, error in self?.loadFailed(uri, error) ?? false }
         webView.onTLSFailed { [weak self] uri, problems in self?.tlsFailed(uri, problems) ?? false }
@@ -100,6 +103,7 @@ final class SignInView {
     /// window to leave when the user's data is in (after the redirect).
     func end(keepingOnScreen: Bool = false) {
         webView.stopLoading()
+        stepper.drop()
         session = nil
         unreachablePage = nil
         if !keepingOnScreen { root.hide() }

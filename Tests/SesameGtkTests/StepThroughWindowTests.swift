@@ -1,0 +1,116 @@
+import Foundation
+import IdentityEmulator
+import SesameGIO
+import SesameService
+import SesameTestSupport
+import SesameWindowModel
+import XCTest
+
+@testable import SesameGtk
+
+/// A presenter steps through a sign-in in the real window: F8, then each step — the sign-in
+/// form's answers, the redirect, the token request, the Graph call — waits, selected and explained,
+/// until Space presses Next; Continue runs the rest.
+final class StepThroughWindowTests: GUITestCase {
+    typealias IDs = SignInPageIDs
+
+    func testThePresenterStepsThroughASignInAndTheTokenRequestWaitsForNext() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, screenshotPrefix: "step-through-")
+            defer { gui.close() }
+            gui.waitForSignInPage("first sign-in")
+            let window = gui.window.window
+            window.sendKey(KeyPress(key: KeyPress.f8))
+            let inspector = try XCTUnwrap(gui.window.inspector, "F8 built no inspector")
+            let bar = inspector.stepBar
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { bar.root.isMapped }, "F8 did not show the step-through bar")
+            XCTAssertTrue(gui.window.primaryMenu.stepThroughItem.isChecked)
+            XCTAssertFalse(bar.next.isSensitive, "Next with nothing waiting")
+            let view = inspector.diagram
+
+            let space = try XCTUnwrap(KeyPress(character: " "))
+            var handled = 0
+
+            /// Presses Space for each step that waits (Next has the focus), until `done` holds or a
+            /// step `hold` picks waits (returned, not let go).
+            @MainActor func present(
+                holding hold: (FlowTrace.Event) -> Bool = { _ in false }, until done: () -> Bool = { false }, _ what: String
+            )
+                -> FlowTrace.Event?
+            {
+                var held: FlowTrace.Event?
+                let reached = MainLoopBridge.spin(timeout: 30) {
+                    if done() { return true }
+                    let waiting = gui.trace.events.filter { $0.name == "step-waiting" }
+                    guard waiting.count > handled, bar.next.isSensitive else { return false }
+                    if hold(waiting[handled]) {
+                        held = waiting[handled]
+                        return true
+                    }
+                    XCTAssertTrue(window.focusedWidget === bar.next, "\(what): Next does not have the window's focus")
+                    window.sendKey(space)
+                    handled += 1
+                    return false
+                }
+                XCTAssertTrue(
+                    reached, "\(what): not reached; steps waited: \(gui.trace.events.filter { $0.name == "step-waiting" }.map(\.fields))")
+                if held != nil { handled += 1 }
+                return held
+            }
+            func field(_ event: FlowTrace.Event?, _ name: String) -> String? { event?.fields.first { $0.0 == name }?.1 }
+            @MainActor func selectedLabel() -> String { view.selected.map { view.model.steps[$0].label } ?? "" }
+
+            // The user name: the form's answer waits before the page changes, selected and explained.
+            var pages = gui.pagesLoaded
+            gui.signInPage?.evaluateJavaScript(GUIHarness.fill(IDs.userName, "alex@contoso.onmicrosoft.com"))
+            let form = present(holding: { field($0, "step") == "navigation" }, "the user name's answer")
+            XCTAssertEqual(field(form, "method"), "POST")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { selectedLabel().hasPrefix("waits for Next: POST") }, selectedLabel())
+            XCTAssertTrue(view.details.text.contains("Step-through: this step waits for you."), view.details.text)
+            gui.screenshot("navigation-waits")
+            XCTAssertEqual(gui.pagesLoaded, pages, "the page changed while its step waited")
+            window.sendKey(space)  // Next: the password page comes
+
+            _ = present(until: { gui.pagesLoaded > pages }, "the password page")
+            pages = gui.pagesLoaded
+            gui.signInPage?.evaluateJavaScript(GUIHarness.fill(IDs.password, IDs.demoPassword))
+            _ = present(until: { gui.pagesLoaded > pages }, "stay signed in")
+            pages = gui.pagesLoaded
+            gui.clickInPage(IDs.primaryButton)
+            _ = present(until: { gui.pagesLoaded > pages }, "consent")
+
+            // The consent's answer, then the redirect: it waits, named by the tutorial's rule.
+            gui.clickInPage(IDs.primaryButton)
+            let redirect = present(holding: { field($0, "kind") == "redirect" }, "the redirect")
+            XCTAssertNotNil(redirect)
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 5) { view.details.text.contains("The redirect to the app’s redirect URI") }, view.details.text)
+            window.sendKey(space)
+
+            // The token request waits, explained, and nothing is signed in while it does.
+            let token = present(holding: { field($0, "step") == "token-request" }, "the token request")
+            XCTAssertEqual(field(token, "method"), "POST")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { selectedLabel() == "waits for Next: POST …/token" }, selectedLabel())
+            XCTAssertTrue(view.details.text.contains("The token request: the app sends the code with its code_verifier"), view.details.text)
+            gui.screenshot("token-request-waits")
+            // A moment of the presenter talking: still waiting (a lower bound only).
+            XCTAssertFalse(MainLoopBridge.spin(timeout: 1) { gui.has("token-request") }, "the token request left before Next")
+            XCTAssertEqual(gui.peopleRows, 0)
+            window.sendKey(space)
+
+            // Next, and Space for the Graph call: the directory fills.
+            _ = present(until: { gui.peopleRows > 0 }, "the directory")
+            XCTAssertTrue(gui.trace.events.contains { $0.name == "token-request" && $0.fields.contains { $0 == ("status", "200") } })
+
+            // Continue: the bar goes, the menu's check mark too, and a search waits for nobody.
+            gui.click(button: "Continue")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { !bar.root.isMapped }, "the bar stayed after Continue")
+            XCTAssertFalse(gui.window.primaryMenu.stepThroughItem.isChecked)
+            let waited = gui.trace.events.filter { $0.name == "step-waiting" }.count
+            let calls = gui.trace.events.filter { $0.name == "api-call" }.count
+            gui.search("meg")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.trace.events.filter { $0.name == "api-call" }.count > calls })
+            XCTAssertEqual(gui.trace.events.filter { $0.name == "step-waiting" }.count, waited, "a step waited after Continue")
+        }
+    }
+}
