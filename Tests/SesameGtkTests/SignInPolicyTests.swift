@@ -366,16 +366,18 @@ final class SignInPolicyTests: GUITestCase {
         // instead of its TLS signal (it failed CI once): the view loads the page once more, and
         // shows a failure only if that happens twice.
         let cancelled = GLibError(domain: "g-io-error-quark", code: GLibError.ioCancelled, message: "Operation was cancelled")
-        XCTAssertEqual(SignInView.handling(of: cancelled, alreadyRetried: false), .retry)
-        XCTAssertEqual(SignInView.handling(of: cancelled, alreadyRetried: true), .show)
+        XCTAssertEqual(SignInView.failure(of: cancelled), .cancelled)
+        var state = SignInViewState()
+        _ = state.begin(at: URL(string: "https://login.example/authorize")!)
+        let page = URL(string: "https://login.example/login")!
+        XCTAssertEqual(state.loadFailed(page, .cancelled), [.retry(page)])
+        XCTAssertEqual(state.loadFailed(page, .cancelled), [.showUnreachable(page)])
         // Our own ignore of the redirect, and a page replaced by a newer one, are no failures.
-        XCTAssertEqual(
-            SignInView.handling(of: GLibError(domain: "WebKitPolicyError", code: 102, message: ""), alreadyRetried: false), .ignore)
-        XCTAssertEqual(
-            SignInView.handling(of: GLibError(domain: "WebKitNetworkError", code: 302, message: ""), alreadyRetried: false), .ignore)
+        XCTAssertEqual(SignInView.failure(of: GLibError(domain: "WebKitPolicyError", code: 102, message: "")), .interrupted)
+        XCTAssertEqual(SignInView.failure(of: GLibError(domain: "WebKitNetworkError", code: 302, message: "")), .interrupted)
         // A refused connection is shown at once.
         let refused = GLibError(domain: "g-io-error-quark", code: 39, message: "Could not connect: Connection refused")
-        XCTAssertEqual(SignInView.handling(of: refused, alreadyRetried: false), .show)
+        XCTAssertEqual(SignInView.failure(of: refused), .unreachable)
         // Told in Sesame's words, as every failed exchange is; GLib's own text is the detail.
         let url = URL(string: "http://127.0.0.1:9/authorize")!
         XCTAssertEqual(

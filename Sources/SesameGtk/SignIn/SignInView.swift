@@ -22,16 +22,10 @@ final class SignInView {
     private var session: SignInSession?
     /// Step-through: a navigation waits for the presenter.
     private let stepper: NavigationStepper
-    /// Whether the load in progress failed or was interrupted (its FINISHED is no page load).
-    private var currentLoadFailed = false
-    /// Whether this sign-in already loaded a page again after a cancellation nobody asked for.
-    private var retriedAfterCancellation = false
-    /// The page that could not be reached (its explanation shows in its place), until another
-    /// loads: what to load when the network is back.
-    private var unreachablePage: URL?
-    private(set) var interceptedRedirect = false  // this sign-in's redirect came and was intercepted
-    /// The last navigation the view let through, with its method.
-    private var lastNavigation: (url: URL, method: String)?
+    /// What the sign-in's pages did, one value (``SignInViewState``): the view does what its events return.
+    private var state = SignInViewState()
+    /// This sign-in's redirect came (and was intercepted).
+    var interceptedRedirect: Bool { state.signIn?.redirectCame == true }
     /// Called when a load has finished (a page shown, or a failure's page).
     var onLoadFinished: (() -> Void)?
     /// The service's page refused the sign-in: its "Troubleshooting details", read off the page.
@@ -83,15 +77,8 @@ final class SignInView {
     /// service knows the device and its user and asks no password.
     func begin(_ session: SignInSession, deviceCredential: Secret? = nil) {
         self.session = session
-        interceptedRedirect = false
-        retriedAfterCancellation = false
-        unreachablePage = nil
         root.show()
-        if let deviceCredential {
-            webView.load(session.authorizationURL, header: "x-ms-RefreshTokenCredential", value: deviceCredential.revealed)
-        } else {
-            webView.load(session.authorizationURL)
-        }
+        for action in state.begin(at: session.authorizationURL) { perform(action, deviceCredential: deviceCredential) }
     }
 
     /// What the user types next goes to the page (its first field has the page's focus).
@@ -105,7 +92,7 @@ final class SignInView {
         webView.stopLoading()
         stepper.drop()
         session = nil
-        unreachablePage = nil
+        state.end()
         if !keepingOnScreen { root.hide() }
     }
 
@@ -113,14 +100,52 @@ final class SignInView {
     /// unless a form was being sent to it, which a browser would send again: the sign-in starts
     /// over at the service's first page instead (it asks only what its session does not know).
     func reloadUnreachablePage() {
-        guard let session, let page = unreachablePage else { return }
-        unreachablePage = nil
-        let resend = lastNavigation.map { $0.url == page && $0.method.uppercased() != "GET" } ?? false
-        let target = resend ? session.authorizationURL : page
-        trace.record("page-reloaded", [("url", FlowTrace.redacted(target)), ("reason", "network-returned")])
-        // The explanation may still be loading in the page's place: it gives way.
-        webView.stopLoading()
-        webView.load(target)
+        for action in state.networkReturned() { perform(action) }
+    }
+
+    /// Does what the state said (``SignInViewState/Action``).
+    /// `failure`: the failed load's error, for `.retry` and `.showUnreachable`.
+    private func perform(_ action: SignInViewState.Action, deviceCredential: Secret? = nil, failure: GLibError? = nil) {
+        switch action {
+        case .loadAuthorizationPage:
+            guard let session else { return }
+            if let deviceCredential {
+                webView.load(session.authorizationURL, header: "x-ms-RefreshTokenCredential", value: deviceCredential.revealed)
+            } else {
+                webView.load(session.authorizationURL)
+            }
+        case .retry(let url):
+            trace.record("load-retried", [("url", FlowTrace.redacted(url)), ("error", failure?.message ?? "")])
+            webView.load(url)
+        case .pageShown(let url):
+            trace.record("page-loaded", [("url", FlowTrace.redacted(url))])
+            // 403: the page refuses this browser (Google's `disallowed_useragent` behind a
+            // B2C user flow, an SSO page that wants its extension): the system browser may not.
+            if webView.mainResourceStatus == 403 {
+                trace.record("page-refused-this-browser", [("url", FlowTrace.redacted(url)), ("status", "403")])
+                onTrouble?()
+            }
+            readTroubleshootingDetails()
+        case .showUnreachable(let url):
+            let message = failure?.message ?? ""
+            trace.record("sign-in-failed", [("error", "load failed: \(message)")])
+            onTrouble?()
+            onUnreachable?()
+            let failed = HTTPTransportError(
+                url: url ?? URL(filePath: "/"), reason: message, kind: failure.map { .init(loading: $0) } ?? .unreachable)
+            showPage(
+                title: String(formatting: L("Can’t reach %@"), url?.host ?? url?.absoluteString ?? ""),
+                message: UserMessage.text(for: failed), details: [message], for: url?.absoluteString ?? "")
+        case .updateHostBar(let ownPage):
+            updateHostBar(ownPage: ownPage)
+        case .reload(let target):
+            trace.record("page-reloaded", [("url", FlowTrace.redacted(target)), ("reason", "network-returned")])
+            // The explanation may still be loading in the page's place: it gives way.
+            webView.stopLoading()
+            webView.load(target)
+        case .loadFinished:
+            onLoadFinished?()
+        }
     }
 
     /// Deletes cookies and web data ("Forget sign-in data").
@@ -143,7 +168,7 @@ final class SignInView {
         switch session?.decide(navigation) ?? .forNavigation(navigation, classifier: nil) {
         case .intercept:
             decision.ignore()
-            interceptedRedirect = true
+            state.redirectIntercepted()
             // The store's dismiss, once it has the answer, takes the view away.
             trace.record("navigation", [("url", shown), ("kind", NavigationClassifier.Kind.redirect.rawValue), ("action", "intercept")])
             trace.record("redirect-intercepted", [("accountType", session?.accountType ?? "")])
@@ -156,8 +181,7 @@ final class SignInView {
             return true
         case .show(let kind):
             if decision.kind == .response { return false }
-            if url != unreachablePage { unreachablePage = nil }
-            if let url, decision.kind == .navigation { lastNavigation = (url, decision.method) }
+            state.shown(url, method: decision.method, navigation: decision.kind == .navigation)
             trace.record("navigation", [("method", decision.method), ("url", shown), ("kind", kind.rawValue), ("action", "show")])
             return false
         case .refuse(let refusal):
@@ -182,29 +206,10 @@ final class SignInView {
 
     private func loadChanged(_ event: LoadEvent) {
         switch event {
-        case .started:
-            currentLoadFailed = false
-        case .committed:
-            // The page committed now is Sesame's own ("Can't reach …") when one was just asked for.
-            showingOwnPage = ownPagePending
-            ownPagePending = false
-            updateHostBar()
-        case .finished:
-            // WebKit ends a failed or interrupted load (the redirect we ignored) with FINISHED too;
-            // that is no page the user sees.
-            if !currentLoadFailed, let uri = webView.uri, let url = URL(string: uri) {
-                trace.record("page-loaded", [("url", FlowTrace.redacted(url))])
-                // 403: the page refuses this browser (Google's `disallowed_useragent` behind a
-                // B2C user flow, an SSO page that wants its extension): the system browser may not.
-                if webView.mainResourceStatus == 403 {
-                    trace.record("page-refused-this-browser", [("url", FlowTrace.redacted(url)), ("status", "403")])
-                    onTrouble?()
-                }
-                readTroubleshootingDetails()
-            }
-            onLoadFinished?()
-        case .redirected:
-            break
+        case .started: state.loadStarted()
+        case .committed: for action in state.loadCommitted() { perform(action) }
+        case .finished: for action in state.loadFinished(at: webView.uri.flatMap(URL.init(string:))) { perform(action) }
+        case .redirected: break
         }
     }
 
@@ -229,7 +234,7 @@ final class SignInView {
         }
     }
 
-    private func updateHostBar() {
+    private func updateHostBar(ownPage: Bool) {
         guard let uri = webView.uri, let url = URL(string: uri), let host = url.host else {
             hostBar.text = ""
             return
@@ -237,62 +242,27 @@ final class SignInView {
         let port = url.port.map { ":\($0)" } ?? ""
         // A page that never loaded (Sesame's own page in its place) came over no connection at
         // all: the bar names the host and says nothing of encryption.
-        guard !showingOwnPage else {
+        guard !ownPage else {
             hostBar.text = host + port
             return
         }
         hostBar.text = webView.isSecure ? "🔒 \(host)\(port) — " + L("secure connection") : "\(host)\(port) — " + L("not encrypted")
     }
 
-    /// What the view does with a failed load.
-    enum LoadFailureHandling: Equatable {
-        /// Not a failure the user should see: our own `ignore` of the redirect, or a page replaced
-        /// by a newer navigation.
-        case ignore
-        /// Load the page again, once: WebKit's network process sometimes ends a load that nobody
-        /// cancelled with GIO's "Operation was cancelled" (seen on a refused TLS handshake, where
-        /// it arrives in place of `load-failed-with-tls-errors`); the second load reports the
-        /// real reason.
-        case retry
-        /// Show the user a page that says why.
-        case show
-    }
-
-    nonisolated static func handling(of error: GLibError, alreadyRetried: Bool) -> LoadFailureHandling {
-        if error.domain == "WebKitPolicyError" || (error.domain == "WebKitNetworkError" && error.code == 302) { return .ignore }
-        if error.domain == "g-io-error-quark" && error.code == GLibError.ioCancelled { return alreadyRetried ? .show : .retry }
-        return .show
+    /// A failed load as the view's state knows it: WebKit's and GIO's errors sorted.
+    nonisolated static func failure(of error: GLibError) -> SignInViewState.LoadFailure {
+        if error.domain == "WebKitPolicyError" || (error.domain == "WebKitNetworkError" && error.code == 302) { return .interrupted }
+        if error.domain == "g-io-error-quark" && error.code == GLibError.ioCancelled { return .cancelled }
+        return .unreachable
     }
 
     private func loadFailed(_ uri: String, _ error: GLibError) -> Bool {
-        currentLoadFailed = true
-        switch Self.handling(of: error, alreadyRetried: retriedAfterCancellation) {
-        case .ignore:
-            return true
-        case .retry:
-            retriedAfterCancellation = true
-            if let url = URL(string: uri) {
-                trace.record("load-retried", [("url", FlowTrace.redacted(url)), ("error", error.message)])
-                webView.load(url)
-                return true
-            }
-        case .show:
-            break
-        }
-        let host = URL(string: uri)?.host ?? uri
-        unreachablePage = URL(string: uri)
-        trace.record("sign-in-failed", [("error", "load failed: \(error.message)")])
-        onTrouble?()
-        onUnreachable?()
-        let failure = HTTPTransportError(url: URL(string: uri) ?? URL(filePath: "/"), reason: error.message, kind: .init(loading: error))
-        showPage(
-            title: String(formatting: L("Can’t reach %@"), host), message: UserMessage.text(for: failure), details: [error.message],
-            for: uri)
+        for action in state.loadFailed(URL(string: uri), Self.failure(of: error)) { perform(action, failure: error) }
         return true
     }
 
     private func tlsFailed(_ uri: String, _ problems: CertificateProblems) -> Bool {
-        currentLoadFailed = true
+        state.certificateRefused()
         let url = URL(string: uri)
         let host = url?.host ?? uri
         // The trace keeps English (it is a log); the page speaks the user's language.
@@ -348,14 +318,9 @@ final class SignInView {
             <body><main><h1 id="errorTitle">\(Self.escape(title))</h1><p id="errorMessage">\(Self.escape(message))</p>\
             \(list)\(end)</main></body></html>
             """
-        ownPagePending = true
+        state.ownPageAsked()
         webView.loadAlternateHTML(html, for: uri)
     }
-
-    /// Sesame's own page was asked for in place of one that did not load, and is not committed yet.
-    private var ownPagePending = false
-    /// The page on screen is Sesame's own, in place of one that never loaded.
-    private var showingOwnPage = false
 
     static func escape(_ text: String) -> String {
         text.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
