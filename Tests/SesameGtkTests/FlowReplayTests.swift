@@ -15,7 +15,7 @@ final class FlowReplayWindowTests: GUITestCase {
             let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, screenshotPrefix: "replay-")
             defer { gui.close() }
             gui.waitForSignInPage("first sign-in")
-            gui.window.toggleInspector()
+            gui.window.inspectorPane.toggle()
             let live = try XCTUnwrap(gui.window.inspector)
             XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { live.diagram.model.steps.count >= 3 })
             let file = Repository.temporaryDirectory("sesame-replay").appending(path: "flow.jsonl")

@@ -150,7 +150,7 @@ final class SignInFlowTests: GUITestCase {
     @MainActor
     private static func checkTheDiagram(_ gui: GUIHarness, secrets: [String]) throws {
         // Hidden at first: the user shows it (F9).
-        if !gui.window.inspectorSlot.isVisible { gui.window.toggleInspector() }
+        if !gui.window.inspectorSlot.isVisible { gui.window.inspectorPane.toggle() }
         let inspector: FlowInspector? = gui.window.inspector
         let view = try XCTUnwrap(inspector?.diagram)
         XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { view.root.isMapped }, "the inspector did not show")

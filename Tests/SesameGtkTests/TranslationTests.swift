@@ -43,7 +43,7 @@ final class TranslationTests: GUITestCase {
                 if language == "es" {
                     gui.screenshot("sign-in")
                     // The flow inspector explains each step in the user's language: the authorization request's.
-                    gui.window.toggleInspector()
+                    gui.window.inspectorPane.toggle()
                     let view = try XCTUnwrap(gui.window.inspector?.diagram)
                     XCTAssertTrue(
                         MainLoopBridge.spin(timeout: 10) { view.model.steps.contains { $0.label.hasPrefix("GET …/authorize") } },

@@ -57,7 +57,11 @@ public final class MainWindow: SignInFailurePresenter {
     /// This computer's registration, asked for in the account menu (nil: the window cannot register).
     private(set) var computer: ComputerRegistration?
     /// What signs in for the account service's programs.
-    private(set) lazy var serviceSignIns = ServiceSignIns(window: self)
+    private(set) lazy var serviceSignIns = ServiceSignIns(model: model, window: window, signIn: signIn, browserAgent: browserAgent) {
+        [unowned self] kind in
+        show(kind)
+        return samples[kind]
+    }
     /// How far the window has come, and the hold after a redirect (``WindowPhases``).
     private(set) var phases = WindowPhases()
     var phase: WindowPhases.Phase { phases.phase }
@@ -141,7 +145,7 @@ public final class MainWindow: SignInFailurePresenter {
             self?.signIn.cancel()
             return false
         }
-        window.onKeyPress { [weak self] press in WindowShortcut(press).map { self?.perform($0) ?? false } ?? false }
+        window.onKeyPress { [weak self] press in WindowShortcut(press).map { self?.shortcuts.perform($0) ?? false } ?? false }
         window.onDestroy { [weak self] in self?.advance(to: .closed) }
     }
 

@@ -12,26 +12,26 @@ extension ServiceSignIns: BrokerSignIn {
     ) async throws(AccountStoreError)
         -> Account
     {
-        window.window.show()
-        window.window.present()
-        window.signIn.requestedBy = program.name
-        defer { window.signIn.requestedBy = nil }
-        var agent: any SignInUserAgent = window.signIn
+        window.show()
+        window.present()
+        signIn.requestedBy = program.name
+        defer { signIn.requestedBy = nil }
+        var agent: any SignInUserAgent = signIn
         while true {
             do {
-                let account = try await window.model.store.signIn(accountType: accountType, parameters: parameters, using: agent)
-                window.model.trace.record("token-acquired", [("accountType", accountType)])
+                let account = try await model.store.signIn(accountType: accountType, parameters: parameters, using: agent)
+                model.trace.record("token-acquired", [("accountType", accountType)])
                 return account
             } catch  where error.code == .handedOffToBrowser {
                 // "Continue in your browser": the same sign-in starts over in the system browser.
-                window.model.trace.record("sign-in-moved-to-browser", [("accountType", accountType)])
-                agent = window.browserAgent
+                model.trace.record("sign-in-moved-to-browser", [("accountType", accountType)])
+                agent = browserAgent
             }
         }
     }
 
     func cancelBrokerSignIn() {
-        guard window.signIn.requestedBy != nil else { return }
-        window.signIn.cancel()
+        guard signIn.requestedBy != nil else { return }
+        signIn.cancel()
     }
 }

@@ -96,41 +96,56 @@ enum WindowShortcut: Hashable {
     }
 }
 
-extension WindowShortcut {
+/// What the window's shortcuts act on: the parts of the window each one needs, and nothing else
+/// of it (the window builds it; no shortcut reaches the window itself).
+@MainActor
+struct WindowShortcuts {
+    let window: Window
+    let signIn: SignInPane
+    let samples: SamplePages
+    let model: AppModel
+    let primaryMenu: PrimaryMenu
+    let inspectorPane: InspectorPane
+    /// Keeps the window's size and panes for the next start (before Ctrl+Q ends the app).
+    let keepState: () -> Void
+    /// The app, which Ctrl+Q ends (without one, Ctrl+Q closes the window).
+    let application: () -> Application?
+    /// Shows a sample, as its tab does.
+    let show: (Sample.Kind) -> Void
+
     /// Does what a shortcut says; `false` leaves the key to the focused widget (a shortcut that
     /// means nothing on the page showing: Ctrl+F in the sign-in view is the page's own).
-    @MainActor
-    func perform(in main: MainWindow) -> Bool {
-        let page = main.signIn.isSigningIn ? nil : main.samples.current
-        switch self {
+    func perform(_ shortcut: WindowShortcut) -> Bool {
+        let page = signIn.isSigningIn ? nil : samples.current
+        switch shortcut {
         case .quit:
-            main.keptState.save()
-            if let application = main.application { application.quit() } else { main.window.close() }
+            keepState()
+            if let application = application() { application.quit() } else { window.close() }
         case .closeWindow:
-            main.window.close()
+            window.close()
         case .find:
             guard let field = page?.searchField else { return false }
             field.grabFocus()
         case .refresh:
             guard let page else { return false }
-            main.model.trace.record("page-refreshed", [("sample", page.session.sample.kind.rawValue)])
+            model.trace.record("page-refreshed", [("sample", page.session.sample.kind.rawValue)])
             page.refresh()
         case .showShortcuts:
-            main.primaryMenu.showShortcuts()
+            primaryMenu.showShortcuts()
         case .primaryMenu:
-            main.primaryMenu.button.open()
+            primaryMenu.button.open()
         case .toggleInspector:
-            main.inspectorPane.toggle()
+            inspectorPane.toggle()
         case .stepThrough:
-            main.inspectorPane.toggleStepThrough()
+            inspectorPane.toggleStepThrough()
         case .showSample(let number):  // not while signing in: the sign-in page keeps the window
-            guard !main.signIn.isSigningIn, let sample = main.model.samples.dropFirst(number - 1).first else { return false }
-            main.show(sample.kind)
+            guard !signIn.isSigningIn, let sample = model.samples.dropFirst(number - 1).first else { return false }
+            show(sample.kind)
         case .cancelSignIn:
             // Escape means something to the page's own widgets only while no sign-in is on screen.
-            guard main.signIn.isSigningIn else { return false }
-            main.model.trace.record("sign-in-cancelled-by-key", [])
-            main.signIn.cancel()
+            guard signIn.isSigningIn else { return false }
+            model.trace.record("sign-in-cancelled-by-key", [])
+            signIn.cancel()
         }
         return true
     }
