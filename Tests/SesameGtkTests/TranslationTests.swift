@@ -1,4 +1,5 @@
 import Foundation
+import IdentityEmulator
 import SesameGIO
 import SesameSamples
 import SesameTestSupport
@@ -52,6 +53,17 @@ final class TranslationTests: GUITestCase {
                     XCTAssertTrue(view.details.text.contains("La solicitud de autorización (el authURL del tutorial"), view.details.text)
                     XCTAssertTrue(view.details.text.contains("Fuente: RFC 6749 §4.1.1"), view.details.text)
                     gui.screenshot("inspector-explained")
+                    // Step-through in Spanish: the bar, and the waiting step's row and explanation.
+                    gui.window.window.sendKey(KeyPress(key: KeyPress.f8))
+                    let bar = try XCTUnwrap(gui.window.inspector?.stepBar)
+                    XCTAssertEqual(bar.status.text, "Paso a paso: el siguiente paso te esperará.")
+                    gui.signInPage?.evaluateJavaScript(GUIHarness.fill(SignInPageIDs.userName, "alex@contoso.onmicrosoft.com"))
+                    XCTAssertTrue(
+                        MainLoopBridge.spin(timeout: 10) { view.details.text.contains("Paso a paso: este paso te espera.") },
+                        view.details.text)
+                    XCTAssertTrue(view.model.steps.contains { $0.label.hasPrefix("espera a Siguiente: POST") })
+                    XCTAssertEqual(bar.status.text, "El siguiente paso te espera: Siguiente deja que ocurra.")
+                    gui.click(button: "Continue")
                 }
                 gui.click(button: "Cancel sign-in")
                 gui.close()
