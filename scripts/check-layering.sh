@@ -90,4 +90,12 @@ rule "11. every sleep in a test says why, in a comment on its line or the one be
                 print FILENAME \":\" FNR \": \" \$0 }
             { previous = \$0 }'"
 
+# State with one owner (ARCHITECTURE.md): the account store's flows take their inputs and its
+# AccountStoreContext, never the store itself; the store's own fields are private to its file.
+rule "13. no flow reaches into the account store: no \`isolated AccountStore\`, its stored properties private" \
+    "{ grep -rn 'isolated AccountStore' Sources --include=*.swift | $code_only; \
+       awk '/^public actor AccountStore/ { inside = 1; next } inside && /^}/ { exit }
+            inside && /^    (var|let|public var|public let|nonisolated let|public nonisolated let) / { print FILENAME \":\" FNR \": \" \$0 }' \
+            Sources/SesameCore/Accounts/AccountStore.swift; }"
+
 exit $failed

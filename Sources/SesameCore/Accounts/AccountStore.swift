@@ -13,33 +13,23 @@ import Logging
 ///    minutes, refreshing (once, however many callers ask at the same time) when needed.
 /// 4. ``remove(_:)`` signs out; the group's next sign-in asks who signs in, also after a restart.
 ///
-/// The store is a façade over one type per job, each running on the store's actor:
-/// ``InteractiveSignIn`` (begin, redeem, claims, B2C's reset), ``SilentTokens`` (the cache
-/// lookup, the one refresh, the rotated token), ``DeviceCodeSignIn`` (over the stateless ``DeviceCodeFlow``) and ``SignedInAccounts``
-/// (saving, listing and signing out accounts). What they share is here: the configurations,
-/// the events, the wire (a token endpoint client, an id_token verifier that follows key
-/// rollover) and the cache, where every access is one transaction under the storage's lock.
+/// The store owns the configurations and hands the jobs to stateless flows: ``InteractiveSignIn``
+/// (begin, redeem, claims, B2C's reset), ``SilentTokens`` (the cache lookup, the one refresh, the
+/// rotated token), ``DeviceCodeSignIn`` (over ``DeviceCodeFlow``) and ``SignedInAccounts``
+/// (saving, listing and signing out accounts). Each takes the configuration it needs and the
+/// store's ``AccountStoreContext`` — the wire (a token endpoint client, an id_token verifier that
+/// follows key rollover) and the owners of what lasts between calls (the cache, where every access
+/// is one transaction under the storage's lock; the events; the claims challenges; the silent
+/// tokens' memory), each the only writer of its own fields.
 public actor AccountStore {
-    let transport: any HTTPTransport
-    let now: @Sendable () -> Date
-    let logger: Logger
-    let tokenEndpoint: TokenEndpointClient
-    let verifier: IDTokenVerifier
+    /// The wire and the owners of the store's lasting state, for the flows.
+    private let context: AccountStoreContext
     /// This computer's identity in an organization, when the user registered it: its PRT signs
     /// new sign-ins in with no page (``DeviceSignIn``).
-    public nonisolated let device: DeviceIdentity?
-    /// Every cache access: one transaction under the storage's lock, or the last read's copy.
-    var cache: TokenCacheTransaction
-    /// Silent tokens' remembered answers and the refreshes under way.
-    var silent = SilentTokens()
-    /// Claims challenges a refused refresh carried (Conditional Access asking for MFA), per
-    /// account type: the next interactive sign-in sends them on `/authorize`.
-    var claimsChallenges: [String: String] = [:]
+    public nonisolated var device: DeviceIdentity? { context.device }
     /// How the device code flow waits between polls (tests record instead of sleeping).
-    var pollingSleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
-
+    private var pollingSleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     private var configurations: [String: AccountConfiguration] = [:]
-    private var subscribers: [UUID: AsyncStream<AccountStoreEvent>.Continuation] = [:]
 
     /// A cached access token is handed out only while it stays valid this much longer.
     public static let minimumRemainingValidity: TimeInterval = 5 * 60
@@ -63,13 +53,11 @@ public actor AccountStore {
         rescueDirectory: URL? = RefreshRescue.defaultDirectory(),
         device: DeviceIdentity? = nil
     ) {
-        self.transport = transport
-        self.device = device
-        self.now = now
-        self.logger = logger
-        tokenEndpoint = TokenEndpointClient(transport: transport, logger: logger)
-        verifier = IDTokenVerifier(transport: transport, validator: validator, logger: logger)
-        cache = TokenCacheTransaction(storage: storage, logger: logger, rescue: RefreshRescue(directory: rescueDirectory))
+        context = AccountStoreContext(
+            transport: transport, now: now, logger: logger, tokenEndpoint: TokenEndpointClient(transport: transport, logger: logger),
+            verifier: IDTokenVerifier(transport: transport, validator: validator, logger: logger), device: device,
+            caches: TokenCaches(TokenCacheTransaction(storage: storage, logger: logger, rescue: RefreshRescue(directory: rescueDirectory))),
+            events: AccountStoreEvents(), claims: ClaimsChallenges(), silent: SilentTokens())
     }
 
     /// Replaces how the device code flow waits between polls (tests).
@@ -94,14 +82,14 @@ public actor AccountStore {
     }
 
     /// The configuration of `accountType` asking, besides its own scopes, for `additionalScopes`.
-    func requireConfiguration(_ accountType: String, additionalScopes: [String]) throws(AccountStoreError) -> AccountConfiguration {
+    private func requireConfiguration(_ accountType: String, additionalScopes: [String]) throws(AccountStoreError) -> AccountConfiguration {
         var configuration = try requireConfiguration(accountType)
         let known = Set(configuration.scopes.map { $0.lowercased() })
         configuration.scopes += additionalScopes.filter { !known.contains($0.lowercased()) }
         return configuration
     }
 
-    func requireConfiguration(_ accountType: String) throws(AccountStoreError) -> AccountConfiguration {
+    private func requireConfiguration(_ accountType: String) throws(AccountStoreError) -> AccountConfiguration {
         guard let configuration = configurations[accountType] else {
             var error = AccountStoreError(.unknownAccountType, "No sign-in is configured for the account type \"\(accountType)\".")
             error.accountType = accountType
@@ -113,48 +101,13 @@ public actor AccountStore {
     /// The provider's OpenID configuration (discovery document) for an account type, fetched
     /// once and kept: what the app reads the `userinfo_endpoint` from, say.
     public func providerConfiguration(forAccountType accountType: String) async throws(AccountStoreError) -> OpenIDConfiguration {
-        try await providerDocument(of: requireConfiguration(accountType))
-    }
-
-    /// `configuration` ready for the wire: the endpoints its settings left to discovery taken
-    /// from the provider's document (OIDC Discovery §3), and how the client authenticates chosen
-    /// from `token_endpoint_auth_methods_supported` when it has a secret (see
-    /// ``AccountConfiguration/ready(with:)``).
-    func forTheWire(_ configuration: AccountConfiguration) async throws(AccountStoreError) -> AccountConfiguration {
-        try configuration.ready(with: configuration.needsProviderDocument ? await providerDocument(of: configuration) : nil)
-    }
-
-    private func providerDocument(of configuration: AccountConfiguration) async throws(AccountStoreError) -> OpenIDConfiguration {
-        do {
-            return try await verifier.metadata.metadata(discoveryURL: configuration.resolvedDiscoveryURL, now: now()).0
-        } catch let error as AccountStoreError {
-            throw error
-        } catch {
-            throw AccountStoreError(
-                .providerMetadataUnavailable, "The identity provider's OpenID configuration could not be fetched", cause: error)
-        }
+        try await context.providerDocument(of: requireConfiguration(accountType))
     }
 
     // MARK: Events
 
     /// A stream of the store's events, for as long as the caller listens.
-    public func events() -> AsyncStream<AccountStoreEvent> {
-        let id = UUID()
-        let (stream, continuation) = AsyncStream.makeStream(of: AccountStoreEvent.self, bufferingPolicy: .bufferingNewest(64))
-        subscribers[id] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.unsubscribe(id) }
-        }
-        return stream
-    }
-
-    private func unsubscribe(_ id: UUID) {
-        subscribers[id] = nil
-    }
-
-    func emit(_ event: AccountStoreEvent) {
-        for continuation in subscribers.values { continuation.yield(event) }
-    }
+    public func events() -> AsyncStream<AccountStoreEvent> { context.events.stream() }
 
     // MARK: Signing in
 
@@ -179,8 +132,15 @@ public actor AccountStore {
     public func signIn(
         accountType: String, parameters: [String: String] = [:], additionalScopes: [String] = [], using userAgent: any SignInUserAgent
     ) async throws(AccountStoreError) -> Account {
-        try await InteractiveSignIn.signIn(
-            accountType: accountType, parameters: parameters, additionalScopes: additionalScopes, using: userAgent, in: self)
+        let configuration: AccountConfiguration
+        do throws(AccountStoreError) {
+            configuration = try requireConfiguration(accountType, additionalScopes: additionalScopes)
+        } catch {
+            context.events.emit(.didFailToRequestAccess(accountType: accountType, error: error))
+            throw error
+        }
+        return try await InteractiveSignIn.signIn(
+            accountType: accountType, configuration: configuration, parameters: parameters, using: userAgent, in: context)
     }
 
     /// Signs the user of this computer's registration in with its Primary Refresh Token, with no
@@ -191,9 +151,9 @@ public actor AccountStore {
     ///   device, say), with its code.
     public func signInWithDevice(accountType: String, parameters: [String: String] = [:]) async throws(AccountStoreError) -> Account? {
         guard device != nil else { return nil }
-        let configuration = try await forTheWire(requireConfiguration(accountType))
+        let configuration = try await context.forTheWire(requireConfiguration(accountType))
         return try await InteractiveSignIn.signInWithDevice(
-            accountType, configuration: configuration, parameters: parameters, refusalsThrow: true, in: self)
+            accountType, configuration: configuration, parameters: parameters, refusalsThrow: true, in: context)
     }
 
     /// Signs a user in with the device code flow (RFC 8628; ``DeviceCodeFlow``), for a machine
@@ -205,7 +165,15 @@ public actor AccountStore {
     public func signInWithDeviceCode(
         accountType: String, additionalScopes: [String] = [], show: @Sendable (DeviceAuthorizationResponse) async -> Void
     ) async throws(AccountStoreError) -> Account {
-        try await DeviceCodeSignIn.signIn(accountType: accountType, additionalScopes: additionalScopes, show: show, in: self)
+        let configuration: AccountConfiguration
+        do throws(AccountStoreError) {
+            configuration = try requireConfiguration(accountType, additionalScopes: additionalScopes)
+        } catch {
+            context.events.emit(.didFailToRequestAccess(accountType: accountType, error: error))
+            throw error
+        }
+        return try await DeviceCodeSignIn.signIn(
+            accountType: accountType, configuration: configuration, show: show, sleep: pollingSleep, in: context)
     }
 
     // MARK: Tokens and accounts
@@ -221,42 +189,36 @@ public actor AccountStore {
     ///   was refused (`invalid_grant`, `interaction_required`); the account stays in the store,
     ///   marked, until the user signs in again.
     public func accessToken(for account: Account, scopes: [String]? = nil, forceRefresh: Bool = false) async throws -> AccessToken {
-        try await SilentTokens.accessToken(for: account, scopes: scopes, forceRefresh: forceRefresh, in: self)
+        if !forceRefresh, let token = SilentTokens.remembered(for: account, scopes: scopes, in: context) { return token }
+        return try await SilentTokens.accessToken(
+            for: account, configuration: requireConfiguration(account.accountType), scopes: scopes, forceRefresh: forceRefresh,
+            in: context)
     }
 
     /// The accounts of an account type: those holding a token of its client in its storage group.
     public func accounts(ofType accountType: String) throws -> [Account] {
-        try SignedInAccounts.accounts(ofType: accountType, in: self)
+        try SignedInAccounts.accounts(ofType: accountType, configuration: requireConfiguration(accountType), in: context)
     }
 
     /// Signs an account out (``SignedInAccounts/remove(_:in:)``): its tokens go, and the group's
     /// next interactive sign-in asks who signs in.
     public func remove(_ account: Account) throws {
-        try SignedInAccounts.remove(account, in: self)
+        try SignedInAccounts.remove(account, configuration: requireConfiguration(account.accountType), in: context)
     }
 
     /// The account's last id_token for its type's client (checked when it was received), for a
     /// broker that hands it to the app; nil when the cache holds none.
     public func idToken(for account: Account) throws(AccountStoreError) -> Secret? {
-        try SignedInAccounts.idToken(for: account, in: self)
+        try SignedInAccounts.idToken(for: account, configuration: requireConfiguration(account.accountType), in: context)
     }
 
     /// Whether the next interactive sign-in of `accountType` asks who signs in (`prompt=login`),
     /// because its group's last user signed out (remembered across restarts, in the cache).
     public func asksForAccountNext(accountType: String) throws(AccountStoreError) -> Bool {
-        try SignedInAccounts.nextPrompt(group: requireConfiguration(accountType).storageGroup, in: self) == "login"
+        try SignedInAccounts.nextPrompt(group: requireConfiguration(accountType).storageGroup, in: context) == "login"
     }
 
     // MARK: Cache access
 
     static let oidcScopes: Set<String> = ["openid", "profile", "offline_access", "email"]
-
-    /// Runs `body` on a group's cache in one transaction (or on the last read's copy while the
-    /// stored bytes are unchanged: ``TokenCacheTransaction/access(group:write:_:)``); announces a
-    /// cache that had to be set aside.
-    func withCache<T: Sendable>(group: String, write: Bool, _ body: (inout TokenCache) throws -> T) throws(AccountStoreError) -> T {
-        let result = try cache.access(group: group, write: write, body)
-        if let setAside = result.setAsideAt { emit(.cacheRecovered(storageGroup: group, setAsideAt: setAside)) }
-        return result.value
-    }
 }

@@ -149,28 +149,29 @@ extension URL {
 
 /// The store's device code sign-in: the flow's tokens, their id_token checked, the account stored.
 enum DeviceCodeSignIn {
-    /// ``AccountStore/signInWithDeviceCode(accountType:additionalScopes:show:)``.
+    /// ``AccountStore/signInWithDeviceCode(accountType:additionalScopes:show:)``: `stored` is the
+    /// account type's configuration with the additional scopes; `sleep` waits between polls.
     static func signIn(
-        accountType: String, additionalScopes: [String], show: @Sendable (DeviceAuthorizationResponse) async -> Void,
-        in store: isolated AccountStore
+        accountType: String, configuration stored: AccountConfiguration, show: @Sendable (DeviceAuthorizationResponse) async -> Void,
+        sleep: @escaping @Sendable (Duration) async throws -> Void, in context: AccountStoreContext
     ) async throws(AccountStoreError) -> Account {
         do throws(AccountStoreError) {
-            let configuration = try await store.forTheWire(store.requireConfiguration(accountType, additionalScopes: additionalScopes))
+            let configuration = try await context.forTheWire(stored)
             let flow = DeviceCodeFlow(
-                transport: store.transport, tokenEndpoint: store.tokenEndpoint, metadata: store.verifier.metadata, now: store.now,
-                sleep: store.pollingSleep, logger: store.logger)
+                transport: context.transport, tokenEndpoint: context.tokenEndpoint, metadata: context.verifier.metadata,
+                now: context.now, sleep: sleep, logger: context.logger)
             let tokens = try await flow.tokens(configuration: configuration, accountType: accountType, show: show)
-            let claims = try await store.verifier.claims(
+            let claims = try await context.verifier.claims(
                 of: tokens.idToken, configuration: configuration, expectedNonce: nil, required: configuration.scopes.contains("openid"),
-                now: store.now())
+                now: context.now())
             return try SignedInAccounts.save(
                 tokens, claims: claims, clientInfo: tokens.clientInfo.flatMap(ClientInfo.init(encoded:)), configuration: configuration,
-                accountType: accountType, source: "device_code", in: store)
+                accountType: accountType, source: "device_code", in: context)
         } catch {
             var failure = error
             if failure.accountType == nil { failure.accountType = accountType }
-            store.logger.notice("device code sign-in failed", metadata: ["accountType": "\(accountType)", "error": "\(failure)"])
-            store.emit(.didFailToRequestAccess(accountType: accountType, error: failure))
+            context.logger.notice("device code sign-in failed", metadata: ["accountType": "\(accountType)", "error": "\(failure)"])
+            context.events.emit(.didFailToRequestAccess(accountType: accountType, error: failure))
             throw failure
         }
     }

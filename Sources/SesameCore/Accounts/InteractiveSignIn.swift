@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// One interactive sign-in, on the account store's actor: the authorization request prepared
+/// One interactive sign-in, stateless: the authorization request prepared
 /// (fresh `state`, `nonce`, PKCE; `prompt=login` after a sign-out; a pending claims challenge;
 /// the agent's redirect URI), shown by a ``SignInUserAgent``, its ending acted on — the code
 /// redeemed and the id_token checked, B2C's "Forgot your password?" chained into the reset user
@@ -9,35 +9,36 @@ enum InteractiveSignIn {
     /// How long after the sign-in page was asked for the provider's keys are fetched.
     static let prefetchDelay: Duration = .milliseconds(300)
 
-    /// ``AccountStore/signIn(accountType:parameters:additionalScopes:using:)``.
+    /// ``AccountStore/signIn(accountType:parameters:additionalScopes:using:)``: `stored` is the
+    /// account type's configuration with the additional scopes.
     static func signIn(
-        accountType: String, parameters: [String: String], additionalScopes: [String], using userAgent: any SignInUserAgent,
-        in store: isolated AccountStore
+        accountType: String, configuration stored: AccountConfiguration, parameters: [String: String],
+        using userAgent: any SignInUserAgent, in context: AccountStoreContext
     ) async throws(AccountStoreError) -> Account {
         do throws(AccountStoreError) {
-            let base = try await store.forTheWire(store.requireConfiguration(accountType, additionalScopes: additionalScopes))
+            let base = try await context.forTheWire(stored)
             if let account = try await signInWithDevice(
-                accountType, configuration: base, parameters: parameters, refusalsThrow: false, in: store)
+                accountType, configuration: base, parameters: parameters, refusalsThrow: false, in: context)
             {
                 return account
             }
             var configuration = base
             while true {
                 let session = try await begin(
-                    accountType: accountType, configuration: configuration, parameters: parameters, in: userAgent, store: store)
+                    accountType: accountType, configuration: configuration, parameters: parameters, in: userAgent, context: context)
                 switch await session.ending() {
                 case .answered(.code(let answer)):
                     // The agent goes as the code is redeemed (AppAuth dismisses on the redirect).
                     async let dismissed: Void = userAgent.dismiss(session)
                     let account: Account
                     do throws(AccountStoreError) {
-                        account = try await redeem(answer, session: session, configuration: configuration, store: store)
+                        account = try await redeem(answer, session: session, configuration: configuration, context: context)
                     } catch {
                         await dismissed
                         throw error
                     }
                     await dismissed
-                    store.claimsChallenges[accountType] = nil
+                    context.claims.answered(accountType)
                     return account
                 case .answered(.error(let refusal)):
                     let error = AccountStoreError.from(refusal, accountType: accountType)
@@ -46,8 +47,8 @@ enum InteractiveSignIn {
                     if error.code == .passwordResetRequested, let reset = base.passwordResetPolicy,
                         configuration.policy?.lowercased() != reset.lowercased()
                     {
-                        store.emit(.didFailToRequestAccess(accountType: accountType, error: error))
-                        store.logger.info(
+                        context.events.emit(.didFailToRequestAccess(accountType: accountType, error: error))
+                        context.logger.info(
                             "password reset requested; starting the reset user flow", metadata: ["accountType": "\(accountType)"])
                         configuration = base.withPolicy(reset)
                         continue
@@ -68,8 +69,8 @@ enum InteractiveSignIn {
         } catch {
             var failure = error
             if failure.accountType == nil { failure.accountType = accountType }
-            store.logger.notice("sign-in failed", metadata: ["accountType": "\(accountType)", "error": "\(failure)"])
-            store.emit(.didFailToRequestAccess(accountType: accountType, error: failure))
+            context.logger.notice("sign-in failed", metadata: ["accountType": "\(accountType)", "error": "\(failure)"])
+            context.events.emit(.didFailToRequestAccess(accountType: accountType, error: failure))
             throw failure
         }
     }
@@ -79,28 +80,28 @@ enum InteractiveSignIn {
     /// `refusalsThrow` (no page follows), else left to the page, which says it in its own words.
     static func signInWithDevice(
         _ accountType: String, configuration: AccountConfiguration, parameters: [String: String], refusalsThrow: Bool,
-        in store: isolated AccountStore
+        in context: AccountStoreContext
     ) async throws(AccountStoreError) -> Account? {
-        guard let device = store.device else { return nil }
+        guard let device = context.device else { return nil }
         var parameters = parameters
-        if parameters["claims"] == nil, let claims = store.claimsChallenges[accountType] { parameters["claims"] = claims }
-        let asksForAccount = (try? SignedInAccounts.nextPrompt(group: configuration.storageGroup, in: store)) != nil
-        switch await DeviceSignIn(device: device, verifier: store.verifier, logger: store.logger).attempt(
+        if parameters["claims"] == nil, let claims = context.claims.challenge(for: accountType) { parameters["claims"] = claims }
+        let asksForAccount = (try? SignedInAccounts.nextPrompt(group: configuration.storageGroup, in: context)) != nil
+        switch await DeviceSignIn(device: device, verifier: context.verifier, logger: context.logger).attempt(
             accountType: accountType, configuration: configuration, parameters: parameters, asksForAccount: asksForAccount,
-            now: store.now())
+            now: context.now())
         {
         case .signedIn(let tokens, let claims, let deviceID):
             let account = try SignedInAccounts.save(
                 tokens, claims: claims, clientInfo: tokens.clientInfo.flatMap(ClientInfo.init(encoded:)), configuration: configuration,
-                accountType: accountType, source: "primary_refresh_token", in: store)
-            store.emit(.signedInWithDevice(accountType: accountType, deviceID: deviceID))
+                accountType: accountType, source: "primary_refresh_token", in: context)
+            context.events.emit(.signedInWithDevice(accountType: accountType, deviceID: deviceID))
             return account
         case .deviceLost(let error):
-            store.emit(.deviceLost(error))
+            context.events.emit(.deviceLost(error))
             return nil
         case .refused(let refusal):
             guard refusalsThrow else { return nil }
-            store.emit(.didFailToRequestAccess(accountType: accountType, error: refusal))
+            context.events.emit(.didFailToRequestAccess(accountType: accountType, error: refusal))
             throw refusal
         case .notApplicable:
             return nil
@@ -111,13 +112,13 @@ enum InteractiveSignIn {
     /// agent's redirect URI) and has the agent show it.
     private static func begin(
         accountType: String, configuration: AccountConfiguration, parameters: [String: String], in userAgent: any SignInUserAgent,
-        store: isolated AccountStore
+        context: AccountStoreContext
     ) async throws(AccountStoreError) -> SignInSession {
         var parameters = parameters
-        if parameters["prompt"] == nil, let prompt = try? SignedInAccounts.nextPrompt(group: configuration.storageGroup, in: store) {
+        if parameters["prompt"] == nil, let prompt = try? SignedInAccounts.nextPrompt(group: configuration.storageGroup, in: context) {
             parameters["prompt"] = prompt
         }
-        if parameters["claims"] == nil, let claims = store.claimsChallenges[accountType] {
+        if parameters["claims"] == nil, let claims = context.claims.challenge(for: accountType) {
             parameters["claims"] = claims
         }
         var configuration = configuration
@@ -128,7 +129,7 @@ enum InteractiveSignIn {
         }
         let request = AuthorizationRequest(configuration: configuration, additionalParameters: parameters)
         let session = SignInSession(accountType: accountType, configuration: configuration, request: request)
-        store.logger.info(
+        context.logger.info(
             "sign-in started", metadata: ["accountType": "\(accountType)", "url": "\(session.authorizationURL.redactingQuery)"])
         // The provider's keys are fetched while the user is at the pages, off the path from the
         // redirect to the user's data — and off the path to the first page: a moment after it
@@ -137,7 +138,7 @@ enum InteractiveSignIn {
         // from `present`'s return: an agent may stay in `present` while the user is at the pages.
         var prefetch: Task<Void, any Error>?
         if configuration.scopes.contains("openid") {
-            prefetch = Task.detached { [verifier = store.verifier, now = store.now] in
+            prefetch = Task.detached { [verifier = context.verifier, now = context.now] in
                 try await Task.sleep(for: prefetchDelay)
                 await verifier.metadata.prefetch(discoveryURL: configuration.resolvedDiscoveryURL, now: now())
             }
@@ -155,22 +156,23 @@ enum InteractiveSignIn {
     /// The code redeemed (with the session's PKCE verifier), the id_token checked against the
     /// session's nonce, the account stored.
     private static func redeem(
-        _ answer: AuthorizationCodeResponse, session: SignInSession, configuration: AccountConfiguration, store: isolated AccountStore
+        _ answer: AuthorizationCodeResponse, session: SignInSession, configuration: AccountConfiguration, context: AccountStoreContext
     ) async throws(AccountStoreError) -> Account {
         let accountType = session.accountType
         let request = AuthorizationCodeRequest(code: answer.code, answering: session.request)
-        let tokens = try await store.tokenEndpoint.send(request, configuration: configuration, accountType: accountType)
+        let tokens = try await context.tokenEndpoint.send(request, configuration: configuration, accountType: accountType)
         let claims: IDTokenClaims?
         do {
-            claims = try await store.verifier.claims(
+            claims = try await context.verifier.claims(
                 of: tokens.idToken, configuration: configuration, expectedNonce: session.request.nonce.revealed,
-                required: configuration.scopes.contains("openid"), now: store.now())
+                required: configuration.scopes.contains("openid"), now: context.now())
             if let idToken = tokens.idToken {
-                store.emit(.idTokenChecked(accountType: accountType, checks: IDTokenCheck.allPassed(idToken: idToken, nonceChecked: true)))
+                context.events.emit(
+                    .idTokenChecked(accountType: accountType, checks: IDTokenCheck.allPassed(idToken: idToken, nonceChecked: true)))
             }
         } catch {
             if let failure = error.idTokenFailure, let idToken = tokens.idToken {
-                store.emit(
+                context.events.emit(
                     .idTokenChecked(
                         accountType: accountType, checks: IDTokenCheck.refused(by: failure, idToken: idToken, nonceChecked: true)))
             }
@@ -179,6 +181,6 @@ enum InteractiveSignIn {
         let clientInfo = (tokens.clientInfo ?? answer.clientInfo).flatMap(ClientInfo.init(encoded:))
         return try SignedInAccounts.save(
             tokens, claims: claims, clientInfo: clientInfo, configuration: configuration, accountType: accountType,
-            source: "authorization_code", in: store)
+            source: "authorization_code", in: context)
     }
 }

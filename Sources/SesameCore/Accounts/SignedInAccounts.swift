@@ -1,20 +1,21 @@
 import FoundationEssentials
 
-/// The accounts a store keeps, on its actor: a sign-in's tokens saved under the account they
-/// name, the accounts of a type, signing one out — and where in MSAL's cache schema they live.
+/// The accounts a store keeps: a sign-in's tokens saved under the account they name, the
+/// accounts of a type, signing one out — and where in MSAL's cache schema they live. Stateless:
+/// the cache is the context's (``TokenCaches``), the configuration the store's.
 enum SignedInAccounts {
     /// Stores a sign-in's tokens under the account they name and announces it.
     /// - Parameter source: the cache's `account_source` (`authorization_code`, `device_code`).
     static func save(
         _ tokens: TokenResponse, claims: IDTokenClaims?, clientInfo: ClientInfo?, configuration: AccountConfiguration,
-        accountType: String, source: String, in store: isolated AccountStore
+        accountType: String, source: String, in context: AccountStoreContext
     ) throws(AccountStoreError) -> Account {
         guard let homeAccountID = clientInfo?.homeAccountID ?? claims?.objectID ?? claims?.subject else {
             throw AccountStoreError(.invalidResponse, "The identity service's answer identifies no user (no client_info and no id_token).")
         }
         let environment = environment(of: configuration)
-        let grantedAt = Int(store.now().timeIntervalSince1970)
-        let (entry, existed) = try store.withCache(group: configuration.storageGroup, write: true) { cache -> (AccountEntry?, Bool) in
+        let grantedAt = Int(context.now().timeIntervalSince1970)
+        let (entry, existed) = try context.withCache(group: configuration.storageGroup, write: true) { cache -> (AccountEntry?, Bool) in
             let existed = cache.accounts(environment: environment, clientID: configuration.clientID)
                 .contains { $0.homeAccountID == homeAccountID }
             cache.save(
@@ -30,20 +31,21 @@ enum SignedInAccounts {
             throw AccountStoreError(.invalidResponse, "The signed-in account could not be stored.")
         }
         let account = Account(accountType: accountType, entry: entry)
-        store.logger.info("signed in", metadata: ["accountType": "\(accountType)", "account": "\(account.username)"])
-        store.emit(.accountsDidChange(accountType: accountType, change: existed ? .updated(account) : .added(account)))
+        context.logger.info("signed in", metadata: ["accountType": "\(accountType)", "account": "\(account.username)"])
+        context.events.emit(.accountsDidChange(accountType: accountType, change: existed ? .updated(account) : .added(account)))
         return account
     }
 
     /// `prompt` for the group's next interactive sign-in: `login` after a sign-out.
-    static func nextPrompt(group: String, in store: isolated AccountStore) throws(AccountStoreError) -> String? {
-        try store.withCache(group: group, write: false) { $0.nextSignInPrompt }
+    static func nextPrompt(group: String, in context: AccountStoreContext) throws(AccountStoreError) -> String? {
+        try context.withCache(group: group, write: false) { $0.nextSignInPrompt }
     }
 
-    /// ``AccountStore/accounts(ofType:)``.
-    static func accounts(ofType accountType: String, in store: isolated AccountStore) throws -> [Account] {
-        let configuration = try store.requireConfiguration(accountType)
-        let cache = try store.withCache(group: configuration.storageGroup, write: false) { $0 }
+    /// ``AccountStore/accounts(ofType:)``: `configuration` is the account type's.
+    static func accounts(
+        ofType accountType: String, configuration: AccountConfiguration, in context: AccountStoreContext
+    ) throws -> [Account] {
+        let cache = try context.withCache(group: configuration.storageGroup, write: false) { $0 }
         return cache.accounts(environment: environment(of: configuration), clientID: configuration.clientID)
             .map { Account(accountType: accountType, entry: $0) }
     }
@@ -52,20 +54,20 @@ enum SignedInAccounts {
     /// goes too once no other client sharing the group holds a token for it), and makes the
     /// group's next interactive sign-in ask who signs in rather than letting the service's single
     /// sign-on pick the same user again.
-    static func remove(_ account: Account, in store: isolated AccountStore) throws {
-        let configuration = try store.requireConfiguration(account.accountType)
-        try store.withCache(group: configuration.storageGroup, write: true) { cache in
+    static func remove(_ account: Account, configuration: AccountConfiguration, in context: AccountStoreContext) throws {
+        try context.withCache(group: configuration.storageGroup, write: true) { cache in
             cache.removeAccount(homeAccountID: account.homeAccountID, environment: account.environment, clientID: configuration.clientID)
             cache.nextSignInPrompt = "login"
         }
-        store.logger.info("signed out", metadata: ["accountType": "\(account.accountType)", "account": "\(account.username)"])
-        store.emit(.accountsDidChange(accountType: account.accountType, change: .removed(account)))
+        context.logger.info("signed out", metadata: ["accountType": "\(account.accountType)", "account": "\(account.username)"])
+        context.events.emit(.accountsDidChange(accountType: account.accountType, change: .removed(account)))
     }
 
     /// ``AccountStore/idToken(for:)``.
-    static func idToken(for account: Account, in store: isolated AccountStore) throws(AccountStoreError) -> Secret? {
-        let configuration = try store.requireConfiguration(account.accountType)
-        return try store.withCache(group: configuration.storageGroup, write: false) { cache in
+    static func idToken(
+        for account: Account, configuration: AccountConfiguration, in context: AccountStoreContext
+    ) throws(AccountStoreError) -> Secret? {
+        return try context.withCache(group: configuration.storageGroup, write: false) { cache in
             cache.idToken(homeAccountID: account.homeAccountID, environment: account.environment, clientID: configuration.clientID)?
                 .secret
         }

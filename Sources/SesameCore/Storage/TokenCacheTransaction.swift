@@ -73,7 +73,7 @@ struct TokenCacheTransaction: Sendable {
     }
 
     /// What a transaction returned, and where an unreadable cache was set aside, if one was.
-    struct Result<Value> {
+    struct Result<Value: Sendable>: Sendable {
         var value: Value
         var setAsideAt: String?
     }
