@@ -98,6 +98,17 @@ public actor AccountStore {
         return configuration
     }
 
+    /// A sign-in's configuration (``requireConfiguration(_:additionalScopes:)``); an account type
+    /// with none is announced as the sign-in's failure, as every other failure of it is.
+    private func signInConfiguration(_ accountType: String, additionalScopes: [String]) throws(AccountStoreError) -> AccountConfiguration {
+        do throws(AccountStoreError) {
+            return try requireConfiguration(accountType, additionalScopes: additionalScopes)
+        } catch {
+            context.events.emit(.didFailToRequestAccess(accountType: accountType, error: error))
+            throw error
+        }
+    }
+
     /// The provider's OpenID configuration (discovery document) for an account type, fetched
     /// once and kept: what the app reads the `userinfo_endpoint` from, say.
     public func providerConfiguration(forAccountType accountType: String) async throws(AccountStoreError) -> OpenIDConfiguration {
@@ -132,15 +143,9 @@ public actor AccountStore {
     public func signIn(
         accountType: String, parameters: [String: String] = [:], additionalScopes: [String] = [], using userAgent: any SignInUserAgent
     ) async throws(AccountStoreError) -> Account {
-        let configuration: AccountConfiguration
-        do throws(AccountStoreError) {
-            configuration = try requireConfiguration(accountType, additionalScopes: additionalScopes)
-        } catch {
-            context.events.emit(.didFailToRequestAccess(accountType: accountType, error: error))
-            throw error
-        }
-        return try await InteractiveSignIn.signIn(
-            accountType: accountType, configuration: configuration, parameters: parameters, using: userAgent, in: context)
+        try await InteractiveSignIn.signIn(
+            accountType: accountType, configuration: signInConfiguration(accountType, additionalScopes: additionalScopes),
+            parameters: parameters, using: userAgent, in: context)
     }
 
     /// Signs the user of this computer's registration in with its Primary Refresh Token, with no
@@ -165,15 +170,9 @@ public actor AccountStore {
     public func signInWithDeviceCode(
         accountType: String, additionalScopes: [String] = [], show: @Sendable (DeviceAuthorizationResponse) async -> Void
     ) async throws(AccountStoreError) -> Account {
-        let configuration: AccountConfiguration
-        do throws(AccountStoreError) {
-            configuration = try requireConfiguration(accountType, additionalScopes: additionalScopes)
-        } catch {
-            context.events.emit(.didFailToRequestAccess(accountType: accountType, error: error))
-            throw error
-        }
-        return try await DeviceCodeSignIn.signIn(
-            accountType: accountType, configuration: configuration, show: show, sleep: pollingSleep, in: context)
+        try await DeviceCodeSignIn.signIn(
+            accountType: accountType, configuration: signInConfiguration(accountType, additionalScopes: additionalScopes), show: show,
+            sleep: pollingSleep, in: context)
     }
 
     // MARK: Tokens and accounts
