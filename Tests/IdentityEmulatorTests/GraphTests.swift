@@ -341,6 +341,12 @@ struct TaskAPITests {
         let state = try String(contentsOf: directory.appending(path: "identity-state.json"), encoding: .utf8)
         #expect(!state.contains(refreshToken))
         #expect(!state.contains("Passw0rd!"))
+        // The file's keys side by side, as earlier emulators wrote and read them (each domain
+        // that owns some of them writes its own).
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(state.utf8)) as? [String: Any])
+        #expect(Set(object.keys).isSuperset(of: ["refreshTokens", "tokensValidFrom", "sessions", "consents", "signedUpUsers"]))
+        #expect((object["refreshTokens"] as? [String: Any])?.isEmpty == false)
+        #expect((object["signedUpUsers"] as? [Any]) != nil)
         let attributes = try FileManager.default.attributesOfItem(atPath: directory.appending(path: "tasks.json").path)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
     }

@@ -60,42 +60,45 @@ enum DevicePoll: Sendable {
     case alreadyRedeemed
 }
 
-extension IdentityState {
+/// The device authorizations (RFC 8628) under way, by the digest of their `device_code`, in memory.
+struct DeviceAuthorizations: Sendable {
+    private var authorizations: [String: DeviceAuthorization] = [:]
+
     /// Starts a device authorization; returns its `device_code` (kept only as a digest).
-    func beginDeviceAuthorization(_ authorization: DeviceAuthorization) -> String {
-        deviceAuthorizations = deviceAuthorizations.filter { $0.value.expiresAt.addingTimeInterval(3600) > authorization.issuedAt }
+    mutating func begin(_ authorization: DeviceAuthorization) -> String {
+        authorizations = authorizations.filter { $0.value.expiresAt.addingTimeInterval(3600) > authorization.issuedAt }
         let deviceCode = "DAQABIQEAAABVrSpeuWamRam2jAF1XRQE" + Identifiers.opaque(bytes: 96)
-        deviceAuthorizations[Identifiers.digest(deviceCode)] = authorization
+        authorizations[Identifiers.digest(deviceCode)] = authorization
         return deviceCode
     }
 
     /// The pending device authorization a typed `user_code` names, with its key, or nil when
     /// there is none (unknown, expired, or already used).
-    func deviceAuthorization(userCode: String, now: Date) -> (key: String, authorization: DeviceAuthorization)? {
+    func find(userCode: String, now: Date) -> (key: String, authorization: DeviceAuthorization)? {
         let typed = DeviceAuthorization.normalized(userCode: userCode)
         guard !typed.isEmpty,
-            let (key, found) = deviceAuthorizations.first(where: { $0.value.userCode == typed }),
+            let (key, found) = authorizations.first(where: { $0.value.userCode == typed }),
             found.status == .pending, found.expiresAt > now
         else { return nil }
         return (key, found)
     }
 
     /// The user finished the pages: the device's next poll gets tokens for `grant`.
-    func approveDevice(key: String, grant: Grant) {
-        deviceAuthorizations[key]?.status = .approved(grant)
+    mutating func approve(key: String, grant: Grant) {
+        authorizations[key]?.status = .approved(grant)
     }
 
     /// The user said no, or (`refusal`) the tenant did.
-    func declineDevice(key: String, refusal: ServiceError? = nil) {
-        deviceAuthorizations[key]?.status = .declined
-        deviceAuthorizations[key]?.refusal = refusal
+    mutating func decline(key: String, refusal: ServiceError?) {
+        authorizations[key]?.status = .declined
+        authorizations[key]?.refusal = refusal
     }
 
     /// A device polls with its `device_code`.
-    func pollDevice(deviceCode: String, now: Date) -> DevicePoll {
+    mutating func poll(deviceCode: String, now: Date) -> DevicePoll {
         let key = Identifiers.digest(deviceCode)
-        guard var found = deviceAuthorizations[key] else { return .unknown }
-        defer { deviceAuthorizations[key] = found }
+        guard var found = authorizations[key] else { return .unknown }
+        defer { authorizations[key] = found }
         if found.status == .redeemed { return .alreadyRedeemed }
         guard found.expiresAt > now else { return .expired }
         switch found.status {

@@ -1,79 +1,62 @@
 import FoundationEssentials
 
-/// Everything the identity service remembers between requests: sign-in transactions,
-/// authorization codes, refresh tokens, sessions, consents and revocations. Codes, tokens and
-/// session cookies are kept only as SHA-256 digests. Refresh tokens, sessions, consents,
-/// revocations and B2C sign-ups survive a restart when a state directory is given.
+/// Everything the identity service remembers between requests, one owner per domain: sign-in
+/// transactions (``SignInTransactions``), authorization codes (``AuthorizationCodes``), refresh
+/// tokens and revocations (``RefreshTokens``), the pages' sessions (``BrowserSessions``), users'
+/// consents and B2C sign-ups (``UserGrants``), the tenants' rules (``TenantRules``) and device
+/// authorizations (``DeviceAuthorizations``). This actor serializes them and saves what survives
+/// a restart — refresh tokens, sessions, consents, revocations, sign-ups — when a state directory
+/// is given. Codes, tokens and session cookies are kept only as SHA-256 digests.
 actor IdentityState {
-    /// An issued authorization code.
-    struct CodeRecord: Sendable {
-        var grant: Grant
-        /// `redirect_uri` as sent on /authorize: the token request must send the same.
-        var redirectURI: String
-        var nonce: String?
-        var codeChallenge: String?
-        var codeChallengeMethod: String
-        var issuedAt: Date
-    }
-
-    /// An issued refresh token.
-    struct RefreshRecord: Codable, Sendable {
-        var grant: Grant
-        var issuedAt: Date
-        var lastUsed: Date
-        /// The chain of rotations it belongs to (one per sign-in).
-        var family: String?
-        /// Whether it was redeemed (strict rotation refuses it after that).
-        var used: Bool?
-    }
-
-    enum CodeOutcome: Sendable {
-        case valid(CodeRecord)
-        case unknown
-        case alreadyRedeemed
-        case expired(CodeRecord)
-    }
-
-    enum RefreshOutcome: Sendable {
-        case valid(RefreshRecord)
-        case unknown
-        case inactive(RefreshRecord)
-        case revoked(RefreshRecord, validFrom: Date)
-        /// Strict rotation: redeemed before, so its whole family is revoked now.
-        case reused(RefreshRecord)
-    }
+    typealias CodeRecord = AuthorizationCodes.Record
+    typealias CodeOutcome = AuthorizationCodes.Outcome
+    typealias RefreshRecord = RefreshTokens.Record
+    typealias RefreshOutcome = RefreshTokens.Outcome
 
     /// Codes live about ten minutes.
-    static let codeLifetime: TimeInterval = 600
+    static let codeLifetime = AuthorizationCodes.lifetime
     /// Refresh tokens expire after 90 days without use (Entra), 14 days for B2C by default.
-    static let refreshInactivity: TimeInterval = 90 * 86_400
-    static let b2cRefreshLifetime: TimeInterval = 14 * 86_400
-    static let transactionLifetime: TimeInterval = 3600
+    static let refreshInactivity = RefreshTokens.inactivity
+    static let b2cRefreshLifetime = RefreshTokens.b2cLifetime
 
+    /// What the state file holds: the persisted domains, their keys side by side as the file has
+    /// always had them (`refreshTokens`, `tokensValidFrom`, `revokedFamilies`, `sessions`,
+    /// `consents`, `signedUpUsers`).
     private struct Persisted: Codable {
-        var refreshTokens: [String: RefreshRecord] = [:]
-        var sessions: [String: SignInSession] = [:]
-        /// "userID|clientID" → consented permission keys.
-        var consents: [String: Set<String>] = [:]
-        /// userID → tokens issued before this are revoked (Graph's revokeSignInSessions).
-        var tokensValidFrom: [String: Date] = [:]
-        var signedUpUsers: [DirectoryUser] = []
-        /// Rotation families revoked because one of their tokens was redeemed twice.
-        var revokedFamilies: Set<String>?
+        var refreshTokens = RefreshTokens()
+        var sessions = BrowserSessions()
+        var grants = UserGrants()
+
+        init() {}
+
+        init(from decoder: any Decoder) throws {
+            refreshTokens = try RefreshTokens(from: decoder)
+            sessions = try BrowserSessions(from: decoder)
+            grants = try UserGrants(from: decoder)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            try refreshTokens.encode(to: encoder)
+            try sessions.encode(to: encoder)
+            try grants.encode(to: encoder)
+        }
     }
 
     private let file: URL?
     private var persisted = Persisted()
-    private var transactions: [String: SignInTransaction] = [:]
-    private var codes: [String: CodeRecord] = [:]
-    private var redeemedCodes: [String: Date] = [:]
-    /// Device authorizations (RFC 8628) by the digest of their `device_code`.
-    var deviceAuthorizations: [String: DeviceAuthorization] = [:]
+    private var transactions = SignInTransactions()
+    private var codes = AuthorizationCodes()
+    private var rules: TenantRules
+    private var devices = DeviceAuthorizations()
+    /// The `AssertionID`s of federated providers' assertions already accepted, until they expire.
+    private var acceptedAssertions: [String: Date] = [:]
+    /// Token requests still to answer 429 (throttling on command), and the Retry-After they send.
+    private var throttle: (requests: Int, retryAfter: Int) = (0, 0)
     /// Warnings about state files that could not be read.
     private(set) var warnings: [String] = []
 
     init(stateDirectory: URL?, policies: TenantPolicies = TenantPolicies()) {
-        self.policies = policies
+        rules = TenantRules(policies: policies)
         file = stateDirectory?.appending(path: "identity-state.json")
         if let file {
             let (value, warning) = StateFile.read(Persisted.self, from: file)
@@ -82,37 +65,28 @@ actor IdentityState {
         }
     }
 
-    /// B2C users created by sign-up in earlier runs.
-    var signedUpUsers: [DirectoryUser] { persisted.signedUpUsers }
-
-    private func save() {
-        guard let file else { return }
+    /// Runs `change` on the persisted domains and saves them.
+    private func persisting<T>(_ change: (inout Persisted) -> T) -> T {
+        let result = change(&persisted)
+        guard let file else { return result }
         do {
             try StateFile.writeAtomically(JSONEncoder.state.encode(persisted), to: file)
         } catch {
             warnings.append("Could not save \(file.path): \(error)")
         }
+        return result
     }
 
-    // MARK: Transactions
+    // MARK: Transactions and codes
 
-    func begin(_ request: AuthorizeRequest, now: Date) -> SignInTransaction {
-        transactions = transactions.filter { now.timeIntervalSince($0.value.createdAt) < Self.transactionLifetime }
-        let transaction = SignInTransaction(id: Identifiers.opaque(bytes: 24), request: request, createdAt: now)
-        transactions[transaction.id] = transaction
-        return transaction
-    }
-
+    func begin(_ request: AuthorizeRequest, now: Date) -> SignInTransaction { transactions.begin(request, now: now) }
     func transaction(_ id: String) -> SignInTransaction? { transactions[id] }
+    func update(_ transaction: SignInTransaction) { transactions.update(transaction) }
+    func finish(_ id: String) { transactions.finish(id) }
 
-    func update(_ transaction: SignInTransaction) { transactions[transaction.id] = transaction }
-
-    func finish(_ id: String) { transactions[id] = nil }
-
-    // MARK: Federation
-
-    /// The `AssertionID`s of federated providers' assertions already accepted, until they expire.
-    private var acceptedAssertions: [String: Date] = [:]
+    func issueCode(_ record: CodeRecord) -> String { codes.issue(record) }
+    /// Redeems a code once: a second attempt is `alreadyRedeemed`, a late one `expired`.
+    func redeemCode(_ code: String, now: Date) -> CodeOutcome { codes.redeem(code, now: now) }
 
     /// Records an assertion accepted for a sign-in; false when it was accepted before (a replay).
     func acceptAssertion(id: String, expiresAt: Date, now: Date) -> Bool {
@@ -122,104 +96,46 @@ actor IdentityState {
         return true
     }
 
-    // MARK: Codes
-
-    func issueCode(_ record: CodeRecord) -> String {
-        // Entra's codes start "0.A"; B2C's look like a JWE. Both are opaque to clients.
-        let prefix =
-            record.grant.policy == nil
-            ? "0.A" : "eyJraWQiOiJjcGltY29yZV8wOTI1MjAxNSIsInZlciI6IjEuMCIsInppcCI6IkRlZmxhdGUiLCJzZXIiOiIxLjAifQ."
-        let code = prefix + Identifiers.opaque(bytes: 48)
-        codes[Identifiers.digest(code)] = record
-        return code
-    }
-
-    /// Redeems a code once: a second attempt is `alreadyRedeemed`, a late one `expired`.
-    func redeemCode(_ code: String, now: Date) -> CodeOutcome {
-        let digest = Identifiers.digest(code)
-        if redeemedCodes[digest] != nil { return .alreadyRedeemed }
-        guard let record = codes.removeValue(forKey: digest) else { return .unknown }
-        redeemedCodes[digest] = now
-        redeemedCodes = redeemedCodes.filter { now.timeIntervalSince($0.value) < 86_400 }
-        if now.timeIntervalSince(record.issuedAt) > Self.codeLifetime { return .expired(record) }
-        return .valid(record)
-    }
-
-    // MARK: Refresh tokens
+    // MARK: Refresh tokens and sessions
 
     /// A new refresh token for `grant`, in `family` (a rotation's) or a new one (a sign-in's).
     func issueRefreshToken(for grant: Grant, now: Date, family: String? = nil) -> String {
-        let token =
-            (grant.policy == nil ? "1.A" : "eyJraWQiOiJjcGltY29yZV8wOTI1MjAxNSIsInZlciI6IjEuMCIsInppcCI6IkRlZmxhdGUiLCJzZXIiOiIxLjAifQ.")
-            + Identifiers.opaque(bytes: 64)
-        persisted.refreshTokens[Identifiers.digest(token)] = RefreshRecord(
-            grant: grant, issuedAt: now, lastUsed: now, family: family ?? Identifiers.opaque(bytes: 12), used: false)
-        save()
-        return token
+        persisting { $0.refreshTokens.issue(for: grant, now: now, family: family) }
     }
 
-    /// Looks a refresh token up and marks it used. The old token stays valid after rotation, as on
-    /// Entra; with `strict` rotation (`--refresh-token-reuse revoke-family`) a token works once,
-    /// and redeeming it again revokes its whole family, as servers with reuse detection do.
+    /// ``RefreshTokens/use(_:now:strict:)`` (`strict`: `--refresh-token-reuse revoke-family`).
     func useRefreshToken(_ token: String, now: Date, strict: Bool = false) -> RefreshOutcome {
-        let digest = Identifiers.digest(token)
-        guard var record = persisted.refreshTokens[digest] else { return .unknown }
-        if let validFrom = persisted.tokensValidFrom[record.grant.userID], record.issuedAt < validFrom {
-            return .revoked(record, validFrom: validFrom)
-        }
-        if let family = record.family, persisted.revokedFamilies?.contains(family) == true { return .reused(record) }
-        if strict, record.used == true {
-            if let family = record.family { persisted.revokedFamilies = (persisted.revokedFamilies ?? []).union([family]) }
-            save()
-            return .reused(record)
-        }
-        let limit = record.grant.policy == nil ? Self.refreshInactivity : Self.b2cRefreshLifetime
-        let reference = record.grant.policy == nil ? record.lastUsed : record.issuedAt
-        if now.timeIntervalSince(reference) > limit { return .inactive(record) }
-        record.lastUsed = now
-        record.used = true
-        persisted.refreshTokens[digest] = record
-        save()
-        return .valid(record)
+        persisting { $0.refreshTokens.use(token, now: now, strict: strict) }
     }
 
-    /// Revokes every refresh token and session of a user (Graph's `revokeSignInSessions`). The
-    /// records stay, so a revoked token is told apart from a made-up one.
+    /// Revokes every refresh token and session of a user (Graph's `revokeSignInSessions`).
     func revokeSignInSessions(userID: String, now: Date) {
-        persisted.tokensValidFrom[userID] = now
-        persisted.sessions = persisted.sessions.filter { $0.value.userID != userID }
-        save()
+        persisting {
+            $0.refreshTokens.revoke(userID: userID, now: now)
+            $0.sessions.end(userID: userID)
+        }
     }
 
-    // MARK: Sessions
+    func createSession(_ session: SignInSession) -> String { persisting { $0.sessions.create(session) } }
+    func session(cookie: String) -> SignInSession? { persisted.sessions[cookie: cookie] }
+    func endSession(cookie: String) { persisting { $0.sessions.end(cookie: cookie) } }
 
-    func createSession(_ session: SignInSession) -> String {
-        let cookie = Identifiers.opaque(bytes: 32)
-        persisted.sessions[Identifiers.digest(cookie)] = session
-        save()
-        return cookie
-    }
-
-    func session(cookie: String) -> SignInSession? { persisted.sessions[Identifiers.digest(cookie)] }
-
-    func endSession(cookie: String) {
-        persisted.sessions[Identifiers.digest(cookie)] = nil
-        save()
-    }
-
-    // MARK: Consent
+    // MARK: Consents and B2C sign-ups
 
     func consentedPermissions(userID: String, clientID: String) -> Set<String> {
-        persisted.consents["\(userID)|\(clientID)"] ?? []
+        persisted.grants.consented(userID: userID, clientID: clientID)
     }
 
     func grantConsent(_ permissions: Set<String>, userID: String, clientID: String) {
-        persisted.consents["\(userID)|\(clientID)", default: []].formUnion(permissions)
-        save()
+        persisting { $0.grants.consent(permissions, userID: userID, clientID: clientID) }
     }
 
-    /// Token requests still to answer 429 (throttling on command), and the Retry-After they send.
-    private var throttle: (requests: Int, retryAfter: Int) = (0, 0)
+    /// B2C users created by sign-up in earlier runs.
+    var signedUpUsers: [DirectoryUser] { persisted.grants.signedUpUsers }
+    func recordSignUp(_ user: DirectoryUser) { persisting { $0.grants.signedUp(user) } }
+    func recordPasswordChange(_ user: DirectoryUser) { persisting { $0.grants.passwordChanged(user) } }
+
+    // MARK: Throttling
 
     func startThrottling(requests: Int, retryAfter: Int) { throttle = (requests, retryAfter) }
 
@@ -230,60 +146,34 @@ actor IdentityState {
         return throttle.retryAfter
     }
 
-    // MARK: The tenants' policies (kept in memory)
+    // MARK: The tenants' rules (kept in memory)
 
-    private var policies: TenantPolicies
-    /// Passwords changed after they expired, by user id (the directory's stay as generated).
-    private var changedPasswords: [String: String] = [:]
-    /// Users who registered for MFA (a phone) when a policy demanded it.
-    private var mfaRegistered: Set<String> = []
+    func policy(for tenant: Tenant) -> TenantPolicy { rules.policies.policy(for: tenant) }
+    func replacePolicies(_ new: TenantPolicies) { rules.replacePolicies(new) }
+    func changedPassword(userID: String) -> String? { rules.changedPassword(userID: userID) }
+    func changePassword(userID: String, to password: String) { rules.changePassword(userID: userID, to: password) }
+    func isRegisteredForMFA(userID: String) -> Bool { rules.isRegisteredForMFA(userID: userID) }
+    func registerForMFA(userID: String) { rules.registerForMFA(userID: userID) }
+    func demandMFA(userID: String) { rules.demandMFA(userID: userID) }
+    func isMFADemanded(userID: String) -> Bool { rules.isMFADemanded(userID: userID) }
+    func mfaSatisfied(userID: String) { rules.mfaSatisfied(userID: userID) }
+    func adminConsentedPermissions(clientID: String) -> Set<String> { rules.adminConsented(clientID: clientID) }
+    func grantAdminConsent(_ permissions: Set<String>, clientID: String) { rules.grantAdminConsent(permissions, clientID: clientID) }
+    func requestAdminConsent(_ request: AdminConsentRequest) { rules.requestAdminConsent(request) }
     /// Users who asked an administrator to approve an app (the admin consent workflow).
-    private(set) var adminConsentRequests: [AdminConsentRequest] = []
+    var adminConsentRequests: [AdminConsentRequest] { rules.adminConsentRequests }
 
-    func policy(for tenant: Tenant) -> TenantPolicy { policies.policy(for: tenant) }
-    func replacePolicies(_ new: TenantPolicies) { policies = new }
+    // MARK: Device authorizations (RFC 8628)
 
-    func changedPassword(userID: String) -> String? { changedPasswords[userID] }
-    func changePassword(userID: String, to password: String) { changedPasswords[userID] = password }
+    /// Starts a device authorization; returns its `device_code` (kept only as a digest).
+    func beginDeviceAuthorization(_ authorization: DeviceAuthorization) -> String { devices.begin(authorization) }
 
-    func isRegisteredForMFA(userID: String) -> Bool { mfaRegistered.contains(userID) }
-    func registerForMFA(userID: String) { mfaRegistered.insert(userID) }
-
-    func requestAdminConsent(_ request: AdminConsentRequest) {
-        if adminConsentRequests.count < 1000 { adminConsentRequests.append(request) }
+    /// The pending device authorization a typed `user_code` names, with its key.
+    func deviceAuthorization(userCode: String, now: Date) -> (key: String, authorization: DeviceAuthorization)? {
+        devices.find(userCode: userCode, now: now)
     }
 
-    /// Users whose next refresh answers AADSTS50076 until they sign in with MFA (kept in memory).
-    private var mfaDemanded: Set<String> = []
-
-    func demandMFA(userID: String) { mfaDemanded.insert(userID) }
-    func isMFADemanded(userID: String) -> Bool { mfaDemanded.contains(userID) }
-    func mfaSatisfied(userID: String) { mfaDemanded.remove(userID) }
-
-    /// Permissions an administrator granted a client for the whole tenant (kept in memory).
-    private var adminConsents: [String: Set<String>] = [:]
-
-    func adminConsentedPermissions(clientID: String) -> Set<String> {
-        adminConsents[clientID] ?? []
-    }
-
-    func grantAdminConsent(_ permissions: Set<String>, clientID: String) {
-        adminConsents[clientID, default: []].formUnion(permissions)
-    }
-
-    // MARK: B2C sign-up
-
-    func recordSignUp(_ user: DirectoryUser) {
-        persisted.signedUpUsers.append(user)
-        save()
-    }
-
-    func recordPasswordChange(_ user: DirectoryUser) {
-        if let index = persisted.signedUpUsers.firstIndex(where: { $0.id == user.id }) {
-            persisted.signedUpUsers[index] = user
-        } else {
-            persisted.signedUpUsers.append(user)
-        }
-        save()
-    }
+    func approveDevice(key: String, grant: Grant) { devices.approve(key: key, grant: grant) }
+    func declineDevice(key: String, refusal: ServiceError? = nil) { devices.decline(key: key, refusal: refusal) }
+    func pollDevice(deviceCode: String, now: Date) -> DevicePoll { devices.poll(deviceCode: deviceCode, now: now) }
 }
