@@ -70,7 +70,7 @@ rule "9. file system calls and errno only in SesameSystem/Posix.swift, in every 
         Sources/SesameGit Sources/git-credential-sesame Demo Benchmarks/sesame-bench \
         --include=*.swift | grep -v '^Sources/SesameSystem/Posix.swift:' | $code_only"
 
-rule "10. no type over 350 lines counted across its extensions (AccountStore 250; the named step tables excepted)" \
+rule "10. no type over 350 lines counted across its extensions (AccountStore, the emulator's IdentityState and SignInController 250)" \
     "scripts/type-sizes.py"
 
 # What SesameSamples holds: the samples' view models and the model they share, nothing of the

@@ -17,7 +17,7 @@ struct B2CController: EmulatorController {
 
         if form["action"] == "cancel" {
             await state.finish(ctx)
-            return signIn.errorRedirect(.cancelledSelfAsserted, reply: authorization.reply, now: now)
+            return signIn.flow.errorRedirect(.cancelledSelfAsserted, reply: authorization.reply, now: now)
         }
 
         switch form["step"] ?? "" {
@@ -25,7 +25,7 @@ struct B2CController: EmulatorController {
             switch form["action"] {
             case "forgotPassword":
                 await state.finish(ctx)
-                return signIn.errorRedirect(.forgotPassword, reply: authorization.reply, now: now)
+                return signIn.flow.errorRedirect(.forgotPassword, reply: authorization.reply, now: now)
             case "signUp":
                 return .html(B2CPages.signUp(action: action, ctx: ctx, tenant: tenantName, values: FormFields(), error: nil))
             default:
@@ -47,7 +47,7 @@ struct B2CController: EmulatorController {
                 }
                 transaction.userID = user.id
                 transaction.passwordVerified = true
-                return await signIn.complete(transaction, session: nil, now: now)
+                return await signIn.flow.complete(transaction, session: nil, now: now)
             }
 
         case "b2c-signup":
@@ -79,7 +79,7 @@ struct B2CController: EmulatorController {
             transaction.userID = user.id
             transaction.passwordVerified = true
             transaction.newUser = true
-            return await signIn.complete(transaction, session: nil, now: now)
+            return await signIn.flow.complete(transaction, session: nil, now: now)
 
         case "b2c-reset":
             switch form["action"] {
@@ -132,7 +132,7 @@ struct B2CController: EmulatorController {
                 }
                 if let changed = fabrikam.setPassword(password, forUserID: userID) { await state.recordPasswordChange(changed) }
                 transaction.passwordVerified = true
-                return await signIn.complete(transaction, session: nil, now: now)
+                return await signIn.flow.complete(transaction, session: nil, now: now)
             default:
                 break
             }

@@ -8,10 +8,13 @@ import Hummingbird
 /// [MS-OAPXBC] 3.2.5.2) signs its user in without a page, the tokens carrying the device. A
 /// credential without a live nonce is sent back for one (`sso_nonce`), as Entra does; one that
 /// does not verify is ignored, and the pages ask as usual.
-extension SignInController {
-    static let deviceCredentialCookie = "x-ms-RefreshTokenCredential"
+struct DeviceSingleSignOn: EmulatorController {
+    let services: EmulatorServices
+    static let credentialCookie = "x-ms-RefreshTokenCredential"
+    var flow: SignInFlow { SignInFlow(services: services) }
 
-    func signInWithDevice(_ credential: String, transaction input: SignInTransaction, request: Request, now: Date) async -> Response? {
+    /// The sign-in `credential` makes, if it makes one: nil leaves the sign-in to the pages.
+    func signIn(_ credential: String, transaction input: SignInTransaction, request: Request, now: Date) async -> Response? {
         let authorization = input.request
         guard authorization.prompt != "login", let signed = try? SignedRequest(credential),
             case .sessionKey(let ctx, let kdfVersion) = signed.signer, let token = signed.string("refresh_token"),
@@ -38,19 +41,21 @@ extension SignInController {
         transaction.platform = ClientPlatform.of(userAgent: request.headers[.userAgent])
         let policy = await state.policy(for: authorization.endpoint.tenant)
         switch policy.accountState(of: user.userPrincipalName)?.state {
-        case .locked?: return refusalPage(RefusalErrors.accountLocked, transaction, username: user.userPrincipalName, now: now)
-        case .disabled?: return refusalPage(RefusalErrors.accountDisabled, transaction, username: user.userPrincipalName, now: now)
+        case .locked?: return flow.refusalPage(RefusalErrors.accountLocked, transaction, username: user.userPrincipalName, now: now)
+        case .disabled?: return flow.refusalPage(RefusalErrors.accountDisabled, transaction, username: user.userPrincipalName, now: now)
         case .passwordExpired?, nil: break
         }
         if let rule = policy.conditionalAccessRule(
             clientID: authorization.client.clientID, user: user.userPrincipalName, platform: transaction.platform)
         {
             switch rule.require {
-            case .block: return refusalPage(RefusalErrors.conditionalAccessBlocked, transaction, username: user.userPrincipalName, now: now)
+            case .block:
+                return flow.refusalPage(RefusalErrors.conditionalAccessBlocked, transaction, username: user.userPrincipalName, now: now)
             // Registered is neither compliant nor managed (joined).
             case .compliantDevice:
-                return refusalPage(RefusalErrors.deviceNotCompliant, transaction, username: user.userPrincipalName, now: now)
-            case .managedDevice: return refusalPage(RefusalErrors.deviceNotManaged, transaction, username: user.userPrincipalName, now: now)
+                return flow.refusalPage(RefusalErrors.deviceNotCompliant, transaction, username: user.userPrincipalName, now: now)
+            case .managedDevice:
+                return flow.refusalPage(RefusalErrors.deviceNotManaged, transaction, username: user.userPrincipalName, now: now)
             case .mfa, .mfaRegistration: if !transaction.smsVerified { return nil }
             case .registeredDevice: break
             }
@@ -58,7 +63,7 @@ extension SignInController {
         if user.requiresMFA || authorization.demandsMFA, !transaction.smsVerified { return nil }
         await state.update(transaction)
         configuration.announce("prt-sso \(device.deviceID) \(authorization.client.clientID)")
-        return await complete(transaction, session: nil, now: now)
+        return await flow.complete(transaction, session: nil, now: now)
     }
 
     /// The same `/authorize` request with a fresh `sso_nonce` for the credential to carry.

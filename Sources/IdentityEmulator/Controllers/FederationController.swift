@@ -45,15 +45,15 @@ struct FederationController: EmulatorController {
         do {
             form = FormFields(encoded: try await request.bodyText(limit: Self.formLimit))
         } catch {
-            return signIn.errorPage(.samlTokenInvalid, correlationID: nil, now: now)
+            return signIn.flow.errorPage(.samlTokenInvalid, correlationID: nil, now: now)
         }
         guard let wctx = form["wctx"], let id = WSFederation.transactionID(inContext: wctx),
             var transaction = await state.transaction(id), let expected = transaction.federatedUserName
         else {
-            return signIn.errorPage(.flowTokenExpired, correlationID: nil, now: now)
+            return signIn.flow.errorPage(.flowTokenExpired, correlationID: nil, now: now)
         }
         func refuse(_ failure: ServiceError) -> Response {
-            signIn.errorPage(failure, correlationID: transaction.request.correlationID, now: now)
+            signIn.flow.errorPage(failure, correlationID: transaction.request.correlationID, now: now)
         }
         guard form["wa"] == WSFederation.signIn, let wresult = form["wresult"], !wresult.isEmpty,
             wresult.utf8.count <= Self.wresultLimit
@@ -110,6 +110,6 @@ struct FederationController: EmulatorController {
         transaction.passwordVerified = false
         transaction.smsVerified = false
         transaction.fromSession = false
-        return await signIn.afterFirstFactor(transaction, user: user)
+        return await signIn.flow.afterFirstFactor(transaction, user: user)
     }
 }
