@@ -58,11 +58,14 @@ public final class StepThrough: Sendable {
 
     /// Continue: step-through ends, and every waiting step goes ahead.
     public func continueTheRest() {
-        release(.continue) { waiting in
-            defer { waiting.removeAll() }
-            return waiting
+        // Off and every waiting step taken in one hold of the lock: a step that asks meanwhile
+        // either is taken here or finds step-through off.
+        let released = state.withLock { state in
+            state.isOn = false
+            defer { state.waiting.removeAll() }
+            return state.waiting
         }
-        state.withLock { $0.isOn = false }
+        resume(released, .continue)
     }
 
     /// Waits until the presenter lets the step go: at once (nil) when step-through is off.
@@ -81,14 +84,16 @@ public final class StepThrough: Sendable {
                     guard (try? await Task.sleep(for: longestHold)) != nil else { return }
                     self.release(.limit) { $0.extract { $0.id == id } }
                 }
-                let alreadyCancelled = state.withLock { state in
-                    guard !Task.isCancelled else { return true }
+                // Cancelled, or step-through ended, since the number was given: no wait.
+                let instead: Release? = state.withLock { state in
+                    if Task.isCancelled { return .cancelled }
+                    if !state.isOn { return .continue }
                     state.waiting.append(Waiting(id: id, resume: continuation, timer: timer))
-                    return false
+                    return nil
                 }
-                if alreadyCancelled {
+                if let instead {
                     timer.cancel()
-                    continuation.resume(returning: .cancelled)
+                    continuation.resume(returning: instead)
                 }
             }
         } onCancel: {
@@ -98,7 +103,10 @@ public final class StepThrough: Sendable {
 
     /// Resumes the steps `take` removes from the waiting ones (outside the lock).
     private func release(_ reason: Release, _ take: (inout [Waiting]) -> [Waiting]) {
-        let released = state.withLock { state in take(&state.waiting) }
+        resume(state.withLock { state in take(&state.waiting) }, reason)
+    }
+
+    private func resume(_ released: [Waiting], _ reason: Release) {
         for step in released {
             step.timer.cancel()
             step.resume.resume(returning: reason)
