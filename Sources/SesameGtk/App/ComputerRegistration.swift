@@ -93,12 +93,12 @@ final class ComputerRegistration {
         let name = trimmed.isEmpty || trimmed.count > 64 ? ThisComputer.hostName() : trimmed
         if signIn.isSigningIn { signIn.cancel() }
         trace.record("device-registration-started", [("tenant", target.tenant)])
-        signIn.registering = true
-        defer { signIn.registering = false }
         do throws(DeviceIdentityError) {
-            let registration = try await device.register(
-                authority: target.authority, tenant: target.tenant, displayName: name, osVersion: ThisComputer.operatingSystem(),
-                using: signIn)
+            let registration = try await signIn.signingIn(for: .registration) { () async throws(DeviceIdentityError) in
+                try await device.register(
+                    authority: target.authority, tenant: target.tenant, displayName: name, osVersion: ThisComputer.operatingSystem(),
+                    using: signIn)
+            }
             trace.record("device-registered", [("deviceId", registration.deviceID)])
             await refresh()
             _ = await dialog.show(

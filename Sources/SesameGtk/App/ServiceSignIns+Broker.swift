@@ -14,24 +14,24 @@ extension ServiceSignIns: BrokerSignIn {
     {
         window.show()
         window.present()
-        signIn.requestedBy = program.name
-        defer { signIn.requestedBy = nil }
-        var agent: any SignInUserAgent = signIn
-        while true {
-            do {
-                let account = try await model.store.signIn(accountType: accountType, parameters: parameters, using: agent)
-                model.trace.record("token-acquired", [("accountType", accountType)])
-                return account
-            } catch  where error.code == .handedOffToBrowser {
-                // "Continue in your browser": the same sign-in starts over in the system browser.
-                model.trace.record("sign-in-moved-to-browser", [("accountType", accountType)])
-                agent = browserAgent
+        return try await signIn.signingIn(for: .program(program.name)) { () async throws(AccountStoreError) -> Account in
+            var agent: any SignInUserAgent = signIn
+            while true {
+                do throws(AccountStoreError) {
+                    let account = try await model.store.signIn(accountType: accountType, parameters: parameters, using: agent)
+                    model.trace.record("token-acquired", [("accountType", accountType)])
+                    return account
+                } catch  where error.code == .handedOffToBrowser {
+                    // "Continue in your browser": the same sign-in starts over in the system browser.
+                    model.trace.record("sign-in-moved-to-browser", [("accountType", accountType)])
+                    agent = browserAgent
+                }
             }
         }
     }
 
     func cancelBrokerSignIn() {
-        guard signIn.requestedBy != nil else { return }
+        guard case .program = signIn.purpose else { return }
         signIn.cancel()
     }
 }

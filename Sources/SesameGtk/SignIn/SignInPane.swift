@@ -22,11 +22,19 @@ final class SignInPane: SignInUserAgent {
     private(set) var current: SignInSession?
     /// The window closed: its widgets are gone, and a sign-in asking for a page is told so.
     private var closed = false
-    /// The program a sign-in is for, when another program asked for it (the identity broker).
-    var requestedBy: String?
-    /// The sign-in registers this computer (the account menu's "Register This Computer…"): the
-    /// page says so, and offers no browser (the registration's answer comes to this view only).
-    var registering = false
+    /// Whom the sign-ins on this pane are for: the window's samples, another program (the
+    /// identity broker), or this computer's registration (``signingIn(for:_:)`` sets it).
+    enum Purpose: Equatable {
+        case samples
+        /// Another program asked for it (the identity broker): the page names it.
+        case program(String)
+        /// The account menu's "Register This Computer…": the page says so, and offers no browser
+        /// (the registration's answer comes to this view only).
+        case registration
+    }
+
+    /// Whom the sign-ins are for now.
+    private(set) var purpose = Purpose.samples
     /// This computer's single sign-on credential for a page's address (nil: not registered with
     /// its sign-in service); set by the window when it can register.
     var deviceCredentials: (@Sendable (URL) async -> Secret?)?
@@ -133,12 +141,19 @@ final class SignInPane: SignInUserAgent {
     /// with that sign-in service, and the request does not ask the user to choose or type who
     /// signs in (`prompt=login`, `select_account`).
     private func deviceCredential(for session: SignInSession) async -> Secret? {
-        guard !registering, let credentials = deviceCredentials else { return nil }
+        guard purpose != .registration, let credentials = deviceCredentials else { return nil }
         let query = URLComponents(url: session.authorizationURL, resolvingAgainstBaseURL: false)?.queryItems ?? []
         guard !query.contains(where: { $0.name == "prompt" && ["login", "select_account"].contains($0.value ?? "") }) else { return nil }
         guard let credential = await credentials(session.authorizationURL) else { return nil }
         trace.record("device-credential-sent", [("host", session.authorizationURL.host ?? "")])
         return credential
+    }
+
+    /// Runs `body` — sign-ins for `purpose` — then gives the pane back to the window's samples.
+    func signingIn<T, E: Error>(for purpose: Purpose, _ body: () async throws(E) -> T) async throws(E) -> T {
+        self.purpose = purpose
+        defer { self.purpose = .samples }
+        return try await body()
     }
 
     nonisolated func dismiss(_ session: SignInSession) async {
@@ -148,17 +163,21 @@ final class SignInPane: SignInUserAgent {
     private func show(_ session: SignInSession, deviceCredential: Secret?) throws(WindowClosed) {
         guard !closed else { throw WindowClosed() }
         current = session
-        browserButton.isVisible = !registering
+        browserButton.isVisible = purpose != .registration
         browserButton.removeStyleClass("suggested-action")
         demoButton.hide()
         showRefusal(nil)
         let view = signInView(forGroup: session.storageGroup)
         self.view = view
-        title.text =
-            (registering ? L("Registering this computer — the identity service’s own page") : nil)
-            ?? requestedBy.map { String(formatting: L("Sign in for %@ — the identity service’s own page"), DisplayText.isolated($0)) }
-            ?? sampleTitle?(session.accountType).map { String(formatting: L("Signing in to %@ — the identity service’s own page"), $0) }
-            ?? L("Sign in — the identity service’s own page")
+        switch purpose {
+        case .registration: title.text = L("Registering this computer — the identity service’s own page")
+        case .program(let name):
+            title.text = String(formatting: L("Sign in for %@ — the identity service’s own page"), DisplayText.isolated(name))
+        case .samples:
+            title.text =
+                sampleTitle?(session.accountType).map { String(formatting: L("Signing in to %@ — the identity service’s own page"), $0) }
+                ?? L("Sign in — the identity service’s own page")
+        }
         title.tooltip = title.text
         // The page is asked for first: WebKit starts its processes while the window shows.
         view.begin(session, deviceCredential: deviceCredential)
