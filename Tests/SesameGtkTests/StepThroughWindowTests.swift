@@ -113,4 +113,24 @@ final class StepThroughWindowTests: GUITestCase {
             XCTAssertEqual(gui.trace.events.filter { $0.name == "step-waiting" }.count, waited, "a step waited after Continue")
         }
     }
+
+    /// The window closes while a step waits: nobody is left to press Next, so the step goes on
+    /// and step-through ends (the account service may outlive the window).
+    func testClosingTheWindowLetsTheWaitingStepGo() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory)
+            defer { gui.emulator?.stop() }
+            gui.waitForSignInPage("first sign-in")
+            gui.window.window.sendKey(KeyPress(key: KeyPress.f8))
+            gui.signInPage?.evaluateJavaScript(GUIHarness.fill(IDs.userName, "alex@contoso.onmicrosoft.com"))
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.trace.stepThrough.waitingCount > 0 }, "no step waited")
+            gui.window.window.destroy()
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.trace.stepThrough.waitingCount == 0 }, "a step still waits")
+            XCTAssertFalse(gui.trace.stepThrough.isOn)
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 15) {
+                    gui.trace.events.contains { $0.name == "step-released" && $0.fields.contains { $0 == ("by", "continue") } }
+                })
+        }
+    }
 }
