@@ -105,6 +105,8 @@ public struct WindowPhases: Sendable, Equatable {
     /// The sign-in page goes: after a redirect, the window holds its frames until the data is
     /// there (``waitForData``); otherwise it goes back to the samples at once.
     public mutating func signInHidden(afterRedirect: Bool, id: UUID = UUID()) -> [Effect] {
+        // Closed: the sign-in the teardown cancelled goes with the window's widgets, nowhere.
+        guard phase < .closed else { return [] }
         guard afterRedirect else { return leaveSignIn() }
         let effects: [Effect] = leaving == nil ? [.holdFrames] : []
         leaving = id

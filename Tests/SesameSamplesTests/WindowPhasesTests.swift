@@ -17,6 +17,15 @@ struct WindowPhasesTests {
         #expect(phases.advance(to: .closed) == [])
     }
 
+    @Test("closed during the first sign-in: the sign-in the teardown cancels shows nothing (the widgets are gone)")
+    func closedDuringSignIn() {
+        var phases = WindowPhases()
+        #expect(phases.signInShown() == [.showSignIn, .present])
+        #expect(phases.advance(to: .closed) == [.tearDown])
+        #expect(phases.signInHidden(afterRedirect: false) == [])
+        #expect(phases.signInHidden(afterRedirect: true) == [])
+    }
+
     @Test("someone must sign in: the sign-in page alone first; the pages, built once it loaded, join that sign-in")
     func firstSignIn() {
         var phases = WindowPhases()
