@@ -10,7 +10,7 @@ DEBIAN_PACKAGES := libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev xvfb xauth
                    dconf-gsettings-backend glib-networking glib-networking-services libproxy1-plugin-webkit \
                    fonts-wqy-microhei dpkg-dev binutils lintian appstream mmdebstrap bubblewrap \
                    dovecot-imapd dovecot-submissiond isync libsasl2-modules-kdexoauth2 msmtp curl openssl \
-                   libubsan1 libfido2-1 libcurl4 libtss2-dev swtpm
+                   libubsan1 libfido2-1 libcurl4 libtss2-dev swtpm x11-utils
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 # CI (CI=true, .ci/run) builds the tests without debug information: 23 s less of a fresh clone's
@@ -56,12 +56,13 @@ ROADTX_VENV_STAMP := $(ROADTX_VENV)/.roadtx-$(ROADTX_VERSION)-roadlib-$(ROADLIB_
 TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-pymsalruntime-$(PYMSALRUNTIME_VERSION)-extensions-$(MSAL_EXTENSIONS_VERSION)-portalocker-$(PORTALOCKER_VERSION)-selenium-$(SELENIUM_VERSION)-oidc-$(OIDC_PROVIDER_MOCK_VERSION)-azure-$(AZURE_IDENTITY_BROKER_VERSION)
 
 # The release build of what `make install` installs, `make deb` packages and `make bench` measures:
-# no debug information (perf's profiles need only the symbols), and Swift's runtime and
-# FoundationEssentials linked in, so the programs need no Swift toolchain (no libswift*.so) and start
-# faster (the dynamic loader's symbol lookups were 70 % of `sesame`'s start before its window: perf).
-# Why FoundationEssentials and three programs: docs/INSTALL.md.
+# no debug information (perf's profiles need only the symbols). SwiftPM links each program with
+# Swift's runtime and FoundationEssentials in it (--static-swift-stdlib: no libswift*.so needed);
+# packaging/link-programs.sh then links the same objects again as RELEASE_PROGRAMS, a prefix's
+# tree in which the programs share one copy of them, libsesame.so. Why: docs/INSTALL.md.
 RELEASE_BUILD_FLAGS := -c release -debug-info-format none --static-swift-stdlib
 RELEASE_BIN := .build/release
+RELEASE_PROGRAMS := .build/release-programs
 # Sesame's version is written in one place, Sources/SesameSystem/SesameVersion.swift.
 VERSION := $(shell sed -n 's/^ *public static let current = "\(.*\)"$$/\1/p' Sources/SesameSystem/SesameVersion.swift)
 PACKAGE_DIR := .build/package
@@ -224,18 +225,20 @@ bench: deps $(TEST_VENV_STAMP)
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 	swift build $(BENCH_BUILD_FLAGS)
-	scripts/test-session.sh $(TEST_VENV)/bin/python bench/bench.py $(RELEASE_BIN) bench/results.json
+	scripts/test-session.sh $(TEST_VENV)/bin/python bench/bench.py $(RELEASE_BIN) $(RELEASE_PROGRAMS) bench/results.json
 
-## release: `sesame`, `sesame-service`, `identity-emulator` and `git-credential-sesame` as installed and packaged
-## (RELEASE_BUILD_FLAGS), and their man pages and bash/zsh/fish completions generated from their parsers (packaging/generate-docs.sh)
+## release: the programs as installed and packaged (RELEASE_BUILD_FLAGS, then
+## packaging/link-programs.sh into RELEASE_PROGRAMS), and their man pages and bash/zsh/fish
+## completions generated from their parsers (packaging/generate-docs.sh)
 release: deps
 	@# The packaged products only: the demo's and the benchmarks' too (`make bench` builds them)
 	@# took 33 s more CPU of 9 minutes. One at a time leaves a core idle at each one's end — 25 s
 	@# of 5.5 minutes alone, nothing beside `make test`'s tests, which take the idle cores.
-	for product in sesame sesame-service identity-emulator git-credential-sesame; do \
+	for product in sesame-window sesame sesame-service identity-emulator git-credential-sesame; do \
 	  swift build $(RELEASE_BUILD_FLAGS) --product $$product || exit 1; \
 	done
-	packaging/generate-docs.sh $(RELEASE_BIN) $(PACKAGE_DIR)/generated
+	packaging/link-programs.sh $(RELEASE_BIN) $(RELEASE_PROGRAMS)
+	packaging/generate-docs.sh $(RELEASE_PROGRAMS)/bin $(PACKAGE_DIR)/generated
 
 ## install: the app and the emulator, their data (settings, translations), desktop entry, AppStream
 ## metainfo, icons (full-colour and symbolic), man pages, shell completions, git's credential
@@ -250,11 +253,15 @@ install: $(if $(RELEASE_BUILT),,release)
 	  "$(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps" "$(DESTDIR)$(PREFIX)/share/icons/hicolor/symbolic/apps" \
 	  "$(DESTDIR)$(PREFIX)/share/man/man1" "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
 	  "$(DESTDIR)$(PREFIX)/share/zsh/$(ZSH_COMPLETIONS)" "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d" \
-	  "$(DESTDIR)$(PREFIX)/share/dbus-1/services" "$(DESTDIR)$(PREFIX)/libexec/sesame" "$(DESTDIR)$(PREFIX)/share/sesame/dbus-1"
-	install -m 755 $(RELEASE_BIN)/sesame $(RELEASE_BIN)/identity-emulator $(RELEASE_BIN)/git-credential-sesame \
-	  "$(DESTDIR)$(PREFIX)/bin/"
-	@# The service D-Bus activation starts (through `sesame --service`): no GTK, no WebKit.
-	install -m 755 $(RELEASE_BIN)/sesame-service "$(DESTDIR)$(PREFIX)/libexec/sesame/"
+	  "$(DESTDIR)$(PREFIX)/share/dbus-1/services" "$(DESTDIR)$(PREFIX)/libexec/sesame" "$(DESTDIR)$(PREFIX)/share/sesame/dbus-1" \
+	  "$(DESTDIR)$(PREFIX)/lib/sesame"
+	install -m 755 $(RELEASE_PROGRAMS)/bin/sesame $(RELEASE_PROGRAMS)/bin/identity-emulator \
+	  $(RELEASE_PROGRAMS)/bin/git-credential-sesame "$(DESTDIR)$(PREFIX)/bin/"
+	@# The window, and the service D-Bus activation starts (through `sesame --service`): no GTK,
+	@# no WebKit. What they share with `sesame` and the emulator: Swift's runtime and Sesame.
+	install -m 755 $(RELEASE_PROGRAMS)/libexec/sesame/sesame-window $(RELEASE_PROGRAMS)/libexec/sesame/sesame-service \
+	  "$(DESTDIR)$(PREFIX)/libexec/sesame/"
+	install -m 644 $(RELEASE_PROGRAMS)/lib/sesame/libsesame.so.0 "$(DESTDIR)$(PREFIX)/lib/sesame/"
 	install -m 644 Resources/settings/*.plist "$(DESTDIR)$(PREFIX)/share/sesame/settings/"
 	install -m 644 Resources/desktop/org.sesame.Sesame.desktop "$(DESTDIR)$(PREFIX)/share/applications/"
 	install -m 644 Resources/desktop/org.sesame.Sesame.metainfo.xml "$(DESTDIR)$(PREFIX)/share/metainfo/"

@@ -1,7 +1,7 @@
 """Where a figure's time goes: `perf record` on the release app while it does what the figure
 measures, then the report's heaviest entries (with their callers' libraries).
 
-    python bench/profile.py RELEASE_DIR FIGURE OUT_DIR
+    python bench/profile.py RELEASE_DIR PROGRAMS_DIR FIGURE OUT_DIR
 
 FIGURE is `search` (search as you type, then 2,000 rows loaded by scrolling), `sign-in` (launch
 to the authorize page, five launches) or `redirect` (a keyboard sign-in, interception to rows).
@@ -15,8 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-release, which, out = Path(sys.argv[1]).resolve(), sys.argv[2], Path(sys.argv[3]).resolve()
-sys.argv = [sys.argv[0], str(release), str(out / "unused.json")]
+release, programs = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
+which, out = sys.argv[3], Path(sys.argv[4]).resolve()
+sys.argv = [sys.argv[0], str(release), str(programs), str(out / "unused.json")]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402 — reads sys.argv above
 
@@ -76,7 +77,7 @@ def main():
         elif which == "sign-in":
             env = bench.isolated_env("profile-sign-in")
             trace = bench.scratch / "profile-sign-in.jsonl"
-            perf = subprocess.Popen(["perf", "record", "-F", "1999", "-g", "-o", str(data), "--", str(release / "sesame"),
+            perf = subprocess.Popen(["perf", "record", "-F", "1999", "-g", "-o", str(data), "--", bench.sesame_program("sesame"),
                                      f"--emulator={emulator.base}", f"--trace-events={trace}", "--sample=directory"],
                                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             bench.wait_for_line(trace, lambda e: e.get("event") == "page-loaded")

@@ -28,11 +28,13 @@ if [ "$newest" != "$version" ]; then
   exit 1
 fi
 
-# Swift's runtime and Foundation are linked in: no program may need a Swift library.
-for program in "$stage"/usr/bin/* "$stage"/usr/libexec/sesame/*; do
+# Swift's runtime and FoundationEssentials are in libsesame.so (packaging/link-programs.sh): no
+# program may need a Swift library of the toolchain's.
+binaries=("$stage"/usr/bin/* "$stage"/usr/libexec/sesame/* "$stage"/usr/lib/sesame/libsesame.so.0)
+for program in "${binaries[@]}"; do
   needed=$(readelf -d "$program" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
   if grep -Eqi 'swift|Foundation|dispatch|BlocksRuntime' <<<"$needed"; then
-    echo "make deb: $program needs a Swift library; build it with --static-swift-stdlib:" $needed >&2
+    echo "make deb: $program needs a Swift library; link it with packaging/link-programs.sh:" $needed >&2
     exit 1
   fi
   strip --remove-section=.comment --remove-section=.note "$program"
@@ -62,8 +64,8 @@ rm -rf "$stage/DEBIAN"
 mkdir -p "$stage/DEBIAN"
 (
   cd "$work"
-  dpkg-shlibdeps -Tdebian/substvars -e"$stage/usr/bin/sesame" -e"$stage/usr/bin/identity-emulator" \
-    -e"$stage/usr/bin/git-credential-sesame" -e"$stage/usr/libexec/sesame/sesame-service"
+  # libsesame.so is the package's own (-l: where the programs find it; no shlibs of its own).
+  dpkg-shlibdeps -Tdebian/substvars -l"$stage/usr/lib/sesame" "${binaries[@]/#/-e}"
   dpkg-gencontrol -p"$package" -P"$stage" -Tdebian/substvars
 )
 (cd "$stage" && find usr -type f -print0 | LC_ALL=C sort -z | xargs -0 md5sum) >"$stage/DEBIAN/md5sums"

@@ -42,11 +42,12 @@ rule "3. SesameSystem imports nothing of Sesame's; SesameCore only SesameSystem,
 rule "4. the emulator (library and executable) and SesameTestSupport never import SesameCore or SesameCoreTestSupport" \
     "grep -rlnE '^[^/]*import (SesameCore|SesameCoreTestSupport)\\b' Sources/IdentityEmulator Sources/identity-emulator Tests/SesameTestSupport"
 
-rule "5. SesameSamples and SesameWindowModel import neither GTK nor WebKit, the window model not the samples; SesameGIO, SesameService, SesameCommandLine and sesame-service import none of them; git's helper only SesameGit, SesameGIO and SesameSystem" \
+rule "5. SesameSamples and SesameWindowModel import neither GTK nor WebKit, the window model not the samples; SesameGIO, SesameService, SesameCommandLine and sesame-service import none of them; the command line (sesame) neither GTK nor the samples; git's helper only SesameGit, SesameGIO and SesameSystem" \
     "{ grep -rlnE '^[^/]*import (CGtkWebKit|SesameGtk)' Sources/SesameSamples Sources/SesameWindowModel; \
        grep -rlnE '^[^/]*import SesameSamples' Sources/SesameWindowModel; \
        grep -rlnE '^[^/]*import (CGtkWebKit|SesameGtk|SesameSamples|SesameWindowModel)' Sources/SesameGIO Sources/SesameService \
            Sources/SesameCommandLine Sources/sesame-service; \
+       grep -rlnE '^[^/]*import (CGtkWebKit|SesameGtk|SesameSamples)' Sources/sesame; \
        grep -rlnE '^[^/]*import (SesameCore|SesameService)' Sources/SesameGIO; \
        grep -rnE '^[^/]*import Sesame' Sources/SesameGit Sources/git-credential-sesame | grep -vE 'import (SesameGit|SesameGIO|SesameSystem)\$'; }"
 

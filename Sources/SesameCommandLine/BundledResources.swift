@@ -10,7 +10,7 @@ public enum BundledResources {
             candidates.append(URL(fileURLWithPath: override, isDirectory: true))
         }
         if let executable = RunningExecutable.url {
-            // `<prefix>/bin/sesame`, and `<prefix>/libexec/sesame/sesame-service`.
+            // `<prefix>/bin/sesame`, and `<prefix>/libexec/sesame/sesame-service` or `sesame-window`.
             candidates.append(executable.deletingLastPathComponent().appending(path: "../share/sesame").standardizedFileURL)
             candidates.append(executable.deletingLastPathComponent().appending(path: "../../share/sesame").standardizedFileURL)
         }
@@ -26,9 +26,12 @@ public enum BundledResources {
     /// in the source tree this binary was built from.
     public static func userGuide() -> URL? {
         var candidates: [URL] = []
-        if let executable = RunningExecutable.url {
-            candidates.append(
-                executable.deletingLastPathComponent().appending(path: "../share/doc/sesame/USER-GUIDE.md").standardizedFileURL)
+        // `<prefix>/bin/sesame`, and `<prefix>/libexec/sesame/sesame-window`.
+        for up in ["..", "../.."] {
+            if let executable = RunningExecutable.url {
+                candidates.append(
+                    executable.deletingLastPathComponent().appending(path: "\(up)/share/doc/sesame/USER-GUIDE.md").standardizedFileURL)
+            }
         }
         candidates.append(
             URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../docs/USER-GUIDE.md").standardizedFileURL)

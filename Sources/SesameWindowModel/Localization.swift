@@ -14,7 +14,12 @@ public enum Localization {
         setlocale(LC_ALL, "")
         var candidates: [URL] = []
         if let override = ProcessInfo.processInfo.environment["SESAME_LOCALE_DIR"] { candidates.append(URL(filePath: override)) }
-        if let executable { candidates.append(executable.deletingLastPathComponent().appending(path: "../share/locale").standardized) }
+        // `<prefix>/bin/sesame`, and `<prefix>/libexec/sesame/sesame-window`.
+        for up in ["..", "../.."] {
+            if let executable {
+                candidates.append(executable.deletingLastPathComponent().appending(path: "\(up)/share/locale").standardized)
+            }
+        }
         candidates.append(sourceRoot.appending(path: ".build/locale"))
         let directory =
             candidates.first { FileManager.default.fileExists(atPath: $0.appending(path: "es/LC_MESSAGES/\(domain).mo").path) }

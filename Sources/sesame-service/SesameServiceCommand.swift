@@ -49,8 +49,8 @@ struct SesameServiceCommand: ParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
-        guard let window = Self.windowExecutable() else {
-            throw ValidationError("Sesame's window program (sesame) was not found beside \(RunningExecutable.url?.path ?? "this program").")
+        guard let window = SesamePrograms.locate(SesamePrograms.window) else {
+            throw ValidationError("Sesame's window program: \(SesamePrograms.notFound(SesamePrograms.window)).")
         }
         // The window it starts reads the same settings and writes its own trace beside this one.
         var faceArguments = [window.path, FaceProtocol.flag]
@@ -66,7 +66,7 @@ struct SesameServiceCommand: ParsableCommand {
                 do {
                     try await service.start(
                         profiles: profiles, storage: storage, traceFile: traceFile, faceArguments: faceArguments,
-                        trusted: ProgramIdentity.executable(window.path))
+                        trusted: SesamePrograms.own())
                 } catch {
                     Posix.writeStandardError("sesame-service: \(error)\n")
                     MainLoop.quit()
@@ -82,14 +82,6 @@ struct SesameServiceCommand: ParsableCommand {
     /// The exit status without a session bus (the commands' "no keyring here" status:
     /// docs/COMMAND-LINE.md, "Exit status").
     static let noSessionBus: Int32 = 4
-
-    /// `sesame`: beside this program (a build), or `<prefix>/bin` for `<prefix>/libexec/sesame/`.
-    static func windowExecutable() -> URL? {
-        guard let folder = RunningExecutable.url?.deletingLastPathComponent() else { return nil }
-        return [folder.appending(path: "sesame"), folder.appending(path: "../../bin/sesame").standardizedFileURL].first {
-            FileManager.default.isExecutableFile(atPath: $0.path)
-        }
-    }
 }
 
 /// What the service holds while it runs.
@@ -102,7 +94,7 @@ final class Served {
     private var face: FaceClient?
 
     func start(
-        profiles: [SampleSettings], storage: any TokenStorage, traceFile: URL?, faceArguments: [String], trusted: ProgramIdentity?
+        profiles: [SampleSettings], storage: any TokenStorage, traceFile: URL?, faceArguments: [String], trusted: Set<ProgramIdentity>
     ) async throws {
         let trace = try FlowTrace(file: traceFile)
         let transport = TracingTransport(base: CommonOptions.desktopTransport(), trace: trace)
@@ -114,7 +106,7 @@ final class Served {
         let environment = ProcessInfo.processInfo.environment
         let service = AccountService(
             store: store, accountTypes: accountTypes, trace: trace,
-            access: ProgramAccess(file: ProgramAccess.defaultFile(environment: environment)), trusted: Set([trusted].compactMap { $0 }))
+            access: ProgramAccess(file: ProgramAccess.defaultFile(environment: environment)), trusted: trusted)
         let face = FaceClient(arguments: faceArguments, store: store, trace: trace)
         self.face = face
         service.questioner = face

@@ -2,7 +2,6 @@ import ArgumentParser
 import FoundationEssentials
 import SesameCommandLine
 import SesameCore
-import SesameSamples
 import SesameSystem
 import SesameWindowModel
 

@@ -2,9 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import SesameCommandLine
 import SesameCore
-import SesameGtk
 import SesameKeyring
-import SesameSamples
 import SesameService
 import SesameWindowModel
 

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import SesameCommandLine
 import SesameCore
-import SesameSamples
 import SesameWindowModel
 
 /// `sesame doctor`'s text: one section per account type, then storage; each line `OK`, `FIX`

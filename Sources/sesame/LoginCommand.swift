@@ -3,8 +3,6 @@ import FoundationEssentials
 import SesameCommandLine
 import SesameCore
 import SesameGIO
-import SesameGtk
-import SesameSamples
 import SesameSystem
 import SesameWindowModel
 

@@ -1,7 +1,7 @@
 import FoundationEssentials
+import SesameCommandLine
 import SesameCore
 import SesameGIO
-import SesameGtk
 
 /// The commands' way to the account service (`org.sesame.Sesame`). `sesame accounts` and
 /// `signout`, and `sesame token` typed by a person, ask it when a Sesame window or `sesame

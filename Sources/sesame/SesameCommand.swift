@@ -5,9 +5,7 @@ import Glibc
 import Logging
 import SesameCommandLine
 import SesameCore
-import SesameGtk
 import SesameKeyring
-import SesameSamples
 import SesameService
 import SesameSystem
 import SesameWindowModel

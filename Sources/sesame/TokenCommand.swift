@@ -3,7 +3,6 @@ import FoundationEssentials
 import SesameCommandLine
 import SesameCore
 import SesameGIO
-import SesameSamples
 import SesameService
 import SesameSystem
 import SesameWindowModel

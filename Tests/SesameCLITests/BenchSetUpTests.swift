@@ -22,7 +22,7 @@ final class BenchSetUpTests: XCTestCase {
             try Repository.python(),
             [
                 Repository.root.appending(path: "bench/bench.py").path, try Repository.product("sesame").deletingLastPathComponent().path,
-                results.path, "dbus", "mail", "device",
+                try Repository.product("sesame").deletingLastPathComponent().path, results.path, "dbus", "mail", "device",
             ], environment: environment)
         XCTAssertEqual(run.status, 0, "the bench's set-up broke: \(run.stderr.suffix(2000))\n\(run.stdout.suffix(2000))")
         let figures = (try? JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [[String: Any]]) ?? []

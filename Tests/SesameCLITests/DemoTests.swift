@@ -28,6 +28,7 @@ final class DemoTests: XCTestCase {
                     let events = (try? String(contentsOf: trace, encoding: .utf8)) ?? ""
                     return events.contains("\"window-shown\"") && events.contains("\"page-loaded\"") && events.contains(base)
                 }, "run \(run): the window did not open on the demo's sign-in page: \(sesame.stderr)")
+            if run == 1 { try Self.expectTheDesktopKnowsTheWindow(environment: environment) }
             // Killed outright (run 2) as much as ended: the emulator goes with it.
             kill(sesame.process.processIdentifier, signal)
             sesame.process.waitUntilExit()
@@ -35,6 +36,21 @@ final class DemoTests: XCTestCase {
                 Eventually.holdsBlocking(within: .seconds(10), every: .milliseconds(100)) { !Self.answers(base) },
                 "run \(run): the emulator at \(base) outlived sesame (signal \(signal))")
         }
+    }
+
+    /// The desktop ties a window to Sesame's desktop entry (its icon, its name in the dock) by
+    /// the window's WM_CLASS and the entry's `StartupWMClass`: the window `sesame` starts is
+    /// `sesame-window`'s, and must still be `sesame`'s to the desktop.
+    static func expectTheDesktopKnowsTheWindow(environment: [String: String]) throws {
+        let entry = try String(
+            contentsOf: Repository.root.appending(path: "Resources/desktop/org.sesame.Sesame.desktop"), encoding: .utf8)
+        let wanted = try XCTUnwrap(entry.split(separator: "\n").first { $0.hasPrefix("StartupWMClass=") }?.dropFirst(15))
+        let tree = try ProcessRunner.run(URL(filePath: "/usr/bin/xwininfo"), ["-root", "-tree"], environment: environment)
+        XCTAssertEqual(tree.status, 0, tree.stderr)
+        // Each window's line holds its WM_CLASS, ("res_name" "res_class"); WebKit's process has its own.
+        let names = Set(tree.stdout.split(separator: "\n").compactMap { $0.firstMatch(of: /\("([^"]*)" "[^"]*"\)/)?.1 })
+        XCTAssertTrue(names.contains(wanted), "no window's WM_CLASS is the desktop entry's StartupWMClass \(wanted): \(names)")
+        XCTAssertFalse(names.contains("sesame-window"), "a window is sesame-window's to the desktop: \(names)")
     }
 
     /// The demo's state folder on a read-only disk (a tmpfs mounted read-only in a mount namespace

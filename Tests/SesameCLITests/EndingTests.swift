@@ -122,6 +122,8 @@ import Testing
             }
             #expect(ending.serviceStarted, "the service did not start")
             #expect(ending.refreshBegan, "no refresh began")
+            // A mail program runs `sesame token` on every sync: the window's libraries stay out.
+            #expect(ending.tokenWindowLibraries == [], "sesame token loaded \(ending.tokenWindowLibraries)")
             #expect(ending.token.status == 7, "\(ending.token.stderr)")
             #expect(ending.token.stderr.contains("Sesame's account service ended before it answered."), "\(ending.token.stderr)")
             #expect(!ending.token.stderr.contains("disconnected from message bus"), "\(ending.token.stderr)")
@@ -139,6 +141,9 @@ import Testing
     struct Ending: Sendable {
         var serviceStarted = false
         var refreshBegan = false
+        /// GTK's, GDK's, WebKit's and JavaScriptCore's files in the waiting `sesame token`'s
+        /// `/proc/PID/maps`.
+        var tokenWindowLibraries: [String] = []
         var token: (status: Int32, stdout: String, stderr: String)
         var service: (status: Int32, stdout: String, stderr: String)
         var afterwards: ProcessRunner.Result?
@@ -156,10 +161,14 @@ import Testing
         let token = try DeviceCodeLoginTests.RunningProgram(
             sesame, ["token", "--account-type", "myGraphService", "--emulator", signedIn.base], environment: environment)
         let refreshBegan = Eventually.holdsBlocking { DeviceCodeLoginTests.tokenRequests(signedIn.base) > before }
+        let maps = (try? String(contentsOfFile: "/proc/\(token.process.processIdentifier)/maps", encoding: .utf8)) ?? ""
+        let windowLibraries = Set(
+            maps.split(separator: "\n").compactMap { $0.split(separator: "/").last.map(String.init) }
+                .filter { ["libgtk", "libgdk", "libwebkit", "libjavascriptcore"].contains(where: $0.hasPrefix) })
         kill(service.process.processIdentifier, signal)
         var ending = Ending(
-            serviceStarted: serviceStarted, refreshBegan: refreshBegan, token: token.finish(timeout: 120),
-            service: service.finish(timeout: 120))
+            serviceStarted: serviceStarted, refreshBegan: refreshBegan, tokenWindowLibraries: windowLibraries.sorted(),
+            token: token.finish(timeout: 120), service: service.finish(timeout: 120))
         try signedIn.setFaults("")
         if signal == SIGTERM {
             var alone = signedIn.environment

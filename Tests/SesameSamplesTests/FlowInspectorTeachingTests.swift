@@ -70,12 +70,12 @@ struct TokenReadingTests {
         let everything =
             trace.events.flatMap { event in [event.name] + event.fields.flatMap { [$0.0, $0.1] } }.joined(separator: "\n")
             + idText + accessText
-        let secrets =
-            [
-                refresh, "nonce-that-is-a-secret-4f1c", "c-hash-of-the-code-9a8b", "session-id-opaque-77", "graph-header-nonce-5d2e",
-                "unique-token-id-opaque-31", id.signature, access.signature,
-            ]
-            + id.token.split(separator: ".").map(String.init) + access.token.split(separator: ".").map(String.init)
+        let claims: [String] = [
+            refresh, "nonce-that-is-a-secret-4f1c", "c-hash-of-the-code-9a8b", "session-id-opaque-77", "graph-header-nonce-5d2e",
+            "unique-token-id-opaque-31", id.signature, access.signature,
+        ]
+        let parts: [String] = (id.token.split(separator: ".") + access.token.split(separator: ".")).map(String.init)
+        let secrets = claims + parts
         for secret in secrets {
             for start in stride(from: 0, to: max(1, secret.count - 11), by: 6) {
                 let piece = String(secret.dropFirst(start).prefix(12))

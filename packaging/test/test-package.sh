@@ -104,7 +104,8 @@ echo "test-package: apt-get install ./$(basename "$deb") ($(elapsed)): $(grep -c
   fail "a Swift runtime is present in the root"
 
 # Every library the programs need is there, and none is Swift's.
-for program in /usr/bin/sesame /usr/libexec/sesame/sesame-service /usr/bin/identity-emulator /usr/bin/git-credential-sesame; do
+for program in /usr/bin/sesame /usr/libexec/sesame/sesame-window /usr/libexec/sesame/sesame-service /usr/bin/identity-emulator \
+  /usr/bin/git-credential-sesame; do
   libraries=$(in_root ldd "$program")
   if grep -q "not found" <<<"$libraries"; then fail "$program: $(grep 'not found' <<<"$libraries")"; fi
   if grep -qi "swift\|libFoundation\|libdispatch" <<<"$libraries"; then fail "$program links a Swift library: $libraries"; fi
@@ -114,9 +115,22 @@ echo "test-package: ldd: every library found, none of Swift's"
 printed=$(in_root sesame --version)
 [ "$printed" = "$version" ] || fail "sesame --version printed '$printed', not '$version'"
 echo "test-package: sesame --version: $printed"
-# The service D-Bus activation runs loads no GTK and no WebKit (they stay in the window).
-service_libraries=$(in_root ldd /usr/libexec/sesame/sesame-service)
-if grep -q "libgtk\|libwebkit" <<<"$service_libraries"; then fail "sesame-service links GTK or WebKit: $service_libraries"; fi
+# The service D-Bus activation runs and the command line (`sesame token` on every mail sync) load
+# no GTK and no WebKit (they stay in the window).
+for program in /usr/libexec/sesame/sesame-service /usr/bin/sesame; do
+  libraries=$(in_root ldd "$program")
+  if grep -q "libgtk\|libwebkit" <<<"$libraries"; then fail "$program links GTK or WebKit: $libraries"; fi
+done
+# `sesame` itself chooses between the window and the command line (packaging/sesame.c): every
+# command its help lists runs without GTK (the dynamic loader's own account of what it loads).
+commands=$(in_root sesame --help | sed -n '/^SUBCOMMANDS:/,/^$/s/^  \([a-z-]\+\) .*/\1/p')
+[ -n "$commands" ] || fail "sesame --help lists no command"
+for command in $commands; do
+  loaded=$(in_root env LD_DEBUG=files sesame "$command" --help 2>&1 >/dev/null | grep -o 'file=lib[a-z0-9_.+-]*' | sort -u)
+  grep -q "file=libsesame" <<<"$loaded" || fail "sesame $command --help did not load libsesame.so.0: $loaded"
+  if grep -q "libgtk\|libwebkit" <<<"$loaded"; then fail "sesame $command loads GTK or WebKit: $loaded"; fi
+done
+echo "test-package: sesame's commands without a window load no GTK:" $commands
 printed=$(in_root /usr/libexec/sesame/sesame-service --version)
 [ "$printed" = "$version" ] || fail "sesame-service --version printed '$printed', not '$version'"
 

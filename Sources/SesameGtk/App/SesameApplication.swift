@@ -24,9 +24,10 @@ public enum SesameApplication {
         }
     }
 
-    /// Whether a display can be opened (GTK initialised).
+    /// Whether a display can be opened (GTK initialised). The windows are `sesame`'s to the
+    /// desktop (WM_CLASS, the desktop entry's `StartupWMClass`), whichever program shows them.
     public static func initializeDisplay() -> Bool {
-        Application.initializeDisplay()
+        Application.initializeDisplay(programName: "sesame")
     }
 
     /// Runs the app until its window closes; returns the exit status. (Serving without a window

@@ -12,9 +12,12 @@ public final class Application: GObjectReference {
 
     private var application: UnsafeMutablePointer<GApplication> { sesame_g_application(object) }
 
-    /// Opens the display (GTK's initialisation); false when there is none.
-    public static func initializeDisplay() -> Bool {
-        gtk_init_check(nil, nil) != 0
+    /// Opens the display (GTK's initialisation); false when there is none. `programName` is the
+    /// name the desktop knows the windows by (their WM_CLASS, the desktop entry's
+    /// `StartupWMClass`): GLib would take the executable's, `sesame-window`.
+    public static func initializeDisplay(programName: String) -> Bool {
+        g_set_prgname(programName)
+        return gtk_init_check(nil, nil) != 0
     }
 
     /// Runs `action` when the app starts (and when it is started again).

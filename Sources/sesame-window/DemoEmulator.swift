@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import SesameCommandLine
 import SesameCore
 import SesameGIO
 import SesameSamples
@@ -7,7 +8,7 @@ import SesameSystem
 import SesameWindowModel
 
 /// `sesame --demo`: the identity emulator installed with Sesame (`identity-emulator`, beside
-/// `sesame`), started for this window on a free port with its state under
+/// `sesame`: ``SesamePrograms``), started for this window on a free port with its state under
 /// `$XDG_STATE_HOME/sesame/emulator` (consents and "stay signed in" are kept between runs) — what
 /// `make run` does from a checkout. Its address is read from its first line on a pipe, so there
 /// is no log file to race; it holds that pipe's other end as its standard input and ends when
@@ -25,10 +26,10 @@ final class DemoEmulator {
     /// - Throws: `ValidationError` saying what to do when it is not installed, cannot start or
     ///   does not answer in time.
     init(environment: [String: String]) throws {
-        let folder = RunningExecutable.url?.deletingLastPathComponent()
-        guard let program = folder?.appending(path: "identity-emulator"), FileManager.default.isExecutableFile(atPath: program.path) else {
+        guard let program = SesamePrograms.locate(SesamePrograms.emulator) else {
             throw ValidationError(
-                "--demo needs identity-emulator beside sesame (\(folder?.path ?? "?")); it is part of the sesame package: reinstall it.")
+                "--demo needs the identity emulator: \(SesamePrograms.notFound(SesamePrograms.emulator)); it is part of the sesame package: reinstall it."
+            )
         }
         let state = WindowState.defaultFile(environment: environment).deletingLastPathComponent().appending(path: "emulator")
         do {
