@@ -225,6 +225,7 @@ bench: deps $(TEST_VENV_STAMP)
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 	swift build $(BENCH_BUILD_FLAGS)
+	packaging/link-programs.sh $(RELEASE_BIN) $(RELEASE_PROGRAMS)
 	scripts/test-session.sh $(TEST_VENV)/bin/python bench/bench.py $(RELEASE_BIN) $(RELEASE_PROGRAMS) bench/results.json
 
 ## release: the programs as installed and packaged (RELEASE_BUILD_FLAGS, then
