@@ -76,11 +76,11 @@ clang -shared -o "$out/lib/sesame/libsesame.so.0" "$swiftrt" @"$work/shared.list
 
 # The thin programs: main() is the program's entry point (SwiftPM names it <module>_main).
 program() { # NAME ENTRY FOLDER RUNPATH
-  cc -O2 -DENTRY="$2" -o "$out/$3/$1" packaging/program.c "$out/lib/sesame/libsesame.so.0" \
+  clang -O2 -DENTRY="$2" -o "$out/$3/$1" packaging/program.c "$out/lib/sesame/libsesame.so.0" \
     -Wl,-rpath,"$4" -Wl,--enable-new-dtags "${common_link[@]}"
 }
 # `sesame` decides between the window and the command line before loading anything (sesame.c).
-cc -O2 -o "$out/bin/sesame" packaging/sesame.c -Wl,-rpath,'$ORIGIN/../lib/sesame' -Wl,--enable-new-dtags "${common_link[@]}"
+clang -O2 -o "$out/bin/sesame" packaging/sesame.c -Wl,-rpath,'$ORIGIN/../lib/sesame' -Wl,--enable-new-dtags "${common_link[@]}"
 program identity-emulator identity_emulator_main bin '$ORIGIN/../lib/sesame'
 program sesame-service sesame_service_main libexec/sesame '$ORIGIN/../../lib/sesame'
 

@@ -20,14 +20,19 @@ public enum SesamePrograms {
         candidates(for: name).first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
-    /// The places `name` is looked for, in order (for the error that says where).
+    /// The places `name` is looked for, in order (for the error that says where): beside the
+    /// running program, then in its own prefix — never another prefix's program of another version.
     public static func candidates(for name: String) -> [URL] {
-        guard let folder = RunningExecutable.url?.deletingLastPathComponent() else { return [] }
-        return [
-            folder.appending(path: name),
-            folder.appending(path: "../libexec/sesame/\(name)").standardizedFileURL,
-            folder.appending(path: "../../bin/\(name)").standardizedFileURL,
-        ]
+        RunningExecutable.url.map { candidates(for: name, from: $0.deletingLastPathComponent()) } ?? []
+    }
+
+    /// The places `name` is looked for from a program in `folder`.
+    public static func candidates(for name: String, from folder: URL) -> [URL] {
+        let inLibexec = folder.lastPathComponent == "sesame" && folder.deletingLastPathComponent().lastPathComponent == "libexec"
+        let prefix = folder.appending(path: inLibexec ? "../.." : "..").standardizedFileURL
+        let installed = [prefix.appending(path: "bin/\(name)"), prefix.appending(path: "libexec/sesame/\(name)")]
+        var seen = Set<String>()
+        return ([folder.appending(path: name)] + installed).filter { seen.insert($0.standardizedFileURL.path).inserted }
     }
 
     /// Sesame's own programs that ask the account service — the window and the command line —

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import SesameCommandLine
 import SesameSamples
 import Testing
@@ -15,5 +16,22 @@ import Testing
         #expect(throws: (any Error).self) { try options.validate(emulator: nil) }
         let open = try WindowCommandOptions.parse(["--sample", "openid"])
         try open.validate(emulator: nil)
+    }
+}
+
+/// Where one of Sesame's programs looks for another: beside itself (a build), else in its own
+/// prefix's `bin` and `libexec/sesame` — never in another prefix, whose programs may be of
+/// another version.
+@Suite struct SesameProgramsTests {
+    @Test func aBuildFindsItsProgramsBesideItself() {
+        let build = URL(filePath: "/src/sesame/.build/debug")
+        #expect(SesamePrograms.candidates(for: "sesame-window", from: build).first?.path == "/src/sesame/.build/debug/sesame-window")
+    }
+
+    @Test func anInstalledProgramLooksOnlyInItsOwnPrefix() {
+        let command = SesamePrograms.candidates(for: "sesame-window", from: URL(filePath: "/usr/local/bin")).map(\.path)
+        #expect(command == ["/usr/local/bin/sesame-window", "/usr/local/libexec/sesame/sesame-window"])
+        let window = SesamePrograms.candidates(for: "identity-emulator", from: URL(filePath: "/usr/libexec/sesame")).map(\.path)
+        #expect(window == ["/usr/libexec/sesame/identity-emulator", "/usr/bin/identity-emulator"])
     }
 }
