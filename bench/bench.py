@@ -574,9 +574,13 @@ def memory(emulator):
         return statistics.median(sum(v[kind] for name, v in tree.items() if only is None or name == only)
                                  for tree in states[state])
 
-    anon = {state: median(state, "RssAnon", "sesame") for state in states}
+    # The window's process, as the kernel names it once `sesame` has become the window program.
+    window = "sesame-window"
+    if any(window not in tree for tree in states["before"]):
+        raise SystemExit(f"memory: no process named {window} in the app's tree: {[sorted(tree) for tree in states['before']]}")
+    anon = {state: median(state, "RssAnon", window) for state in states}
     pss = {state: median(state, "Pss") for state in states}
-    webkit_before = {kind: median("before", kind) - median("before", kind, "sesame") for kind in ("RssAnon", "Pss")}
+    webkit_before = {kind: median("before", kind) - median("before", kind, window) for kind in ("RssAnon", "Pss")}
     growth = anon["rows"] - anon["before"]
     figure(f"anonymous memory growth, sign-in + {rows:,} rows (sesame)", growth, "MiB",
            "sesame's RssAnon before its first sign-in", anon["before"], "≤ 12 MiB", growth <= 12,
@@ -584,7 +588,7 @@ def memory(emulator):
                   f"{anon['signed-in']:.1f}, with {rows:,} rows {anon['rows']:.1f}")
     figure("proportional memory (PSS) 10 s after a sign-in, app + WebKit", pss["signed-in"], "MiB",
            "the same, before the first sign-in (sign-in page up)", pss["before"], "≤ 1.3×", pss["signed-in"] / pss["before"] <= 1.3,
-           detail=f"PSS (median MiB): before {pss['before']:.1f} (sesame {median('before', 'Pss', 'sesame'):.1f}, its WebKit "
+           detail=f"PSS (median MiB): before {pss['before']:.1f} (sesame {median('before', 'Pss', window):.1f}, its WebKit "
                   f"processes {webkit_before['Pss']:.1f}), 10 s after the sign-in {pss['signed-in']:.1f} (sesame alone), with "
                   f"{rows:,} rows {pss['rows']:.1f}; the WebKit processes' RssAnon before: {webkit_before['RssAnon']:.1f}")
     figure("WebKit processes alive with no sign-in in progress", max(alive), "processes", "none", 0, "0", max(alive) == 0,
