@@ -3,8 +3,7 @@ import SesameGIO
 
 /// What `sesame` (the window, its default command) takes besides ``CommonOptions``: parsed by the
 /// command line, which loads no GTK, and again by `sesame-window`, which it starts with the same
-/// arguments — so `sesame --help`, the manual and the completions know every option, and a
-/// mistyped one is said before any window library loads.
+/// arguments — so `sesame window --help`, the manual and the completions know every option.
 public struct WindowCommandOptions: ParsableArguments {
     /// The samples `--sample` names (`Sample.Kind`'s raw values, checked by a test).
     public static let samples = ["directory", "tasks", "me", "openid"]
