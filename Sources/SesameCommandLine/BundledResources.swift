@@ -9,10 +9,8 @@ public enum BundledResources {
         if let override = ProcessInfo.processInfo.environment["SESAME_DATA_DIR"] {
             candidates.append(URL(fileURLWithPath: override, isDirectory: true))
         }
-        if let executable = RunningExecutable.url {
-            // `<prefix>/bin/sesame`, and `<prefix>/libexec/sesame/sesame-service` or `sesame-window`.
-            candidates.append(executable.deletingLastPathComponent().appending(path: "../share/sesame").standardizedFileURL)
-            candidates.append(executable.deletingLastPathComponent().appending(path: "../../share/sesame").standardizedFileURL)
+        if let prefix = RunningExecutable.prefix {
+            candidates.append(prefix.appending(path: "share/sesame"))
         }
         candidates.append(
             URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../Resources").standardizedFileURL)
@@ -26,12 +24,8 @@ public enum BundledResources {
     /// in the source tree this binary was built from.
     public static func userGuide() -> URL? {
         var candidates: [URL] = []
-        // `<prefix>/bin/sesame`, and `<prefix>/libexec/sesame/sesame-window`.
-        for up in ["..", "../.."] {
-            if let executable = RunningExecutable.url {
-                candidates.append(
-                    executable.deletingLastPathComponent().appending(path: "\(up)/share/doc/sesame/USER-GUIDE.md").standardizedFileURL)
-            }
+        if let prefix = RunningExecutable.prefix {
+            candidates.append(prefix.appending(path: "share/doc/sesame/USER-GUIDE.md"))
         }
         candidates.append(
             URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../../docs/USER-GUIDE.md").standardizedFileURL)

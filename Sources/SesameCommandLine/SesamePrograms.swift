@@ -28,8 +28,7 @@ public enum SesamePrograms {
 
     /// The places `name` is looked for from a program in `folder`.
     public static func candidates(for name: String, from folder: URL) -> [URL] {
-        let inLibexec = folder.lastPathComponent == "sesame" && folder.deletingLastPathComponent().lastPathComponent == "libexec"
-        let prefix = folder.appending(path: inLibexec ? "../.." : "..").standardizedFileURL
+        let prefix = RunningExecutable.prefix(of: folder)
         let installed = [prefix.appending(path: "bin/\(name)"), prefix.appending(path: "libexec/sesame/\(name)")]
         var seen = Set<String>()
         return ([folder.appending(path: name)] + installed).filter { seen.insert($0.standardizedFileURL.path).inserted }

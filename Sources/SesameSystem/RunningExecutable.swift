@@ -15,4 +15,14 @@ public enum RunningExecutable {
         guard let first = CommandLine.arguments.first, first.hasPrefix("/") else { return nil }
         return URL(filePath: first).resolvingSymlinksInPath()
     }
+
+    /// The prefix a program in `folder` is installed under: `<prefix>` for `<prefix>/bin` and
+    /// `<prefix>/libexec/sesame`, where Sesame installs its programs; a build's folder's parent.
+    public static func prefix(of folder: URL) -> URL {
+        let inLibexec = folder.lastPathComponent == "sesame" && folder.deletingLastPathComponent().lastPathComponent == "libexec"
+        return folder.appending(path: inLibexec ? "../.." : "..").standardizedFileURL
+    }
+
+    /// The running program's prefix (``prefix(of:)``), where its `share/` is.
+    public static var prefix: URL? { url.map { prefix(of: $0.deletingLastPathComponent()) } }
 }

@@ -14,11 +14,8 @@ public enum Localization {
         setlocale(LC_ALL, "")
         var candidates: [URL] = []
         if let override = ProcessInfo.processInfo.environment["SESAME_LOCALE_DIR"] { candidates.append(URL(filePath: override)) }
-        // `<prefix>/bin/sesame`, and `<prefix>/libexec/sesame/sesame-window`.
-        for up in ["..", "../.."] {
-            if let executable {
-                candidates.append(executable.deletingLastPathComponent().appending(path: "\(up)/share/locale").standardized)
-            }
+        if let executable {
+            candidates.append(RunningExecutable.prefix(of: executable.deletingLastPathComponent()).appending(path: "share/locale"))
         }
         candidates.append(sourceRoot.appending(path: ".build/locale"))
         let directory =
