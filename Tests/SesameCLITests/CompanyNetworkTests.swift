@@ -91,7 +91,7 @@ final class CompanyNetworkTests: XCTestCase {
         if let bus = environment["DBUS_SESSION_BUS_ADDRESS"] {
             XCTAssertTrue(
                 Eventually.holdsBlocking(within: .seconds(120)) { !SessionBus.hasOwner("org.sesame.Sesame", address: bus) },
-                "the window did not end")
+                "the window did not end: org.sesame.Sesame is owned by \(SessionBus.owner(of: "org.sesame.Sesame", address: bus))")
         }
         let login = try DeviceCodeLoginTests.RunningProgram(
             sesame, ["login", "--account-type", "myGraphService", "--device-code", "--emulator", base], environment: environment)

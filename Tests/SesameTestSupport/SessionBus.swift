@@ -53,6 +53,35 @@ public final class SessionBus: @unchecked Sendable {
         return answer?.stdout.contains("true") == true
     }
 
+    /// Who owns `name` on the bus at `address`, as a failure should say it: the owner's process,
+    /// its command line, its parent and its state (an owner whose parent is 1 outlived whoever
+    /// started it), or "nobody".
+    public static func owner(of name: String, address: String) -> String {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        let answer = try? ProcessRunner.run(
+            URL(filePath: "/usr/bin/gdbus"),
+            [
+                "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method",
+                "org.freedesktop.DBus.GetConnectionUnixProcessID", name,
+            ], environment: environment)
+        // gdbus prints "(uint32 1234,)".
+        guard let printed = answer?.stdout, answer?.status == 0,
+            let pid = printed.split(whereSeparator: { !$0.isNumber }).compactMap({ Int32($0) }).last
+        else { return "nobody" }
+        let commandLine =
+            (FileManager.default.contents(atPath: "/proc/\(pid)/cmdline")).map {
+                String(decoding: $0, as: UTF8.self).split(separator: "\u{0}").joined(separator: " ")
+            } ?? "?"
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let field = { (key: String) in
+            status.split(separator: "\n").first { $0.hasPrefix(key + ":") }.map {
+                $0.dropFirst(key.count + 1).trimmingCharacters(in: .whitespaces)
+            } ?? "?"
+        }
+        return "process \(pid) (\(commandLine.prefix(300))), parent \(field("PPid")), state \(field("State"))"
+    }
+
     /// The processes that joined this bus from their start: those whose environment names it.
     private func services() -> [Int32] {
         let marker = Data("DBUS_SESSION_BUS_ADDRESS=\(address)\u{0}".utf8)
