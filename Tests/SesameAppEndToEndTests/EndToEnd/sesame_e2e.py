@@ -12,6 +12,7 @@ Every wait says what it waited for, so that a failing flow explains itself.
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -241,6 +242,34 @@ class Widgets:
         bar.set_current_value(bar.get_maximum_value())
 
 
+def app_process(driver, marker):
+    """The app's process id: WebKitWebDriver's child whose command line names `marker` (this run's
+    trace path), or None."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as stat:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                arguments = cmdline.read().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == driver and marker.encode() in arguments:
+            return int(entry)
+    return None
+
+
+def runs(pid, marker):
+    """Whether process `pid` is still the app whose command line names `marker` (a process that
+    has ended, a zombie included, has no command line; a reused id names another)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return marker.encode() in cmdline.read().split(b"\0")
+    except OSError:
+        return False
+
+
 class Sesame:
     """One run of the app under WebKitWebDriver."""
 
@@ -257,6 +286,8 @@ class Sesame:
         service = webdriver.WebKitGTKService(executable_path="/usr/bin/WebKitWebDriver")
         self.driver = webdriver.WebKitGTK(options=options, service=service)
         self.trace = Trace(trace_path)
+        self.marker = f"--trace-events={trace_path}"
+        self.process = app_process(self.driver.service.process.pid, self.marker)
         self.emulator = emulator
         try:
             self.ui = Widgets.of_process(trace_path)
@@ -266,7 +297,17 @@ class Sesame:
             raise
 
     def quit(self):
-        self.driver.quit()
+        """Ends the session, and the app with it. WebKitWebDriver kills the app it started once the
+        session is deleted, but Selenium stops WebKitWebDriver as soon as the deletion is answered,
+        and on a busy machine that came first: the app ran on with no driver, its parent 1, still
+        the account service on its bus (seen in CI). An app left so is ended as a desktop ends a
+        program, with SIGTERM, and its end is waited for."""
+        try:
+            self.driver.quit()
+        finally:
+            if self.process is not None and runs(self.process, self.marker):
+                os.kill(self.process, signal.SIGTERM)
+                wait("the app WebDriver left running to end on SIGTERM", lambda: not runs(self.process, self.marker))
 
     # The identity service's pages, by Microsoft's and B2C's element ids. Every read goes through
     # `wait`, so that a page being replaced under a command is "not yet", never a failure.
