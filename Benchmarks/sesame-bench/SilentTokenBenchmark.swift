@@ -85,7 +85,7 @@ struct SilentTokenBenchmark {
         let store = AccountStore(storage: storage)
         await store.setConfiguration(settings.accountConfiguration, forAccountType: settings.accountType)
         let alex = try await store.signIn(accountType: settings.accountType, using: HeadlessSignIn(base: base))
-        let token = try await store.accessToken(for: alex, scopes: ["User.Read"])
+        _ = try await store.accessToken(for: alex, scopes: ["User.Read"])  // the access token cached
 
         // The same content for MSAL: the cache as stored.
         let group = settings.accountConfiguration.storageGroup
@@ -99,7 +99,7 @@ struct SilentTokenBenchmark {
             let started = ContinuousClock.now
             var count = 0
             while started.duration(to: .now) < .seconds(1) {
-                let token = try await store.accessToken(for: alex, scopes: ["User.Read"])
+                _ = try await store.accessToken(for: alex, scopes: ["User.Read"])
                 count += 1
             }
             rounds.append(Double(count) / (started.duration(to: .now) / .seconds(1)))

@@ -40,7 +40,7 @@ public final class RetrySchedule {
                 self.secondsLeft = remaining > .zero ? Self.wholeSeconds(remaining) : nil
                 self.onTick?()
             }
-            guard let self, !Task.isCancelled else { return }
+            guard self != nil, !Task.isCancelled else { return }
             attempt()
         }
     }

@@ -215,7 +215,8 @@ struct SilentTokenTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         guard let before = changes.generation(ofDirectory: folder.path) else { return }
         try Data("seen?".utf8).write(to: folder.appending(path: "marker"))
-        _ = try await Eventually.value { changes.generation(ofDirectory: folder.path) != before ? true : nil }
+        let seen = await Eventually.value { changes.generation(ofDirectory: folder.path) != before ? true : nil }
+        try #require(seen != nil, "the directory watcher did not see a file written in \(folder.path)")
     }
 
     @Test("invalid_grant on refresh is 'interaction required'; the account is kept and marked")

@@ -20,7 +20,7 @@ import XCTest
 class GUITestCase: XCTestCase {
     /// Whether a display is open (GTK initialised, the main-loop bridge installed, critical
     /// warnings recorded).
-    nonisolated(unsafe) static let displayReady: Bool = MainActor.assumeIsolated {
+    static let displayReady: Bool = MainActor.assumeIsolated {
         GLibWarnings.startRecording()
         let ready = SesameApplication.initializeDisplay()
         if ready { MainLoopBridge.install() }

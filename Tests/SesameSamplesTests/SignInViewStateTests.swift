@@ -13,7 +13,7 @@ struct SignInViewStateTests {
     /// The states the view can be in, each reached by the events that lead there.
     static func states() -> [(name: String, state: SignInViewState)] {
         var idle = SignInViewState()
-        _ = idle.loadStarted()
+        idle.loadStarted()
 
         var fresh = SignInViewState()
         _ = fresh.begin(at: authorize)

@@ -137,7 +137,7 @@ public final class CompanyNetwork: @unchecked Sendable {
         guard let installedCA else { return }
         try? FileManager.default.removeItem(at: installedCA)
         self.installedCA = nil
-        try? Self.run(["/usr/sbin/update-ca-certificates", "--fresh"])
+        _ = try? Self.run(["/usr/sbin/update-ca-certificates", "--fresh"])
     }
 
     /// Stops everything and removes the namespace, its hosts file and the CA.
@@ -150,7 +150,7 @@ public final class CompanyNetwork: @unchecked Sendable {
         emulator = nil
         proxy?.stop()
         proxy = nil
-        try? Self.run([Self.ip, "netns", "del", name])
+        _ = try? Self.run([Self.ip, "netns", "del", name])
         try? FileManager.default.removeItem(at: URL(filePath: "/etc/netns/\(name)"))
         try? FileManager.default.removeItem(at: directory)
     }
@@ -172,9 +172,9 @@ public final class CompanyNetwork: @unchecked Sendable {
             try? FileManager.default.removeItem(atPath: "\(certificates)/\(file)")
             removedCA = true
         }
-        if removedCA { try? run(["/usr/sbin/update-ca-certificates", "--fresh"]) }
+        if removedCA { _ = try? run(["/usr/sbin/update-ca-certificates", "--fresh"]) }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: "/etc/netns")) ?? [] where deadOwner(name) {
-            try? run([ip, "netns", "del", name])
+            _ = try? run([ip, "netns", "del", name])
             try? FileManager.default.removeItem(atPath: "/etc/netns/\(name)")
         }
     }

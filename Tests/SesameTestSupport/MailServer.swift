@@ -225,7 +225,7 @@ public final class MailServer: @unchecked Sendable {
     }
 
     private static func touch(_ file: URL) -> URL {
-        FileManager.default.createFile(atPath: file.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)  // a failure shows where the file is opened
         return file
     }
 

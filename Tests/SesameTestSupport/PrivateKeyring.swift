@@ -30,7 +30,7 @@ public final class PrivateKeyring: @unchecked Sendable {
         self.environment = environment
         // In the foreground: a child of the test's, ended with the bus (its environment names it).
         let log = home.appending(path: "keyring.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)  // a failure throws on the next line
         let output = try FileHandle(forWritingTo: log)
         daemon.executableURL = URL(filePath: "/usr/bin/gnome-keyring-daemon")
         daemon.arguments = ["--foreground", "--unlock", "--components=secrets"]

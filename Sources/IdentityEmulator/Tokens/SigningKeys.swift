@@ -29,7 +29,9 @@ final class SigningKeys: Sendable {
     /// The key that signs now (rolled over first when the schedule says so).
     func current(now: Date) -> SigningKey {
         if let interval, state.withLock({ now.timeIntervalSince($0.since) >= interval }) {
-            try? rotate(now: now)
+            // A key that could not be made or saved leaves the current one signing; the next
+            // token tries the rollover again.
+            _ = try? rotate(now: now)
         }
         return state.withLock { $0.current }
     }

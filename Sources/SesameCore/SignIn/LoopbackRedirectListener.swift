@@ -37,8 +37,10 @@ final class LoopbackRedirectListener: Sendable {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.pipeline.configureHTTPServerPipeline().flatMap {
-                    channel.pipeline.addHandler(
+                // On the channel's event loop, where the handler (not Sendable) lives.
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(
                         RequestHandler { uri in
                             holder.withLock { $0 }?.answer(uri) ?? .notWaiting
                         })
