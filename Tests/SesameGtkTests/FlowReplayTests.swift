@@ -18,6 +18,9 @@ final class FlowReplayWindowTests: GUITestCase {
             gui.window.inspectorPane.toggle()
             let live = try XCTUnwrap(gui.window.inspector)
             XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { live.diagram.model.steps.count >= 3 })
+            // Events recorded since the last frame wait to be drawn (FlowInspector.enqueue); the
+            // file holds them all, so the diagram compared with it shows them all first.
+            live.showPending()
             let file = Repository.temporaryDirectory("sesame-replay").appending(path: "flow.jsonl")
             try live.saveFlow(to: file)
             let steps = live.diagram.model.steps.map(\.label)
