@@ -42,29 +42,14 @@ public final class SessionBus: @unchecked Sendable {
 
     /// Whether someone owns `name` now on the bus at `address`.
     public static func hasOwner(_ name: String, address: String) -> Bool {
-        var environment = ProcessInfo.processInfo.environment
-        environment["DBUS_SESSION_BUS_ADDRESS"] = address
-        let answer = try? ProcessRunner.run(
-            URL(filePath: "/usr/bin/gdbus"),
-            [
-                "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method",
-                "org.freedesktop.DBus.NameHasOwner", name,
-            ], environment: environment)
-        return answer?.stdout.contains("true") == true
+        askTheBus("NameHasOwner", about: name, address: address)?.stdout.contains("true") == true
     }
 
     /// Who owns `name` on the bus at `address`, as a failure should say it: the owner's process,
     /// its command line, its parent and its state (an owner whose parent is 1 outlived whoever
     /// started it), or "nobody".
     public static func owner(of name: String, address: String) -> String {
-        var environment = ProcessInfo.processInfo.environment
-        environment["DBUS_SESSION_BUS_ADDRESS"] = address
-        let answer = try? ProcessRunner.run(
-            URL(filePath: "/usr/bin/gdbus"),
-            [
-                "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method",
-                "org.freedesktop.DBus.GetConnectionUnixProcessID", name,
-            ], environment: environment)
+        let answer = askTheBus("GetConnectionUnixProcessID", about: name, address: address)
         // gdbus prints "(uint32 1234,)".
         guard let printed = answer?.stdout, answer?.status == 0,
             let pid = printed.split(whereSeparator: { !$0.isNumber }).compactMap({ Int32($0) }).last
@@ -80,6 +65,19 @@ public final class SessionBus: @unchecked Sendable {
             } ?? "?"
         }
         return "process \(pid) (\(commandLine.prefix(300))), parent \(field("PPid")), state \(field("State"))"
+    }
+
+    /// The bus itself's `method` (org.freedesktop.DBus) about `name`, through gdbus; nil if gdbus
+    /// could not run.
+    private static func askTheBus(_ method: String, about name: String, address: String) -> ProcessRunner.Result? {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        return try? ProcessRunner.run(
+            URL(filePath: "/usr/bin/gdbus"),
+            [
+                "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method",
+                "org.freedesktop.DBus.\(method)", name,
+            ], environment: environment)
     }
 
     /// The processes that joined this bus from their start: those whose environment names it.

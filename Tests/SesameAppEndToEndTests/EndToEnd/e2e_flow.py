@@ -385,16 +385,10 @@ def emulator_control(path, body=None):
 
 
 def process_of(app):
-    """The app's process id: the one whose command line names this run's trace."""
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                arguments = cmdline.read().split(b"\0")
-        except OSError:
-            continue
-        if f"--trace-events={app.trace.path}".encode() in arguments:
-            return int(entry)
-    raise StepFailed("the app's process is gone")
+    """The app's process id (the one WebKitWebDriver started for this run)."""
+    if not app.is_running():
+        raise StepFailed("the app's process is gone")
+    return app.process
 
 
 def crash(first):

@@ -305,9 +305,13 @@ class Sesame:
         try:
             self.driver.quit()
         finally:
-            if self.process is not None and runs(self.process, self.marker):
+            if self.is_running():
                 os.kill(self.process, signal.SIGTERM)
-                wait("the app WebDriver left running to end on SIGTERM", lambda: not runs(self.process, self.marker))
+                wait("the app WebDriver left running to end on SIGTERM", lambda: not self.is_running())
+
+    def is_running(self):
+        """Whether the app this run started still runs."""
+        return self.process is not None and runs(self.process, self.marker)
 
     # The identity service's pages, by Microsoft's and B2C's element ids. Every read goes through
     # `wait`, so that a page being replaced under a command is "not yet", never a failure.
