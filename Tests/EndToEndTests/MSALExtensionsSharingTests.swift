@@ -130,7 +130,9 @@ final class SharedCacheRun: Sendable {
             eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls, redirectConfiguration: .disallow))
 
         // The bundled Directory sample as Sesame's app, and the tool's registration, in one group.
-        let bundled = try #require(NSDictionary(contentsOf: Repository.settings("directory.plist")) as? [String: Any])
+        let bundled = try #require(
+            try PropertyListSerialization.propertyList(from: Data(contentsOf: Repository.settings("directory.plist")), format: nil)
+                as? [String: Any])
         var sesame = bundled
         sesame["keychain"] = group
         sesame["accountType"] = "sesame"

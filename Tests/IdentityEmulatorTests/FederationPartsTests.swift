@@ -68,7 +68,7 @@ struct FederationPartsTests {
                     Critical(BasicConstraints.notCertificateAuthority)
                     SubjectAlternativeNames([name])
                 }, issuerPrivateKey: .init(caKey))
-            var verifier = Verifier(rootCertificates: CertificateStore([ca])) { RFC5280Policy(validationTime: now) }
+            var verifier = Verifier(rootCertificates: CertificateStore([ca])) { RFC5280Policy() }
             guard case .validCertificate = await verifier.validate(leaf: leaf, intermediates: CertificateStore()) else { return false }
             return true
         }

@@ -516,7 +516,8 @@ struct AccountServiceTests {
     func guessedNames() async throws {
         let (fixture, service) = try await Self.signedIn()
         defer { fixture.remove() }
-        service.questioner = ScriptedQuestions([.deny])
+        let questions = ScriptedQuestions([.deny])
+        service.questioner = questions
         var refusals: [String] = []
         for guess in [fixture.provider.username, "nobody@contoso.com"] {
             do {
@@ -527,6 +528,8 @@ struct AccountServiceTests {
             }
         }
         #expect(refusals.count == 2 && refusals[0] == refusals[1], "\(refusals)")
+        // The user was asked about the account that exists (and said Deny), never about a guess.
+        #expect(questions.asked.map(\.username) == [fixture.provider.username])
         await #expect(throws: AccountServiceError(.noSuchAccount, "nobody@contoso.com is not signed in for myGraphService.")) {
             try await service.accessToken(for: Self.sesame, accountType: "myGraphService", username: "nobody@contoso.com", scopes: [])
         }
