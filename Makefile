@@ -115,13 +115,15 @@ translations: deps
 run: build
 	WEBKIT_DISABLE_COMPOSITING_MODE=$${WEBKIT_DISABLE_COMPOSITING_MODE-1} "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/sesame" --demo $(ARGS)
 
-## test: lint, then build and pass every test, inside a private D-Bus session with an unlocked
-## gnome-keyring; then the Debian package on a clean Debian 12 root (test-package)
+## test: lint, build with no compiler warning in Sesame's code, pass every test in a private D-Bus
+## session with an unlocked gnome-keyring; then the Debian package on a clean Debian 12 root (test-package)
 test: deps hooks translations lint
-	@# The tests' Python (pip, mostly waiting on PyPI) is set up while the debug build compiles.
+	@# The tests' Python (pip, mostly waiting on PyPI) is set up while the debug build compiles; a
+	@# compiler warning in Sesame's own code fails it (scripts/check-warnings.sh).
 	@mkdir -p .build
 	@$(MAKE) --no-print-directory $(TEST_VENV_STAMP) $(ROADTX_VENV_STAMP) > .build/test-venv.log 2>&1 & venv=$$!; \
-	swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS); built=$$?; \
+	swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS) 2>&1 | tee .build/debug-build.log; built=$${PIPESTATUS[0]}; \
+	[ $$built -ne 0 ] || scripts/check-warnings.sh .build/debug-build.log || built=1; \
 	wait $$venv; ready=$$?; [ $$ready -eq 0 ] || { cat .build/test-venv.log; echo "test: the tests' Python could not be set up"; }; \
 	[ $$built -eq 0 ] && [ $$ready -eq 0 ]
 	@# The tests, with the release build for test-package meanwhile (scripts/run-tests.sh); the
