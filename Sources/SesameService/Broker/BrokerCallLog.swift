@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SesameSystem
 
 /// The broker's latest calls, kept for `sesame doctor` (the service has no window to show them
 /// in): one line each — when, the method, the program as the system identified it, the app it
@@ -41,8 +42,21 @@ public struct BrokerCallLog: Sendable {
         }
         let app = request.clientID.map { " for the app \($0)" } ?? ""
         let line = "\(now.formatted(.iso8601))  \(request.method.rawValue)  \(DisplayText.escaped(program.id))\(app) → \(outcome)"
-        try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try? Data(((lines.suffix(Self.kept - 1) + [line]).joined(separator: "\n") + "\n").utf8).write(to: file, options: .atomic)
+        let folder = file.deletingLastPathComponent()
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // Which programs asked for what, and when, is the user's alone: written whole to a new
+        // file of the user's (0600, whatever the umask), then renamed over the log, so that an
+        // earlier, more open log is replaced and a reader never sees half of it.
+        let text = (lines.suffix(Self.kept - 1) + [line]).joined(separator: "\n") + "\n"
+        let temporary = folder.appending(path: ".\(file.lastPathComponent).\(UUID().uuidString)").path
+        do {
+            let descriptor = try Posix.openOwnFileForWriting(temporary)
+            defer { Posix.close(descriptor) }
+            try Posix.writeAll(descriptor, Array(text.utf8))
+            try Posix.rename(temporary, to: file.path)
+        } catch {
+            Posix.removeFile(temporary)
+        }
     }
 }
 
