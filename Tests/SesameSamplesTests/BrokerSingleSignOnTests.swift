@@ -59,6 +59,30 @@ struct BrokerSingleSignOnTests {
     }
 
     @Test(
+        "the cookie only for the sign-in service's own origin: https, its host, its port; never http, another host or port, a user name"
+    )
+    func cookieOrigin() throws {
+        let authority = try #require(URL(string: "https://login.microsoftonline.com/organizations"))
+        let allowed = { (url: String) throws -> Bool in
+            BrokerSingleSignOn.isSignInService(try #require(URL(string: url)), registeredWith: authority)
+        }
+        #expect(try allowed("https://login.microsoftonline.com/common/oauth2/v2.0/authorize?sso_nonce=x"))
+        #expect(try allowed("https://LOGIN.microsoftonline.com/"), "host names are case-insensitive")
+        #expect(try allowed("https://login.microsoftonline.com:443/"), "443 is https's own port")
+        #expect(try !allowed("http://login.microsoftonline.com/common/oauth2/v2.0/authorize"), "plain http for an https service")
+        #expect(try !allowed("http://login.microsoftonline.com:443/"))
+        #expect(try !allowed("https://login.microsoftonline.com:8443/"))
+        #expect(try !allowed("https://login.microsoftonline.com.evil.example/"))
+        #expect(try !allowed("https://evil.example@login.microsoftonline.com/"))
+        #expect(try !allowed("wss://login.microsoftonline.com/"))
+        // The emulator, on loopback, serves plain http: only there, and only at its own port.
+        let emulator = try #require(URL(string: "http://127.0.0.1:18400/organizations"))
+        #expect(BrokerSingleSignOn.isSignInService(try #require(URL(string: "http://127.0.0.1:18400/")), registeredWith: emulator))
+        #expect(!BrokerSingleSignOn.isSignInService(try #require(URL(string: "https://127.0.0.1:18400/")), registeredWith: emulator))
+        #expect(!BrokerSingleSignOn.isSignInService(try #require(URL(string: "http://127.0.0.1:18401/")), registeredWith: emulator))
+    }
+
+    @Test(
         "asked once, the browser gets the device's user and a cookie the sign-in service signs in with; another program denied gets neither"
     )
     func singleSignOn() async throws {
@@ -114,6 +138,13 @@ struct BrokerSingleSignOnTests {
             broker, .acquirePrtSsoCookie, Self.cookieRequest(ssoURL: "https://evil.example/", account: accountJSON), as: Self.browser)
         #expect(elsewhere["cookieItems"] == nil)
         #expect((elsewhere["brokerTokenResponse"] as? [String: Any])?["error"] != nil)
+        // Nor for the sign-in service's host and port under another scheme: the cookie would
+        // travel to a server that is not the one the computer is registered with.
+        let otherScheme = emulator.base.absoluteString.replacingOccurrences(of: "http://", with: "https://") + "/"
+        let wrongScheme = try await Self.ask(
+            broker, .acquirePrtSsoCookie, Self.cookieRequest(ssoURL: otherScheme, account: accountJSON), as: Self.browser)
+        #expect(!wrongScheme.keys.contains("cookieItems"), "a cookie for \(otherScheme)")
+        #expect((wrongScheme["brokerTokenResponse"] as? [String: Any])?["error"] != nil)
 
         // Another program, denied: no account, no cookie, and not asked again.
         let denied = try await Self.ask(broker, .getAccounts, #"{"clientId":"\#(Self.linuxEntraSSO)","redirectUri":"x"}"#, as: Self.other)

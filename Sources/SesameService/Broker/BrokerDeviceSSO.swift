@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SesameCore
+import SesameSystem
 
 /// `acquirePrtSsoCookie`, typed: the URL the browser is about to load (`ssoUrl`: Entra's sign-in
 /// host, with the `sso_nonce` Entra asked for, or none), the account it names and the app it asks
@@ -103,11 +104,18 @@ public struct BrokerSingleSignOn {
     func cookie(
         _ request: BrokerSSORequest, for program: ProgramIdentity, context: ProgramContext
     ) async throws(BrokerFailure) -> String {
-        guard let device = store.device, let (account, _) = await deviceAccount() else { throw Self.notRegistered }
+        guard let device = store.device, let (account, status) = await deviceAccount() else { throw Self.notRegistered }
         if let username = request.username, !username.equalsIgnoringCase(account.username) {
             throw BrokerFailure(.accountNotFound, tag: 0x5E5A_0121, "This computer is registered by another user than \(username).")
         }
         try await authorize(program, account: account, context: context, asking: true)
+        // Checked here, not only by the device identity: its check is for the window's own view.
+        guard Self.isSignInService(request.ssoURL, registeredWith: status.authority) else {
+            throw BrokerFailure(
+                .unexpected, tag: 0x5E5A_0123,
+                "This computer's sign-in cookie is only for its sign-in service, \(status.authority.scheme ?? "https")://"
+                    + "\(status.authority.host ?? "?"), not \(DisplayText.escaped(request.ssoURL.redactingQuery)).")
+        }
         do {
             let cookie = try await device.ssoCookie(for: request.ssoURL)
             trace.record("broker-sso-cookie", [("program", program.name), ("host", request.ssoURL.host ?? "")])
@@ -115,6 +123,20 @@ public struct BrokerSingleSignOn {
         } catch {
             throw BrokerFailure(error.code == .refused ? .unexpected : .deviceNotRegistered, tag: 0x5E5A_0122, error.description)
         }
+    }
+
+    /// Whether `url` is on the origin of the sign-in service this computer is registered with
+    /// (`authority`), the only place its cookie may go: `https` (plain `http` only where the
+    /// authority itself is `http` on loopback: the emulator), no user name, the authority's host,
+    /// and its port (a scheme's default port written out is the same port).
+    public static func isSignInService(_ url: URL, registeredWith authority: URL) -> Bool {
+        guard let scheme = url.scheme?.lowercased(), scheme == authority.scheme?.lowercased(),
+            scheme == "https" || (scheme == "http" && authority.isLoopback),
+            url.user == nil, url.password == nil,
+            let host = url.host?.lowercased(), host == authority.host?.lowercased()
+        else { return false }
+        let standard = scheme == "https" ? 443 : 80
+        return (url.port ?? standard) == (authority.port ?? standard)
     }
 
     static let notRegistered = BrokerFailure(
