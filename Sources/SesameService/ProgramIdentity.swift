@@ -31,6 +31,12 @@ public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConverti
     public let kind: Kind
     /// The executable's absolute path, or the Flatpak app id (wire field `id`).
     public let id: String
+    /// For an interpreter a web browser started — an extension's native messaging host, such as
+    /// linux-entra-sso's, which runs under `python3` —, the browser's executable as the kernel
+    /// names the interpreter's parent process (`/proc/PPID/exe`); nil otherwise (wire field
+    /// `startedBy`). Part of the identity: a decision for "python3 started by firefox" does not
+    /// cover a Python program started by a shell, nor the other way round.
+    public let startedBy: String?
 
     /// The longest path or app id kept (Linux's `PATH_MAX`).
     public static let maximumLength = 4096
@@ -39,6 +45,14 @@ public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConverti
     public static func executable(_ path: String) -> ProgramIdentity? {
         guard isAbsolutePath(path) else { return nil }
         return ProgramIdentity(kind: .executable, id: path)
+    }
+
+    /// An interpreter started by a web browser (an extension's native messaging host), by the two
+    /// executables' absolute paths; nil when either is not one, or `path` is no interpreter.
+    public static func executable(_ path: String, startedBy browser: String) -> ProgramIdentity? {
+        guard isAbsolutePath(path), isAbsolutePath(browser) else { return nil }
+        let made = ProgramIdentity(kind: .executable, id: path, startedBy: browser)
+        return made.reach == .interpreter ? made : nil
     }
 
     /// A program in a mount namespace Sesame cannot verify, by the path it claims.
@@ -59,29 +73,35 @@ public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConverti
         path.hasPrefix("/") && path.utf8.count <= maximumLength && !path.contains("\u{0}") && !path.contains("\n")
     }
 
-    private init(kind: Kind, id: String) {
+    private init(kind: Kind, id: String, startedBy: String? = nil) {
         self.kind = kind
         self.id = id
+        self.startedBy = startedBy
     }
 
     /// Whether the system vouches for the identity: a decision may be kept for it.
     public var isVerified: Bool { kind != .unverified }
 
-    /// What the user is shown: the executable's file name, or the app id (raw: show it through
-    /// ``DisplayText``).
+    /// What the user is shown: the executable's file name (with the browser's that started it,
+    /// `python3.11 (firefox-esr)`), or the app id (raw: show it through ``DisplayText``).
     public var name: String {
         switch kind {
-        case .executable, .unverified: URL(filePath: id).lastPathComponent
-        case .flatpak: id
+        case .executable, .unverified:
+            let own = URL(filePath: id).lastPathComponent
+            return startedBy.map { "\(own) (\(URL(filePath: $0).lastPathComponent))" } ?? own
+        case .flatpak: return id
         }
     }
+
+    /// The file name of the executable itself (`python3.11`), without the browser's (raw).
+    public var executableName: String { URL(filePath: id).lastPathComponent }
 
     /// What a decision for this program covers besides the program itself: an interpreter runs
     /// whatever program it is given, a shell whatever commands — told by the executable's name,
     /// which the kernel vouches for (`/usr/bin/python3.11`).
     public var reach: ProgramReach {
         guard kind == .executable else { return .itself }
-        let name = self.name
+        let name = executableName
         if ProgramReach.shells.contains(name) { return .shell }
         let isInterpreter = ProgramReach.interpreters.contains {
             name == $0 || (name.hasPrefix($0) && name.dropFirst($0.count).allSatisfy { $0.isNumber || $0 == "." })
@@ -89,14 +109,15 @@ public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConverti
         return isInterpreter ? .interpreter : .itself
     }
 
-    public var description: String { "\(kind.rawValue):\(id)" }
+    public var description: String { "\(kind.rawValue):\(id)" + (startedBy.map { " started by \($0)" } ?? "") }
 
-    private enum CodingKeys: String, CodingKey { case kind, id }
+    private enum CodingKeys: String, CodingKey { case kind, id, startedBy }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(kind, forKey: .kind)
         try container.encode(id, forKey: .id)
+        try container.encodeIfPresent(startedBy, forKey: .startedBy)
     }
 
     /// Reads a kept identity. Kinds Sesame no longer keeps — `script`, an earlier version's
@@ -106,9 +127,10 @@ public struct ProgramIdentity: Sendable, Hashable, Codable, CustomStringConverti
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let kind = try container.decode(Kind.self, forKey: .kind)
         let id = try container.decode(String.self, forKey: .id)
+        let startedBy = try container.decodeIfPresent(String.self, forKey: .startedBy)
         let made: ProgramIdentity? =
             switch kind {
-            case .executable: .executable(id)
+            case .executable: startedBy.map { .executable(id, startedBy: $0) } ?? .executable(id)
             case .flatpak: .flatpak(id)
             // Nothing is kept about an unverified program: such an entry is not the user's.
             case .unverified: nil
@@ -133,6 +155,12 @@ public enum ProgramReach: String, Sendable, Hashable, Codable {
     public static let shells: Set<String> = ["sh", "dash", "bash", "rbash", "zsh", "fish", "ksh", "mksh", "busybox", "tcsh", "csh"]
     /// Interpreters, by their executable's name (`python`, `python3`, `python3.11`, …).
     public static let interpreters = ["python", "perl", "ruby", "node", "nodejs", "php", "lua", "tclsh", "wish", "osascript"]
+    /// Web browsers that start their extensions' native messaging hosts, by their main process's
+    /// executable name (Debian's and the vendors' packages).
+    public static let browsers: Set<String> = [
+        "firefox", "firefox-esr", "firefox-bin", "librewolf", "waterfox", "chrome", "google-chrome", "chromium", "chromium-browser",
+        "msedge", "microsoft-edge", "brave", "vivaldi-bin", "opera",
+    ]
 }
 
 /// What Sesame knows of how a program asked that is not who it is: shown in the question, never
@@ -219,7 +247,10 @@ public struct ProcessIdentification: Sendable {
     /// to another user).
     public func caller(_ pid: Int32) -> Caller? {
         guard pid > 0, let fingerprint = fingerprint(pid) else { return nil }
-        guard let program = program(pid) else { return nil }
+        guard var program = program(pid) else { return nil }
+        if program.reach == .interpreter, let browser = startingBrowser(pid) {
+            program = .executable(program.id, startedBy: browser) ?? program
+        }
         let context = ProgramContext(claimedScript: claimedScript(pid, program: program))
         // Read again after the program: the process that was identified is the one fingerprinted.
         guard self.fingerprint(pid) == fingerprint else { return nil }
@@ -267,6 +298,20 @@ public struct ProcessIdentification: Sendable {
             return true
         }
         return false
+    }
+
+    /// The web browser that started process `pid` — its parent, a browser's executable in
+    /// Sesame's own mount namespace, as `/proc/PPID/exe` names it —, or nil. The parent is read
+    /// again after its executable: one that ended meanwhile (its child handed to a reaper, its
+    /// process id free for another program) is not believed. A process cannot choose its parent.
+    func startingBrowser(_ pid: Int32) -> String? {
+        guard let parent = parentProcessID(pid), parent > 1,
+            let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(proc)/\(parent)/exe"),
+            ProgramReach.browsers.contains(URL(filePath: executable).lastPathComponent),
+            let ours = mountNamespace("self"), mountNamespace("\(parent)") == ours,
+            parentProcessID(pid) == parent
+        else { return nil }
+        return executable
     }
 
     /// `/proc/PID/cmdline`, split at its NULs (bounded).

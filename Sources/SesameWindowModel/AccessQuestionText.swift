@@ -39,7 +39,9 @@ public struct AccessQuestionText: Sendable, Equatable {
         let path = DisplayText.escaped(program.id)
         switch program.kind {
         case .executable:
-            origin = String(formatting: L("The program %@"), path)
+            origin =
+                program.startedBy.map { String(formatting: L("The program %@, started by %@"), path, DisplayText.escaped($0)) }
+                ?? String(formatting: L("The program %@"), path)
             warning = nil
         case .flatpak:
             origin = String(formatting: L("The Flatpak app %@"), path)
@@ -62,10 +64,22 @@ public struct AccessQuestionText: Sendable, Equatable {
         }
         switch program.reach {
         case .interpreter:
-            origin +=
-                "\n"
-                + String(
-                    formatting: L("%@ runs programs it is given: Always covers every program it runs, not only this one."), shownProgram)
+            if let browser = program.startedBy.map({ DisplayText.isolated(URL(filePath: $0).lastPathComponent) }) {
+                // An extension's native messaging host: the browser that started it is part of
+                // who it is (the kernel names the parent's executable), and of what Always covers.
+                origin +=
+                    "\n"
+                    + String(
+                        formatting: L(
+                            "%@ was started by %@, a web browser, for one of its extensions: Always covers the programs it runs when %@ starts it, not those started otherwise."
+                        ), DisplayText.isolated(program.executableName), browser, browser)
+            } else {
+                origin +=
+                    "\n"
+                    + String(
+                        formatting: L("%@ runs programs it is given: Always covers every program it runs, not only this one."),
+                        shownProgram)
+            }
             if !request.context.claimedScript.isEmpty {
                 origin +=
                     "\n"

@@ -381,6 +381,62 @@ struct ProcessIdentificationTests {
         #expect(try JSONDecoder().decode(ProgramIdentity.self, from: kept) == identification.caller(10)?.program)
     }
 
+    @Test(
+        "a browser's native host is the interpreter started by that browser: Always for it covers neither a Python program a shell started nor another browser's"
+    )
+    @MainActor
+    func browserNativeHost() throws {
+        let fake = FakeProc()
+        defer { fake.remove() }
+        try FileManager.default.createDirectory(at: fake.proc.appending(path: "self/ns"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: fake.proc.appending(path: "self/ns/mnt").path, withDestinationPath: "mnt:[1]")
+        let python = "/usr/bin/python3.11"
+        let firefox = "/usr/lib/firefox-esr/firefox-esr"
+        let host = ["python3", "/usr/lib/linux-entra-sso/linux-entra-sso.py", "/usr/lib/mozilla/native-messaging-hosts/x.json", "id"]
+        // Firefox starts the extension's host (`#!/usr/bin/env python3`: env execs python3 in place).
+        try fake.process(10, exe: firefox, namespace: 1, parent: 2, arguments: ["firefox-esr"])
+        try fake.process(11, exe: python, namespace: 1, parent: 10, arguments: host)
+        // The same script, with the same arguments, run from a shell: a Python program of the user's.
+        try fake.process(20, exe: "/usr/bin/bash", namespace: 1, parent: 2, arguments: ["bash"])
+        try fake.process(21, exe: python, namespace: 1, parent: 20, arguments: host)
+        // Chromium's host; and a program a browser started that is no interpreter is itself.
+        try fake.process(30, exe: "/usr/lib/chromium/chromium", namespace: 1, parent: 2, arguments: ["chromium"])
+        try fake.process(31, exe: python, namespace: 1, parent: 30, arguments: host)
+        try fake.process(32, exe: "/usr/bin/entra-host", namespace: 1, parent: 30, arguments: ["entra-host"])
+        // A browser in a namespace of its own (bwrap over another file) vouches for nothing.
+        try fake.process(40, exe: firefox, namespace: 7, parent: 2, arguments: ["firefox-esr"])
+        try fake.process(41, exe: python, namespace: 1, parent: 40, arguments: host)
+        let identification = fake.identification
+        let native = try #require(identification.caller(11)?.program)
+        #expect(native == .executable(python, startedBy: firefox))
+        #expect(native.reach == .interpreter)
+        #expect(native.name == "python3.11 (firefox-esr)")
+        #expect(identification.caller(21)?.program == .executable(python))
+        #expect(identification.caller(31)?.program == .executable(python, startedBy: "/usr/lib/chromium/chromium"))
+        #expect(identification.caller(32)?.program == .executable("/usr/bin/entra-host"))
+        #expect(identification.caller(41)?.program == .executable(python))
+
+        // The user's Always for the browser's single sign-on, kept and read again.
+        let file = fake.root.appending(path: "program-access.json")
+        let request = { (program: ProgramIdentity) in
+            AccessRequest(
+                program: program, accountType: "device", homeAccountID: "oid.tid", username: "alex@contoso.com", resource: "",
+                scopes: ["Sign you in to every site and app of your organization as this computer (single sign-on)"])
+        }
+        ProgramAccess(file: file).record(.always, for: request(native))
+        let kept = ProgramAccess(file: file)
+        #expect(kept.decision(for: request(native)) == .allowed)
+        for pid: Int32 in [21, 31, 41] {
+            let other = try #require(identification.caller(pid)?.program)
+            #expect(kept.decision(for: request(other)) == .undecided, "process \(pid), \(other), is covered by firefox's host's Always")
+        }
+        // The question names the browser and what Always covers.
+        let question = AccessQuestionText(request(native)).origin
+        #expect(question.contains("started by \u{2068}firefox-esr\u{2069}"), "\(question)")
+        #expect(question.contains("Always covers the programs it runs when \u{2068}firefox-esr\u{2069} starts it"), "\(question)")
+        #expect(question.hasPrefix("The program /usr/bin/python3.11, started by /usr/lib/firefox-esr/firefox-esr\n"), "\(question)")
+    }
+
     @Test("this very process: its executable, and a fingerprint that holds between two reads")
     func ownProcess() throws {
         let identification = ProcessIdentification()
