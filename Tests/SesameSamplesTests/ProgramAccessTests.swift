@@ -337,6 +337,32 @@ struct ProcessIdentificationTests {
         #expect(identification.tokenCommandRequester(70) == .unknown)
     }
 
+    @Test(
+        "a program driving a pseudo-terminal of its own (`bash -i` on it, `sesame token` written in) passes for the person: the kernel cannot tell it from a terminal window"
+    )
+    func programDrivingATerminal() throws {
+        let fake = FakeProc()
+        defer { fake.remove() }
+        try FileManager.default.createDirectory(at: fake.proc.appending(path: "self/ns"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: fake.proc.appending(path: "self/ns/mnt").path, withDestinationPath: "mnt:[1]")
+        let token = ["/usr/bin/sesame", "token", "--account-type", "work"]
+        // A terminal window: gnome-terminal-server holds the master, bash leads the session on the follower.
+        try fake.process(10, exe: "/usr/libexec/gnome-terminal-server", namespace: 1, parent: 2, arguments: ["gnome-terminal-server"])
+        try fake.process(11, exe: "/usr/bin/bash", namespace: 1, parent: 10, arguments: ["bash"], standardInput: "/dev/tty")
+        try fake.process(12, exe: "/usr/bin/sesame", namespace: 1, parent: 11, arguments: token)
+        // A Python program that opened the pseudo-terminal itself (pty.openpty), started `bash -i`
+        // on it and wrote the command into the master: the same shape, another holder.
+        try fake.process(20, exe: "/usr/bin/python3.11", namespace: 1, parent: 2, arguments: ["python3", "/tmp/drive.py"])
+        try fake.process(21, exe: "/usr/bin/bash", namespace: 1, parent: 20, arguments: ["bash", "-i"], standardInput: "/dev/tty")
+        try fake.process(22, exe: "/usr/bin/sesame", namespace: 1, parent: 21, arguments: token)
+        let identification = fake.identification
+        #expect(identification.tokenCommandRequester(12) == .person)
+        // What SECURITY.md's row says: naming the master's holder would not close this (terminal
+        // emulators type what other programs send them: tmux send-keys, wezterm cli send-text,
+        // Konsole's sendText), so Sesame does not pretend to; it is the person's, as it was.
+        #expect(identification.tokenCommandRequester(22) == .person)
+    }
+
     @Test("a script run by an interpreter is the interpreter: what its command line names is only a hint, however it is written")
     func scripts() throws {
         let fake = FakeProc()
