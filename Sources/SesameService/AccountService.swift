@@ -186,7 +186,7 @@ public final class AccountService {
             do {
                 all += try await store.accounts(ofType: accountType).filter { maySee(program, $0) }.map(ServiceAccount.init)
             } catch {
-                throw Self.failure(error)
+                throw AccountServiceError.failure(error)
             }
         }
         return all
@@ -197,15 +197,34 @@ public final class AccountService {
     /// - Parameters:
     ///   - username: the account's user name; empty for the only account of the type.
     ///   - scopes: the scopes, of one resource; empty for the account type's own.
-    ///   - asking: told when the user is asked about the request (so the caller can say it waits).
+    ///   - asking: told when the user is asked about the request (so the caller can say it
+    ///     waits); its user name is empty unless the program named it or may see the account.
     public func accessToken(
         for program: ProgramIdentity, context: ProgramContext = ProgramContext(), accountType: String, username: String,
-        scopes: [String], asking: (@MainActor (AccessRequest) -> Void)? = nil
+        scopes: [String], asking: Asking? = nil
     ) async throws(AccountServiceError) -> ServiceToken {
-        try Self.check(accountType: accountType, username: username, scopes: scopes)
-        let account = try await find(accountType: accountType, username: username, for: program)
+        try await tokenAndAccount(
+            for: program, context: context, accountType: accountType, username: username, scopes: scopes, asking: asking
+        )
+        .token
+    }
+
+    /// Told about the request while the user is asked about it (the user name only as the program may know it).
+    public typealias Asking = @MainActor (AccessRequest) -> Void
+
+    private func tokenAndAccount(
+        for program: ProgramIdentity, context: ProgramContext, accountType: String, username: String, scopes: [String], asking: Asking?
+    ) async throws(AccountServiceError) -> (token: ServiceToken, account: Account) {
+        try AccountServiceError.check(accountType: accountType, username: username, scopes: scopes)
+        guard accountTypes.contains(accountType) else {
+            throw AccountServiceError(.unknownAccountType, "Sesame has no settings for the account type \(accountType).")
+        }
         let wanted = try await scopesOrDefault(scopes, accountType: accountType)
         let resource = try Self.resource(of: wanted)
+        let asked = AccessRequest(
+            program: program, accountType: accountType, homeAccountID: "", username: username, resource: resource, scopes: wanted,
+            context: context)
+        let (account, allowedNow) = try await find(asked, asking: asking)
         let token: AccessToken
         // The token is fetched first, to ask the user about what it really carries; it stays here
         // until the program may have it.
@@ -213,20 +232,20 @@ public final class AccountService {
         do {
             token = try await store.accessToken(for: account, scopes: scopes.isEmpty ? nil : scopes)
         } catch {
-            let failure = Self.failure(error)
+            let failure = AccountServiceError.failure(error)
             // A program that may not see the account learns of it only once the user allowed it.
             if failure.kind == .interactionRequired, !maySee(program, account) {
                 try await authorize(
                     program, AccessRequest(program: program, account: account, resource: resource, scopes: wanted, context: context),
-                    asking: asking)
+                    allowedNow: allowedNow, named: username, asking: asking)
             }
-            throw maySee(program, account) ? failure : Self.unnamed(failure)
+            throw maySee(program, account) ? failure : AccountServiceError.unnamed(failure)
         }
         let granted = ScopeResource.shown(token.scopes).isEmpty ? wanted : token.scopes
         try await authorize(
             program, AccessRequest(program: program, account: account, resource: resource, scopes: granted, context: context),
-            asking: asking)
-        return ServiceToken(secret: token.secret, expiresOn: token.expiresOn, scopes: ScopeResource.shown(granted))
+            allowedNow: allowedNow, named: username, asking: asking)
+        return (ServiceToken(secret: token.secret, expiresOn: token.expiresOn, scopes: ScopeResource.shown(granted)), account)
     }
 
     /// The account of `accountType` for `program`: one it may see is answered at once; otherwise
@@ -235,16 +254,27 @@ public final class AccountService {
     public func signIn(
         for program: ProgramIdentity, context: ProgramContext = ProgramContext(), accountType: String
     ) async throws(AccountServiceError) -> ServiceAccount {
-        try Self.check(accountType: accountType, username: "", scopes: [])
+        try AccountServiceError.check(accountType: accountType, username: "", scopes: [])
         guard accountTypes.contains(accountType) else {
             throw AccountServiceError(.unknownAccountType, "Sesame has no settings for the account type \(accountType).")
         }
-        let accounts = try await signedIn(accountType)
+        let accounts: [Account]
+        do {
+            accounts = try await store.accounts(ofType: accountType)
+        } catch {
+            throw AccountServiceError.failure(error)
+        }
         if let seen = accounts.first(where: { maySee(program, $0) }) { return ServiceAccount(seen) }
         if let only = accounts.first {
             _ = try await accessToken(for: program, context: context, accountType: accountType, username: only.username, scopes: [])
             return ServiceAccount(only)
         }
+        // Nobody signed in: this computer's PRT, once the program is allowed (asked first), else the window.
+        do {
+            let (_, account) = try await tokenAndAccount(
+                for: program, context: context, accountType: accountType, username: "", scopes: [], asking: nil)
+            return ServiceAccount(account)
+        } catch  where error.kind == .noSuchAccount {}
         guard let signer else { throw AccountServiceError(.failed, "Sesame's window cannot be shown here.") }
         try beginWaiting(program)
         trace.record("service-sign-in", [("program", program.name), ("accountType", accountType)])
@@ -257,15 +287,20 @@ public final class AccountService {
 
     /// Signs an account out, for a program the user allowed to use it ("Always").
     public func signOut(for program: ProgramIdentity, accountType: String, username: String) async throws(AccountServiceError) {
-        try Self.check(accountType: accountType, username: username, scopes: [])
-        let account = try await find(accountType: accountType, username: username, for: program)
+        try AccountServiceError.check(accountType: accountType, username: username, scopes: [])
+        guard accountTypes.contains(accountType) else {
+            throw AccountServiceError(.unknownAccountType, "Sesame has no settings for the account type \(accountType).")
+        }
+        let asked = AccessRequest(
+            program: program, accountType: accountType, homeAccountID: "", username: username, resource: "", scopes: [])
+        let (account, _) = try await find(asked, signingIn: false, asking: nil)
         guard maySee(program, account) else {
             throw AccountServiceError(.accessDenied, "This program may not sign that account out: it was never allowed to use it.")
         }
         do {
             try await store.remove(account)
         } catch {
-            throw Self.failure(error)
+            throw AccountServiceError.failure(error)
         }
         trace.record("signed-out", [("accountType", accountType)])
     }
@@ -276,15 +311,43 @@ public final class AccountService {
     public func isTrusted(_ program: ProgramIdentity) -> Bool { trusted.contains(program) }
 
     private func maySee(_ program: ProgramIdentity, _ account: Account) -> Bool {
-        trusted.contains(program) || access.maySee(program, accountType: account.accountType, homeAccountID: account.homeAccountID)
+        maySee(program, account.homeAccountID, account.accountType)
     }
 
-    /// Passes when the program may have the token: trusted, allowed for what it carries, or the
-    /// user says so now (the broker's requests too).
+    private func maySee(_ program: ProgramIdentity, _ homeAccountID: String, _ accountType: String) -> Bool {
+        trusted.contains(program) || access.maySee(program, accountType: accountType, homeAccountID: homeAccountID)
+    }
+
+    /// Before this computer's PRT signs `asked`'s account type in for a program with no page: the
+    /// program is asked first about the registration's user (named by the registration, with the
+    /// permissions it asks for), so that a program the user refuses causes no sign-in — no token
+    /// minted, nothing stored, no account named to it. `applies`: the PRT would sign in (for this
+    /// program: allowed, or trusted); `allowed`: the question answered now, which the token's
+    /// own question may then skip. A registration too old to name its user's ids signs nobody in
+    /// for a program (only the window's page can).
+    func askBeforeDeviceSignIn(
+        _ asked: AccessRequest, parameters: [String: String], asking: Asking? = nil
+    ) async throws(AccountServiceError) -> (applies: Bool, allowed: AccessRequest?) {
+        guard let status = await store.deviceSignInUser(accountType: asked.accountType, parameters: parameters) else { return (false, nil) }
+        if trusted.contains(asked.program) { return (true, nil) }
+        guard let username = status.userPrincipalName, let objectID = status.userObjectID, let tenantID = status.tenantID else {
+            return (false, nil)
+        }
+        let request = AccessRequest(
+            program: asked.program, accountType: asked.accountType, homeAccountID: "\(objectID).\(tenantID)", username: username,
+            resource: asked.resource, scopes: asked.scopes, app: asked.app, context: asked.context)
+        try await authorize(asked.program, request, named: asked.username, asking: asking)
+        return (true, request)
+    }
+
+    /// Passes when the program may have the token: trusted, allowed for what it carries (kept, or
+    /// `allowedNow`: answered in this call, before a sign-in), or the user says so now (the broker's
+    /// requests too). `named`: the user name the program gave (it may hear it back while asked).
     func authorize(
-        _ program: ProgramIdentity, _ request: AccessRequest, asking: (@MainActor (AccessRequest) -> Void)? = nil
+        _ program: ProgramIdentity, _ request: AccessRequest, allowedNow: AccessRequest? = nil, named: String = "",
+        asking: Asking? = nil
     ) async throws(AccountServiceError) {
-        if trusted.contains(program) { return }
+        if trusted.contains(program) || allowedNow?.covers(request) == true { return }
         var asked = request
         switch access.decision(for: request) {
         case .allowed: return
@@ -296,7 +359,9 @@ public final class AccountService {
                 resource: request.resource, scopes: request.scopes, previouslyAllowed: allowed, app: request.app,
                 context: request.context)
         }
-        switch try await question(asked, asking: asking) {
+        // A program learns the user name while it waits only when it named it or may see the account.
+        let told = named.equalsIgnoringCase(request.username) || maySee(program, request.homeAccountID, request.accountType)
+        switch try await question(asked) { asking?(told ? asked : asked.withoutUsername) } {
         case .allowOnce?, .always?: return
         case .deny?, nil: throw Self.denied
         }
@@ -305,12 +370,12 @@ public final class AccountService {
     /// The user's answer to `request`. A program with a question (or a sign-in) open, or one
     /// asking while too many programs wait, is told to try again later.
     private func question(
-        _ request: AccessRequest, asking: (@MainActor (AccessRequest) -> Void)?
+        _ request: AccessRequest, asking: @MainActor () -> Void
     ) async throws(AccountServiceError) -> AccessAnswer? {
         guard let questioner else { return nil }
         try beginWaiting(request.program)
         defer { waiting.remove(request.program) }
-        asking?(request)
+        asking()
         trace.record(
             "access-question",
             [
@@ -337,14 +402,82 @@ public final class AccountService {
 
     // MARK: Arguments
 
-    private static func check(accountType: String, username: String, scopes: [String]) throws(AccountServiceError) {
+    /// The one resource `scopes` are for: a token is for one resource.
+    private static func resource(of scopes: [String]) throws(AccountServiceError) -> String {
+        let resources = Set(ScopeResource.shown(scopes).map(ScopeResource.of))
+        guard resources.count <= 1 else {
+            throw AccountServiceError(.invalidArgument, "The scopes name \(resources.count) resources: ask for one resource's at a time.")
+        }
+        return resources.first ?? ""
+    }
+
+    /// The type's signed-in accounts; with none, the one this computer's Primary Refresh Token
+    /// signs in with no page — once the program is allowed (``askBeforeDeviceSignIn(_:parameters:asking:)``),
+    /// with the user's answer.
+    private func signedIn(
+        _ asked: AccessRequest, signingIn: Bool, asking: Asking?
+    ) async throws(AccountServiceError) -> ([Account], AccessRequest?) {
+        do {
+            let accounts = try await store.accounts(ofType: asked.accountType)
+            guard accounts.isEmpty, signingIn else { return (accounts, nil) }
+            let parameters = asked.username.isEmpty ? [:] : ["login_hint": asked.username]
+            let (applies, allowed) = try await askBeforeDeviceSignIn(asked, parameters: parameters, asking: asking)
+            guard applies, let account = try await store.signInWithDevice(accountType: asked.accountType, parameters: parameters) else {
+                return ([], nil)
+            }
+            return ([account], allowed)
+        } catch let error as AccountServiceError {
+            throw error
+        } catch {
+            throw AccountServiceError.failure(error)
+        }
+    }
+
+    /// The account of `asked`'s type named by its user name (the only one when empty), and the
+    /// question answered on the way, if any. A user name that is not signed in is named in the
+    /// error only to a program allowed to see the type's accounts: to others it is the same
+    /// refusal as an account they may not use.
+    private func find(
+        _ asked: AccessRequest, signingIn: Bool = true, asking: Asking?
+    ) async throws(AccountServiceError) -> (Account, AccessRequest?) {
+        let (accountType, username, program) = (asked.accountType, asked.username, asked.program)
+        let (accounts, allowedNow) = try await signedIn(asked, signingIn: signingIn, asking: asking)
+        if username.isEmpty {
+            guard accounts.count == 1, let only = accounts.first else {
+                throw AccountServiceError(
+                    .noSuchAccount,
+                    accounts.isEmpty ? "Nobody is signed in for \(accountType)." : "\(accountType) has several accounts: name one.")
+            }
+            return (only, allowedNow)
+        }
+        guard let match = accounts.first(where: { $0.username.equalsIgnoringCase(username) }) else {
+            guard trusted.contains(program) || access.maySeeAny(program, accountType: accountType) else { throw Self.denied }
+            throw AccountServiceError(.noSuchAccount, "\(username) is not signed in for \(accountType).")
+        }
+        return (match, allowedNow)
+    }
+
+    private func scopesOrDefault(_ scopes: [String], accountType: String) async throws(AccountServiceError) -> [String] {
+        if !scopes.isEmpty { return scopes }
+        guard let configuration = await store.configuration(forAccountType: accountType) else {
+            throw AccountServiceError(.unknownAccountType, "Sesame has no settings for the account type \(accountType).")
+        }
+        return configuration.scopes.filter { !["openid", "profile", "offline_access", "email"].contains($0.lowercased()) }
+    }
+
+}
+
+extension AccountServiceError {
+    /// Checks a request's arguments: bounded, no hidden characters, scopes without spaces.
+    @MainActor
+    static func check(accountType: String, username: String, scopes: [String]) throws(AccountServiceError) {
         guard !accountType.isEmpty else { throw AccountServiceError(.invalidArgument, "The account type is empty.") }
-        guard scopes.count <= maximumScopes else {
-            throw AccountServiceError(.invalidArgument, "At most \(maximumScopes) scopes may be asked for at once.")
+        guard scopes.count <= AccountService.maximumScopes else {
+            throw AccountServiceError(.invalidArgument, "At most \(AccountService.maximumScopes) scopes may be asked for at once.")
         }
         for value in [accountType, username] + scopes {
-            guard value.utf8.count <= maximumArgumentLength else {
-                throw AccountServiceError(.invalidArgument, "An argument is longer than \(maximumArgumentLength) bytes.")
+            guard value.utf8.count <= AccountService.maximumArgumentLength else {
+                throw AccountServiceError(.invalidArgument, "An argument is longer than \(AccountService.maximumArgumentLength) bytes.")
             }
             guard !DisplayText.hasHiddenCharacters(value) else {
                 throw AccountServiceError(
@@ -356,61 +489,9 @@ public final class AccountService {
         }
     }
 
-    /// The one resource `scopes` are for: a token is for one resource.
-    private static func resource(of scopes: [String]) throws(AccountServiceError) -> String {
-        let resources = Set(ScopeResource.shown(scopes).map(ScopeResource.of))
-        guard resources.count <= 1 else {
-            throw AccountServiceError(.invalidArgument, "The scopes name \(resources.count) resources: ask for one resource's at a time.")
-        }
-        return resources.first ?? ""
-    }
-
-    /// The type's signed-in accounts; with none, the one this computer's Primary Refresh Token
-    /// signs in with no page (the program is still asked about, as for any account).
-    private func signedIn(_ accountType: String) async throws(AccountServiceError) -> [Account] {
-        do {
-            let accounts = try await store.accounts(ofType: accountType)
-            guard accounts.isEmpty, let account = try await store.signInWithDevice(accountType: accountType) else { return accounts }
-            return [account]
-        } catch {
-            throw Self.failure(error)
-        }
-    }
-
-    /// The account of `accountType` named `username` (the only one when `username` is empty). A
-    /// user name that is not signed in is named in the error only to a program allowed to see
-    /// the type's accounts: to others it is the same refusal as an account they may not use.
-    private func find(accountType: String, username: String, for program: ProgramIdentity) async throws(AccountServiceError) -> Account {
-        guard accountTypes.contains(accountType) else {
-            throw AccountServiceError(.unknownAccountType, "Sesame has no settings for the account type \(accountType).")
-        }
-        let accounts = try await signedIn(accountType)
-        if username.isEmpty {
-            guard accounts.count == 1, let only = accounts.first else {
-                throw AccountServiceError(
-                    .noSuchAccount,
-                    accounts.isEmpty ? "Nobody is signed in for \(accountType)." : "\(accountType) has several accounts: name one.")
-            }
-            return only
-        }
-        guard let match = accounts.first(where: { $0.username.equalsIgnoringCase(username) }) else {
-            guard trusted.contains(program) || access.maySeeAny(program, accountType: accountType) else { throw Self.denied }
-            throw AccountServiceError(.noSuchAccount, "\(username) is not signed in for \(accountType).")
-        }
-        return match
-    }
-
-    private func scopesOrDefault(_ scopes: [String], accountType: String) async throws(AccountServiceError) -> [String] {
-        if !scopes.isEmpty { return scopes }
-        guard let configuration = await store.configuration(forAccountType: accountType) else {
-            throw AccountServiceError(.unknownAccountType, "Sesame has no settings for the account type \(accountType).")
-        }
-        return configuration.scopes.filter { !["openid", "profile", "offline_access", "email"].contains($0.lowercased()) }
-    }
-
     /// `error` as a program that may not see the account is told it: the store's sentences may
     /// name the account.
-    private static func unnamed(_ error: AccountServiceError) -> AccountServiceError {
+    static func unnamed(_ error: AccountServiceError) -> AccountServiceError {
         switch error.kind {
         case .interactionRequired:
             AccountServiceError(.interactionRequired, "Only an interactive sign-in can give a token now: call SignIn.")
@@ -421,7 +502,7 @@ public final class AccountService {
 
     /// The store's error as the service's: its code decides the kind, its sentence (never a
     /// secret) the message.
-    private static func failure(_ error: any Error) -> AccountServiceError {
+    static func failure(_ error: any Error) -> AccountServiceError {
         if let error = error as? TokenStorageError {
             return failure(AccountStoreError.from(error))
         }

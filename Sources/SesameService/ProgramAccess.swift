@@ -27,6 +27,17 @@ public enum ScopeResource {
         }
         return shown.sorted { $0.lowercased() < $1.lowercased() }
     }
+
+    /// One permission however it is written: case aside, a Graph scope by its URL
+    /// (`https://graph.microsoft.com/User.Read`, as a program asks) is Graph's by its name
+    /// (`User.Read`, as the identity service grants it).
+    public static func same(_ scope: String) -> String {
+        let scope = scope.lowercased()
+        for graph in ["https://graph.microsoft.com/", "00000003-0000-0000-c000-000000000000/"] where scope.hasPrefix(graph) {
+            return String(scope.dropFirst(graph.count))
+        }
+        return scope
+    }
 }
 
 /// One question the user answers: may this program use this account for these permissions of
@@ -85,6 +96,23 @@ public struct AccessRequest: Sendable, Hashable {
     public var newScopes: [String] {
         let before = Set(previouslyAllowed.map { $0.lowercased() })
         return scopes.filter { !before.contains($0.lowercased()) }
+    }
+
+    /// Whether the user's "allow" to this request allows `other` too: the same program, account
+    /// (by id, or by user name when this one was asked before the account had its id here) and
+    /// resource, for no permission beyond these.
+    func covers(_ other: AccessRequest) -> Bool {
+        let allowed = Set(scopes.map(ScopeResource.same))
+        return program == other.program && accountType == other.accountType && resource == other.resource
+            && (homeAccountID == other.homeAccountID || username.equalsIgnoringCase(other.username))
+            && other.scopes.allSatisfy { allowed.contains(ScopeResource.same($0)) }
+    }
+
+    /// The request as a program that may not know the account hears of it: no user name.
+    var withoutUsername: AccessRequest {
+        AccessRequest(
+            program: program, accountType: accountType, homeAccountID: homeAccountID, username: "", resource: resource, scopes: scopes,
+            previouslyAllowed: previouslyAllowed, app: app, context: context)
     }
 
     /// What a decision is kept under: the user name is only shown.
@@ -187,8 +215,8 @@ public final class ProgramAccess {
     public func decision(for request: AccessRequest) -> AccessDecision {
         guard request.program.isVerified, let kept = decisions[request.key] else { return .undecided }
         guard kept.allowed else { return .denied }
-        let allowed = Set(kept.scopes.map { $0.lowercased() })
-        return request.scopes.allSatisfy { allowed.contains($0.lowercased()) } ? .allowed : .grew(allowed: kept.scopes)
+        let allowed = Set(kept.scopes.map(ScopeResource.same))
+        return request.scopes.allSatisfy { allowed.contains(ScopeResource.same($0)) } ? .allowed : .grew(allowed: kept.scopes)
     }
 
     /// Whether a program was allowed to use the account for any resource: it may see the account

@@ -63,7 +63,9 @@ struct TokenCommand: ParsableCommand {
             "GetAccessToken", [.string(accountType), .string(account ?? ""), .strings(scopes)], startService: byProgram
         ) { program, username in
             Posix.writeStandardError(
-                "sesame: waiting for your answer in Sesame's window: may \(DisplayText.escaped(program)) use \(DisplayText.escaped(username))?\n"
+                "sesame: waiting for your answer in Sesame's window: may \(DisplayText.escaped(program)) use "
+                    // The service names the account only to a program that named it or may see it.
+                    + "\(username.isEmpty ? "your account" : DisplayText.escaped(username))?\n"
             )
         }
         switch answer {

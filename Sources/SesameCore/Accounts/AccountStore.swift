@@ -161,6 +161,14 @@ public actor AccountStore {
             accountType, configuration: configuration, parameters: parameters, refusalsThrow: true, in: context)
     }
 
+    /// The registration whose Primary Refresh Token ``signInWithDevice(accountType:parameters:)``
+    /// (and a page's sign-in, before its page) would sign in with, checked as they check it, sending
+    /// nothing: its user can be asked about before anything is signed in. Nil when only a page can.
+    public func deviceSignInUser(accountType: String, parameters: [String: String] = [:]) async -> DeviceIdentity.Status? {
+        guard device != nil, let configuration = try? await context.forTheWire(requireConfiguration(accountType)) else { return nil }
+        return await InteractiveSignIn.deviceUser(accountType, configuration: configuration, parameters: parameters, in: context)
+    }
+
     /// Signs a user in with the device code flow (RFC 8628; ``DeviceCodeFlow``), for a machine
     /// with no browser: `show` tells the user where to type the code (on any other device), and
     /// the store polls until the user has signed in there, declines, or the code expires.

@@ -31,17 +31,30 @@ struct DeviceSignIn {
     let verifier: IDTokenVerifier
     let logger: Logger
 
+    /// The registration whose PRT would try `configuration`'s sign-in (with `parameters`), asking
+    /// nothing of the network; nil when only a page can sign in. What ``attempt`` checks first,
+    /// so that a program can be asked about the device's user before anything is signed in.
+    func applicable(
+        configuration: AccountConfiguration, parameters: [String: String], asksForAccount: Bool
+    ) async
+        -> DeviceIdentity.Status?
+    {
+        guard !asksForAccount, parameters["prompt"] == nil, parameters["claims"] == nil, configuration.policy == nil,
+            configuration.isMicrosoftAuthority, let status = try? await device.status(),
+            status.authority.host?.lowercased() == configuration.authorizationURL.host?.lowercased()
+        else { return nil }
+        if let hint = parameters["login_hint"], let user = status.userPrincipalName, !hint.equalsIgnoringCase(user) {
+            return nil
+        }
+        return status
+    }
+
     /// Tries `configuration`'s sign-in (with `parameters`, as the page would get them) with the PRT.
     func attempt(
         accountType: String, configuration: AccountConfiguration, parameters: [String: String], asksForAccount: Bool, now: Date
     ) async -> Outcome {
-        guard !asksForAccount, parameters["prompt"] == nil, parameters["claims"] == nil, configuration.policy == nil,
-            configuration.isMicrosoftAuthority, let status = try? await device.status(),
-            status.authority.host?.lowercased() == configuration.authorizationURL.host?.lowercased()
+        guard let status = await applicable(configuration: configuration, parameters: parameters, asksForAccount: asksForAccount)
         else { return .notApplicable }
-        if let hint = parameters["login_hint"], let user = status.userPrincipalName, !hint.equalsIgnoringCase(user) {
-            return .notApplicable
-        }
         do throws(DeviceIdentityError) {
             let tokens = try await device.tokens(
                 clientID: configuration.clientID, scope: configuration.scopes.joined(separator: " "),

@@ -83,9 +83,7 @@ enum InteractiveSignIn {
         in context: AccountStoreContext
     ) async throws(AccountStoreError) -> Account? {
         guard let device = context.device else { return nil }
-        var parameters = parameters
-        if parameters["claims"] == nil, let claims = context.claims.challenge(for: accountType) { parameters["claims"] = claims }
-        let asksForAccount = (try? SignedInAccounts.nextPrompt(group: configuration.storageGroup, in: context)) != nil
+        let (parameters, asksForAccount) = deviceParameters(accountType, configuration: configuration, parameters, in: context)
         switch await DeviceSignIn(device: device, verifier: context.verifier, logger: context.logger).attempt(
             accountType: accountType, configuration: configuration, parameters: parameters, asksForAccount: asksForAccount,
             now: context.now())
@@ -106,6 +104,27 @@ enum InteractiveSignIn {
         case .notApplicable:
             return nil
         }
+    }
+
+    /// The registration whose PRT ``signInWithDevice(_:configuration:parameters:refusalsThrow:in:)``
+    /// would try, checked as it checks (nothing sent); nil: only a page signs in.
+    static func deviceUser(
+        _ accountType: String, configuration: AccountConfiguration, parameters: [String: String], in context: AccountStoreContext
+    ) async -> DeviceIdentity.Status? {
+        guard let device = context.device else { return nil }
+        let (parameters, asksForAccount) = deviceParameters(accountType, configuration: configuration, parameters, in: context)
+        return await DeviceSignIn(device: device, verifier: context.verifier, logger: context.logger).applicable(
+            configuration: configuration, parameters: parameters, asksForAccount: asksForAccount)
+    }
+
+    /// The PRT's sign-in's parameters (a pending claims challenge added) and whether the group's
+    /// next sign-in asks who signs in.
+    private static func deviceParameters(
+        _ accountType: String, configuration: AccountConfiguration, _ parameters: [String: String], in context: AccountStoreContext
+    ) -> ([String: String], Bool) {
+        var parameters = parameters
+        if parameters["claims"] == nil, let claims = context.claims.challenge(for: accountType) { parameters["claims"] = claims }
+        return (parameters, (try? SignedInAccounts.nextPrompt(group: configuration.storageGroup, in: context)) != nil)
     }
 
     /// Prepares one session (`prompt=login` after a sign-out, a pending claims challenge, the

@@ -144,7 +144,7 @@ public final class BrokerService {
                 service.isTrusted(program) || service.access.maySee(program, accountType: accountType, homeAccountID: $0.homeAccountID)
             }
         } catch {
-            throw Self.failure(error)
+            throw BrokerFailure.from(error)
         }
     }
 
@@ -155,7 +155,7 @@ public final class BrokerService {
     {
         let accountType = try await configure(parameters)
         let visible = try await accounts(clientID: parameters.clientID, authority: parameters.authority, for: program)
-        guard let account = Self.pick(parameters, from: visible) else {
+        guard let account = parameters.pick(from: visible) else {
             throw BrokerFailure(
                 .interactionRequired, tag: 0x5E5A_0102,
                 "Sesame has no sign-in for this app that this program may use without asking: sign in interactively.")
@@ -177,24 +177,55 @@ public final class BrokerService {
         guard let signer else {
             throw BrokerFailure(.unexpected, tag: 0x5E5A_0103, "Sesame's window cannot be shown here, so it cannot sign you in.")
         }
+        var query: [String: String] = [:]
+        if !parameters.username.isEmpty { query["login_hint"] = parameters.username }
+        if !parameters.claims.isEmpty { query["claims"] = parameters.claims }
+        // This computer's PRT signs in with no page: only once the program is allowed (asked first).
+        let allowedNow = try await deviceSignIn(accountType, parameters, query: query, program: program, context: context)
+        if let account = allowedNow.account {
+            return try await token(
+                for: account, accountType: accountType, parameters, program: program, context: context, allowedNow: allowedNow.allowed)
+        }
         do {
             try service.beginWaiting(program)
         } catch {
             throw BrokerFailure(.unexpected, tag: 0x5E5A_0104, error.message)
         }
         trace.record("broker-sign-in", [("program", program.name), ("clientId", parameters.clientID)])
-        var query: [String: String] = [:]
-        if !parameters.username.isEmpty { query["login_hint"] = parameters.username }
-        if !parameters.claims.isEmpty { query["claims"] = parameters.claims }
         let account: Account
         do {
             account = try await signer.brokerSignIn(accountType: accountType, program: program, parameters: query)
         } catch {
             service.waiting.remove(program)
-            throw Self.failure(error)
+            throw BrokerFailure.from(error)
         }
         service.waiting.remove(program)
-        return try await token(for: account, accountType: accountType, parameters, program: program, context: context)
+        return try await token(
+            for: account, accountType: accountType, parameters, program: program, context: context, allowedNow: allowedNow.allowed)
+    }
+
+    /// The PRT's sign-in for an interactive request, the program asked about first
+    /// (``AccountService/askBeforeDeviceSignIn(_:parameters:asking:)``): a refused program causes
+    /// none. No account (the PRT cannot serve it): the window's page signs in, and the answer
+    /// given here covers the token's question for the same user and permissions.
+    private func deviceSignIn(
+        _ accountType: String, _ parameters: BrokerAuthParameters, query: [String: String], program: ProgramIdentity,
+        context: ProgramContext
+    ) async throws(BrokerFailure) -> (account: Account?, allowed: AccessRequest?) {
+        let resources = Set(ScopeResource.shown(parameters.requestedScopes).map(ScopeResource.of))
+        let asked = AccessRequest(
+            program: program, accountType: accountType, homeAccountID: "", username: parameters.username,
+            resource: resources.count == 1 ? resources.first ?? "" : "", scopes: parameters.requestedScopes, app: parameters.clientID,
+            context: context)
+        let (applies, allowed): (Bool, AccessRequest?)
+        do {
+            (applies, allowed) = try await service.askBeforeDeviceSignIn(asked, parameters: query)
+        } catch {
+            throw error.kind == .busy ? BrokerFailure(.unexpected, tag: 0x5E5A_0104, error.message) : Self.denied
+        }
+        guard applies else { return (nil, nil) }
+        // A policy's refusal is the window's to say, on its page.
+        return ((try? await store.signInWithDevice(accountType: accountType, parameters: query)) ?? nil, allowed)
     }
 
     private func remove(clientID: String, account: BrokerAccount?, for program: ProgramIdentity) async throws(BrokerFailure) {
@@ -204,7 +235,7 @@ public final class BrokerService {
             // This app's tokens only: the user's other sign-ins (Sesame's, other apps') stay.
             try await store.remove(match)
         } catch {
-            throw Self.failure(error)
+            throw BrokerFailure.from(error)
         }
         trace.record("broker-signed-out", [("program", program.name), ("clientId", clientID)])
     }
@@ -212,13 +243,13 @@ public final class BrokerService {
     /// A token for `account` of the app, once the user allowed `program` what it carries.
     private func token(
         for account: Account, accountType: String, _ parameters: BrokerAuthParameters, program: ProgramIdentity,
-        context: ProgramContext
+        context: ProgramContext, allowedNow: AccessRequest? = nil
     ) async throws(BrokerFailure) -> BrokerTokenReply {
         let token: AccessToken
         do {
             token = try await store.accessToken(for: account, scopes: parameters.requestedScopes)
         } catch {
-            throw Self.failure(error)
+            throw BrokerFailure.from(error)
         }
         let granted = ScopeResource.shown(token.scopes).isEmpty ? parameters.requestedScopes : token.scopes
         let resources = Set(ScopeResource.shown(granted).map(ScopeResource.of))
@@ -226,7 +257,7 @@ public final class BrokerService {
             program: program, account: account, resource: resources.count == 1 ? resources.first ?? "" : "", scopes: granted,
             app: parameters.clientID, context: context)
         do {
-            try await service.authorize(program, request)
+            try await service.authorize(program, request, allowedNow: allowedNow)
         } catch {
             throw error.kind == .busy ? BrokerFailure(.unexpected, tag: 0x5E5A_0104, error.message) : Self.denied
         }
@@ -234,7 +265,7 @@ public final class BrokerService {
         do {
             idToken = try await store.idToken(for: account)
         } catch {
-            throw Self.failure(error)
+            throw BrokerFailure.from(error)
         }
         guard let idToken, let claims = try? JSONWebToken(compact: idToken).claims else {
             throw BrokerFailure(.unexpected, tag: 0x5E5A_0105, "The identity service sent no ID token for this sign-in.")
@@ -295,7 +326,7 @@ public final class BrokerService {
     /// and `_` once percent-decoded (so `a%2F..%2Fx` cannot climb out of it).
     func checked(_ authority: URL) throws(BrokerFailure) -> URL {
         guard let parts = URLComponents(url: authority, resolvingAgainstBaseURL: false) else {
-            throw Self.notCanonical("it is not an address")
+            throw BrokerFailure.notCanonical("it is not an address")
         }
         let host = parts.host?.lowercased() ?? ""
         let segments = parts.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
@@ -310,14 +341,14 @@ public final class BrokerService {
                 .incorrectConfiguration, tag: 0x5E5A_0107,
                 "AD FS sign-ins do not go through the identity broker: let the app sign in with the browser instead.")
         }
-        guard parts.scheme?.lowercased() == "https" else { throw Self.notCanonical("it is not an https address") }
-        guard parts.user == nil, parts.password == nil else { throw Self.notCanonical("it names a user before the host") }
-        guard parts.query == nil, parts.fragment == nil else { throw Self.notCanonical("it carries a query or a fragment") }
+        guard parts.scheme?.lowercased() == "https" else { throw BrokerFailure.notCanonical("it is not an https address") }
+        guard parts.user == nil, parts.password == nil else { throw BrokerFailure.notCanonical("it names a user before the host") }
+        guard parts.query == nil, parts.fragment == nil else { throw BrokerFailure.notCanonical("it carries a query or a fragment") }
         let origin = parts.port.map { "\(host):\($0)" } ?? host
         let isMicrosoft = Self.microsoftHosts.contains(host) && (parts.port == nil || parts.port == 443)
         guard isMicrosoft || extraHosts.contains(origin) || (parts.port == 443 && extraHosts.contains(host)) else {
             if Self.microsoftHosts.contains(host) || extraHosts.contains(where: { $0.hasPrefix(host + ":") || $0 == host }) {
-                throw Self.notCanonical("it names port \(parts.port.map(String.init) ?? "") of the sign-in host")
+                throw BrokerFailure.notCanonical("it names port \(parts.port.map(String.init) ?? "") of the sign-in host")
             }
             throw BrokerFailure(
                 .incorrectConfiguration, tag: 0x5E5A_0108,
@@ -325,15 +356,9 @@ public final class BrokerService {
         }
         guard segments.count == 1, let tenant = segments.first, (1...256).contains(tenant.utf8.count), tenant != ".", tenant != "..",
             tenant.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
-        else { throw Self.notCanonical("its tenant is not one name of letters, digits, dots, hyphens and underscores") }
+        else { throw BrokerFailure.notCanonical("its tenant is not one name of letters, digits, dots, hyphens and underscores") }
         let port = isMicrosoft || parts.port == 443 ? "" : parts.port.map { ":\($0)" } ?? ""
         return URL(string: "https://\(host)\(port)/\(tenant)")!
-    }
-
-    private static func notCanonical(_ reason: String) -> BrokerFailure {
-        BrokerFailure(
-            .incorrectConfiguration, tag: 0x5E5A_0111,
-            "The app's authority is not a sign-in address Sesame accepts (https://login.microsoftonline.com/<tenant>): \(reason).")
     }
 
     private static func isClientID(_ text: String) -> Bool {
@@ -341,24 +366,35 @@ public final class BrokerService {
         return parts.map(\.count) == [8, 4, 4, 4, 12] && parts.allSatisfy { $0.allSatisfy(\.isHexDigit) }
     }
 
+    private static let denied = BrokerFailure(.userCanceled, tag: 0x5E5A_0101, "You did not allow this program to use your account.")
+}
+
+extension BrokerAuthParameters {
     /// The account a token request is for: the one it names (by home or local account id, or user
     /// name), else the only one the program may see; nil: ask the user to sign in.
-    private static func pick(_ parameters: BrokerAuthParameters, from accounts: [Account]) -> Account? {
-        if let named = parameters.account {
+    func pick(from accounts: [Account]) -> Account? {
+        if let named = account {
             return accounts.first {
                 $0.homeAccountID == named.homeAccountID || (!named.localAccountID.isEmpty && $0.localAccountID == named.localAccountID)
                     || (!named.username.isEmpty && $0.username.equalsIgnoringCase(named.username))
             }
         }
-        if !parameters.username.isEmpty { return accounts.first { $0.username.equalsIgnoringCase(parameters.username) } }
+        if !username.isEmpty { return accounts.first { $0.username.equalsIgnoringCase(username) } }
         return accounts.count == 1 ? accounts.first : nil
     }
+}
 
-    private static let denied = BrokerFailure(.userCanceled, tag: 0x5E5A_0101, "You did not allow this program to use your account.")
+extension BrokerFailure {
+    /// An authority not in the canonical form, and why.
+    static func notCanonical(_ reason: String) -> BrokerFailure {
+        BrokerFailure(
+            .incorrectConfiguration, tag: 0x5E5A_0111,
+            "The app's authority is not a sign-in address Sesame accepts (https://login.microsoftonline.com/<tenant>): \(reason).")
+    }
 
     /// The store's error as the client reads it: interaction required (the client then signs in
     /// interactively), the user's cancel, no network, or unexpected with Sesame's sentence.
-    static func failure(_ error: any Error) -> BrokerFailure {
+    static func from(_ error: any Error) -> BrokerFailure {
         guard let error = error as? AccountStoreError else {
             return BrokerFailure(.unexpected, tag: 0x5E5A_0100, "Sesame's sign-in storage failed.")
         }
