@@ -56,6 +56,8 @@ public final class BrokerService {
     private var authorities: [String: URL] = [:]
     /// Where the latest calls are kept for `sesame doctor` (nil: nowhere).
     private let callLog: URL?
+    /// Whose sign-in the window shows.
+    private let turn = BrokerSignInTurn()
 
     /// A broker over the account service's store, decisions and questions.
     /// - Parameters:
@@ -118,12 +120,16 @@ public final class BrokerService {
                 try await remove(clientID: clientID, account: account, for: program)
                 return BrokerReply.empty
             case .cancelInteractiveFlow:
+                // Only the program whose sign-in is on screen may end it.
+                guard turn.owner == program else {
+                    throw BrokerFailure(.unexpected, tag: 0x5E5A_0112, "This program has no sign-in open in Sesame to cancel.")
+                }
                 signer?.cancelBrokerSignIn()
                 return BrokerReply.empty
             case .prtSsoCookie(let request):
                 return try await singleSignOn.cookie(request, for: program, context: context)
             case .signedHTTPRequest:
-                guard await singleSignOn.deviceAccount() != nil else { throw BrokerSingleSignOn.notRegistered }
+                // The same answer whether or not this computer is registered: no program learns that here.
                 throw BrokerFailure(
                     .unexpected, tag: 0x5E5A_0018, "Sesame does not sign HTTP requests (proof-of-possession) yet: ask for a bearer token.")
             }
@@ -193,12 +199,15 @@ public final class BrokerService {
         }
         trace.record("broker-sign-in", [("program", program.name), ("clientId", parameters.clientID)])
         let account: Account
+        await turn.take(for: program)
         do {
             account = try await signer.brokerSignIn(accountType: accountType, program: program, parameters: query)
         } catch {
+            turn.release()
             service.waiting.remove(program)
             throw BrokerFailure.from(error)
         }
+        turn.release()
         service.waiting.remove(program)
         return try await token(
             for: account, accountType: accountType, parameters, program: program, context: context, allowedNow: allowedNow.allowed)
