@@ -76,7 +76,9 @@ public struct CommonOptions: ParsableArguments, Sendable {
         }
         let more = file.warnings.count - warningsPrintedPerFile
         if more > 0 {
-            let line = "sesame: warning: \(file.path): and \(more) more keys \(file.settings.shape.settingsFileName) does not read\n"
+            let line =
+                "sesame: warning: \(DisplayText.escaped(file.path)): and \(more) more keys "
+                + "\(file.settings.shape.settingsFileName) does not read\n"
             Posix.writeStandardError(line)
         }
     }
@@ -103,9 +105,15 @@ public struct CommonOptions: ParsableArguments, Sendable {
         if bootstrap { bootstrapLogging() }
         let profiles = try profiles()
         // Typed by a person at a terminal, a locked keyring shows its own unlock prompt, as
-        // `secret-tool` does; run by a program (a mail program's password command), no dialog
-        // comes out of nowhere: the command says the keyring is locked.
-        let (storage, notice) = try SecretServiceTokenStorage.chosen(promptsToUnlock: Posix.isTerminal("/proc/self/fd/0"))
+        // `secret-tool` does, and the command says it waits for it; run by a program (a mail
+        // program's password command), no dialog comes out of nowhere: the command says the
+        // keyring is locked. So does a terminal with no display (an SSH login, a text console):
+        // no prompt would show there, and the command would wait for it in silence.
+        let typed = Posix.isTerminal("/proc/self/fd/0")
+        let environment = ProcessInfo.processInfo.environment
+        let display = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
+        let (storage, notice) = try SecretServiceTokenStorage.chosen(
+            promptsToUnlock: typed && display, onLocked: typed ? { CommonOptions.sayLocked(prompting: $0) } : nil)
         if let notice { Posix.writeStandardError("sesame: note: \(notice)\n") }
         let transport = CommonOptions.desktopTransport()
         let store = AccountStore(
@@ -114,6 +122,17 @@ public struct CommonOptions: ParsableArguments, Sendable {
             await store.setConfiguration(profile.accountConfiguration, forAccountType: profile.accountType)
         }
         return (store, profiles)
+    }
+
+    /// What a command typed at a terminal says when the keyring holding the sign-ins is locked:
+    /// what it waits for, or why no prompt shows (the status-3 sentence follows).
+    static func sayLocked(prompting: Bool) {
+        Posix.writeStandardError(
+            prompting
+                ? "sesame: the keyring holding your sign-ins is locked: waiting for you to unlock it in the keyring's own prompt "
+                    + "(the password goes to the keyring, never to Sesame).\n"
+                : "sesame: no display here for the keyring's unlock prompt: unlock the keyring in your desktop session "
+                    + "(logging in to it unlocks it), then run this again.\n")
     }
 
     /// The HTTP transport of the window, the service and every command: each request through the

@@ -19,7 +19,9 @@ public enum FlowReplay {
     /// The events of the file at `path`.
     public static func events(fromFile path: String) throws(Failure) -> [FlowTrace.Event] {
         guard let bytes = Posix.readFile(path, limit: largestFile) else {
-            throw Failure(description: "\(path) cannot be read, or is larger than \(largestFile >> 20) MiB: give a flow saved by Sesame.")
+            throw Failure(
+                description:
+                    "\(DisplayText.escaped(path)) cannot be read, or is larger than \(largestFile >> 20) MiB: give a flow saved by Sesame.")
         }
         return try events(from: String(decoding: bytes, as: UTF8.self), file: path)
     }
@@ -33,11 +35,14 @@ public enum FlowReplay {
             guard line.utf8.count <= longestLine, let event = event(ofLine: Substring(line)) else {
                 throw Failure(
                     description:
-                        "\(file), line \(number + 1): not a flow event (a JSON object with \"t\" seconds, \"event\", then text fields).")
+                        "\(DisplayText.escaped(file)), line \(number + 1): not a flow event (a JSON object with \"t\" seconds, \"event\", then text fields)."
+                )
             }
             events.append(event)
         }
-        guard !events.isEmpty else { throw Failure(description: "\(file) holds no flow events: give a flow saved by Sesame.") }
+        guard !events.isEmpty else {
+            throw Failure(description: "\(DisplayText.escaped(file)) holds no flow events: give a flow saved by Sesame.")
+        }
         return events
     }
 

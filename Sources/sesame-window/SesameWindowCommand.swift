@@ -76,7 +76,7 @@ struct SesameWindowCommand: ParsableCommand {
             do {
                 trace = try FlowTrace(file: traceFile)
             } catch {
-                Posix.writeStandardError("sesame: cannot write --trace-events \(traceFile?.path ?? ""): \(error)\n")
+                Posix.writeStandardError("sesame: cannot write --trace-events \(DisplayText.escaped(traceFile?.path ?? "")): \(error)\n")
                 return 1
             }
             let webData = FileTokenStorage.defaultDirectory(environment: ProcessInfo.processInfo.environment).appending(

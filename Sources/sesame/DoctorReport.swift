@@ -1,6 +1,7 @@
 import FoundationEssentials
 import SesameCommandLine
 import SesameCore
+import SesameService
 import SesameWindowModel
 
 /// `sesame doctor`'s text: one section per account type, then storage; each line `OK`, `FIX`
@@ -15,7 +16,7 @@ struct DoctorReport {
     var isHealthy: Bool { problems == 0 }
 
     mutating func add(_ diagnosis: Diagnosis) {
-        let file = diagnosis.settingsFile.map { ": \($0)" } ?? ""
+        let file = diagnosis.settingsFile.map { ": \(DisplayText.escaped($0))" } ?? ""
         text += "\(diagnosis.accountType) (\(diagnosis.shape.settingsFileName)\(file))\n"
         for finding in diagnosis.findings { add(finding) }
         text += "\n"
@@ -23,7 +24,7 @@ struct DoctorReport {
 
     /// A settings file that cannot be used: the one thing to fix for its account type.
     mutating func add(_ error: SettingsError) {
-        text += "\(error.file) (cannot be used)\n"
+        text += "\(DisplayText.escaped(error.file)) (cannot be used)\n"
         problem("settings", error.description)
         text += "\n"
     }

@@ -48,7 +48,9 @@ public struct SettingsError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     public var description: String {
-        let subject = key.map { "\(file): key \"\($0)\"" } ?? file
+        // The file's name is its maker's choice: an escape sequence in it is spelled out.
+        let shownFile = SettingsWarning.printable(file, limit: SettingsWarning.longestPathShown)
+        let subject = key.map { "\(shownFile): key \"\($0)\"" } ?? shownFile
         switch problem {
         case .unreadable(let reason): return "\(subject) cannot be read: \(reason)"
         case .notAPropertyList: return "\(subject) is not a property list with a dictionary at the top level"

@@ -38,8 +38,12 @@ public struct SettingsWarning: Sendable, Hashable, CustomStringConvertible {
         return subject + ": did you mean \"\(suggestion)\"?"
     }
 
-    /// `<file>: <sentence>`, as `sesame` prints it after `sesame: warning: `.
-    public var description: String { "\(file): \(sentence)" }
+    /// `<file>: <sentence>`, as `sesame` prints it after `sesame: warning: ` (the file's name
+    /// is its maker's choice: its control characters spelled out too).
+    public var description: String { "\(Self.printable(file, limit: Self.longestPathShown)): \(sentence)" }
+
+    /// The longest file name shown whole (Linux's `PATH_MAX`).
+    static let longestPathShown = 4096
 
     /// The longest key a suggestion is looked for (longer ones are no typo of a known key).
     static let longestKeyCompared = 64
@@ -81,17 +85,17 @@ public struct SettingsWarning: Sendable, Hashable, CustomStringConvertible {
         return previous[b.count]
     }
 
-    /// A key as a terminal may show it: control characters (an escape sequence in a hostile
-    /// file) written as `\u{…}`, and at most 64 characters.
-    static func printable(_ key: String) -> String {
+    /// A key (or a file's name) as a terminal may show it: control characters (an escape
+    /// sequence in a hostile file) written as `\u{…}`, and at most `limit` characters.
+    static func printable(_ key: String, limit: Int = longestKeyCompared) -> String {
         var shown = ""
-        for scalar in key.unicodeScalars.prefix(longestKeyCompared) {
+        for scalar in key.unicodeScalars.prefix(limit) {
             if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format {
                 shown += "\\u{\(String(scalar.value, radix: 16))}"
             } else {
                 shown.unicodeScalars.append(scalar)
             }
         }
-        return key.unicodeScalars.count > longestKeyCompared ? shown + "…" : shown
+        return key.unicodeScalars.count > limit ? shown + "…" : shown
     }
 }
