@@ -108,6 +108,10 @@ public enum UserMessage {
             L("This sign-in belongs to another user flow; sign in again.")
         case "AADSTS65004":
             L("You did not give this app the permissions it asks for. To use it, sign in again and accept them.")
+        case "AADSTS700003":
+            L("This computer is no longer registered with your organization: sign in again.")
+        case "AADSTS135011":
+            L("Your organization has disabled this computer: sign in again.")
         case "AADSTS50173", "AADSTS70008", "AADSTS700082", "AADSTS700084":
             L("Your sign-in has expired or was revoked; sign in again.")
         default:

@@ -124,6 +124,80 @@ struct DeviceIdentityTests {
         // Removing it again is not an error: it is gone, as asked.
         try await client.remove(device, accessToken: registrationToken)
     }
+
+    /// alex's computer registered, and an app's refresh token from its PRT's sign-in (it names the
+    /// device), with what removes or disables the device.
+    static func refreshTokenFromPRT(
+        _ emulator: RunningEmulator
+    ) async throws -> (
+        refresh: String, device: DeviceRegistration, client: DeviceIdentityClient, registration: Secret, browser: HeadlessBrowser
+    ) {
+        let (registrationToken, refresh, browser) = try await brokerSignIn(emulator)
+        let client = DeviceIdentityClient(transport: AsyncHTTPClientTransport(), authority: emulator.base)
+        let keys = try await SoftwareDeviceKeys.generate()
+        let device = try await client.register(
+            accessToken: registrationToken, tenant: "contoso.onmicrosoft.com", keys: keys, displayName: "laptop", osVersion: "Debian 13")
+        let prt = try await client.requestPRT(refreshToken: refresh, registration: device, keys: keys)
+        let tokens = try await client.tokens(from: prt, clientID: azureCLI, scope: "https://graph.microsoft.com/.default offline_access")
+        #expect(try claims(tokens.accessToken)["deviceid"] as? String == device.deviceID)
+        return (try #require(tokens.refreshToken).revealed, device, client, registrationToken, browser)
+    }
+
+    /// The app redeems `refreshToken` as any app does (no PRT): the new access and refresh
+    /// tokens, or the service's `error_codes`.
+    static func redeem(_ refreshToken: String, _ browser: HeadlessBrowser) async throws -> (issued: Bool, refresh: String?, codes: [Int]) {
+        let answer = try await browser.post(
+            "/organizations/oauth2/v2.0/token",
+            form: [
+                ("client_id", azureCLI), ("grant_type", "refresh_token"), ("refresh_token", refreshToken),
+                ("scope", "https://graph.microsoft.com/.default offline_access"),
+            ])
+        return (answer.json["access_token"] is String, answer.json["refresh_token"] as? String, answer.json["error_codes"] as? [Int] ?? [])
+    }
+
+    @Test("a refresh token from the PRT's sign-in gets nothing once its device is deleted: AADSTS700003, as the PRT itself")
+    func refreshAfterDeletion() async throws {
+        let emulator = try await RunningEmulator(users: 20)
+        let (refresh, device, client, registrationToken, browser) = try await Self.refreshTokenFromPRT(emulator)
+        let before = try await Self.redeem(refresh, browser)
+        #expect(before.issued, "registered, the refresh works")
+
+        try await client.remove(device, accessToken: registrationToken)
+        let after = try await Self.redeem(try #require(before.refresh), browser)
+        #expect(!after.issued, "a token naming a deleted device was issued")
+        #expect(after.codes == [700_003])
+    }
+
+    @Test("a refresh token from the PRT's sign-in gets nothing while its device is disabled (AADSTS135011), and works once enabled")
+    func refreshWhileDisabled() async throws {
+        let emulator = try await RunningEmulator(users: 20)
+        let (refresh, device, _, _, browser) = try await Self.refreshTokenFromPRT(emulator)
+        _ = try await browser.post("/.emulator/devices/\(device.deviceID)/disable", form: [])
+        let disabled = try await Self.redeem(refresh, browser)
+        #expect(!disabled.issued, "a token naming a disabled device was issued")
+        #expect(disabled.codes == [135_011])
+
+        _ = try await browser.post("/.emulator/devices/\(device.deviceID)/enable", form: [])
+        let enabled = try await Self.redeem(disabled.refresh ?? refresh, browser)
+        #expect(enabled.issued, "enabled again, the refresh works: \(enabled.codes)")
+    }
+
+    @Test("a policy that requires a registered device is evaluated again at each refresh: the device deleted, the refresh is refused")
+    func policyAtRefresh() async throws {
+        let emulator = try await RunningEmulator(users: 20)
+        let (refresh, device, client, registrationToken, browser) = try await Self.refreshTokenFromPRT(emulator)
+        let policy = """
+            {"tenants":{"contoso.onmicrosoft.com":{"conditionalAccess":[{"name":"Known computers","apps":["\(Self.azureCLI)"],"require":"registeredDevice"}]}}}
+            """
+        _ = try await browser.send("/.emulator/policy", method: .post, headers: [:], body: policy)
+        let registered = try await Self.redeem(refresh, browser)
+        #expect(registered.issued, "the registered device passes the policy: \(registered.codes)")
+
+        try await client.remove(device, accessToken: registrationToken)
+        let removed = try await Self.redeem(try #require(registered.refresh), browser)
+        #expect(!removed.issued, "a removed device passed a policy that requires a registered one")
+        #expect(removed.codes == [700_003])
+    }
 }
 
 /// A device identity kept in memory, as the keyring keeps it (its one secret).
@@ -308,6 +382,24 @@ struct DeviceSignInTests {
         #expect(agent.pages == 1, "signed out: the next sign-in asks who")
         _ = try await store.signIn(accountType: "msalGraph", parameters: ["login_hint": "megan@contoso.onmicrosoft.com"], using: agent)
         #expect(agent.pages == 2, "another user's hint: that user's page")
+    }
+
+    @Test("an app signed in by the PRT, its computer removed, is refused its next refresh with Sesame's sentence for a removed computer")
+    func refreshAfterRemoval() async throws {
+        let emulator = try await RunningEmulator(users: 20)
+        let (identity, _, _) = try await Self.registered(emulator)
+        let store = try await Self.store(identity, emulator)
+        let clientID = try #require(await store.configuration(forAccountType: "msalGraph")).clientID
+        _ = try await HeadlessBrowser.sockets(base: emulator.base, codes: emulator.codes).post(
+            "/.emulator/clients/\(clientID)/adminConsent", form: [])
+        let agent = PageCountingUserAgent(HeadlessUserAgent.entra(Self.user, emulator: emulator))
+        let account = try await store.signIn(accountType: "msalGraph", using: agent)
+        #expect(agent.pages == 0, "the PRT signed alex in")
+
+        try await identity.remove()
+        let refused = await #expect(throws: AccountStoreError.self) { try await store.accessToken(for: account, forceRefresh: true) }
+        #expect(refused?.serviceCode == "AADSTS700003")
+        #expect(refused?.message == "This computer is no longer registered with your organization: sign in again.")
     }
 
     @Test("a computer the organization removed is said so once, forgotten, and the page signs in as before")

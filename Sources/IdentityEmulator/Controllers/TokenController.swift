@@ -36,6 +36,9 @@ struct TokenController: EmulatorController {
             case "password": redeemed = try await redeemPassword(token)
             default: throw ServiceError.unsupportedGrantType(token.grantType)
             }
+            // Entra evaluates the device at every grant that names one, as at the PRT's own use: a
+            // code or refresh token from a PRT's sign-in dies with its device (AADSTS700003, 135011).
+            if let deviceID = redeemed.grant.deviceID { try await devices.checkStanding(of: deviceID, tenant: token.endpoint.tenant.id) }
             if !token.b2c {
                 let platform = ClientPlatform.of(userAgent: headers[.userAgent], clientOS: headers[.clientOS])
                 do {
@@ -236,9 +239,11 @@ struct TokenController: EmulatorController {
         }
         switch rule.require {
         case .block: throw atTokenEndpoint(RefusalErrors.conditionalAccessBlocked, suberror: "message_only")
-        case .registeredDevice where grant.deviceID == nil:
-            throw atTokenEndpoint(RefusalErrors.deviceAuthenticationRequired, suberror: "additional_action")
-        case .registeredDevice: break
+        case .registeredDevice:
+            // The device registered and enabled now, not only when the grant began.
+            guard let deviceID = grant.deviceID, await devices.device(id: deviceID)?.accountEnabled == true else {
+                throw atTokenEndpoint(RefusalErrors.deviceAuthenticationRequired, suberror: "additional_action")
+            }
         case .compliantDevice: throw atTokenEndpoint(RefusalErrors.deviceNotCompliant, suberror: "additional_action")
         case .managedDevice: throw atTokenEndpoint(RefusalErrors.deviceNotManaged, suberror: "additional_action")
         case .mfa where !grant.methods.contains("mfa"): throw .mfaRequired(resource: ScopeRequest.graphAppID)

@@ -94,6 +94,13 @@ actor DeviceRegistry {
         return device
     }
 
+    /// Whether the device a grant names still stands: in the directory (else AADSTS700003) and
+    /// enabled (else AADSTS135011), the errors Entra answers a PRT, or a token from its sign-in, with.
+    func checkStanding(of deviceID: String, tenant: String) throws(ServiceError) {
+        guard let device = device(id: deviceID) else { throw RefusalErrors.deviceNotFound(deviceID, tenant: tenant) }
+        guard device.accountEnabled else { throw RefusalErrors.deviceDisabled }
+    }
+
     func setEnabled(_ enabled: Bool, deviceID: String) throws {
         guard let device = device(id: deviceID) else { return }
         persisted.devices[device.deviceID.lowercased()]?.accountEnabled = enabled

@@ -36,6 +36,12 @@ enum ServiceErrorAdvice {
             "The identity service saw too many sign-in requests in a row and asks Sesame to slow down; try again in a minute."
         case "AADB2C90088":
             "This sign-in belongs to another user flow; sign in again."
+        // A refresh token from this computer's PRT sign-in names the device: Entra refuses it once
+        // the device is removed or disabled, as it does the PRT.
+        case "AADSTS700003":
+            "This computer is no longer registered with your organization: sign in again."
+        case "AADSTS135011":
+            "Your organization has disabled this computer: sign in again."
         default:
             nil
         }
