@@ -259,6 +259,68 @@ final class DeviceCommandTests: XCTestCase {
         try assertNoSecretPrinted(desktop)
     }
 
+    /// A `sesame-service` already running (D-Bus starts it at the session's first call) sees
+    /// `sesame device register` and `sesame device remove` at once: the browser's `getAccounts`
+    /// names the computer's user right after the register; a service that served the
+    /// registration names nobody right after the remove, and gives no cookie from the removed PRT.
+    func testARunningServiceSeesRegisterAndRemoveAtOnce() throws {
+        let desktop = try Desktop(cleanup: &cleanup)
+        let python = URL(filePath: "/usr/bin/python3").resolvingSymlinksInPath().path
+        let data = URL(filePath: try XCTUnwrap(desktop.environment["XDG_DATA_HOME"])).appending(path: "sesame")
+        let decision = """
+            {"version":2,"decisions":[{"program":{"kind":"executable","id":"\(python)"},"accountType":"device",\
+            "homeAccountID":"\(Self.alexHomeAccountID)","username":"\(Self.alex)","resource":"",\
+            "scopes":["Sign you in to every site and app of your organization as this computer (single sign-on)"],\
+            "allowed":true,"decidedAt":"2026-11-20T09:00:00Z"}]}
+            """
+        try decision.write(to: data.appending(path: "program-access.json"), atomically: true, encoding: .utf8)
+        let broker = "com.microsoft.identity.broker1"
+        func startService() throws -> Process {
+            let service = Process()
+            service.executableURL = try Repository.product("sesame-service")
+            service.arguments = ["--emulator", desktop.base]
+            service.environment = desktop.environment
+            service.standardOutput = FileHandle.nullDevice
+            service.standardError = FileHandle.nullDevice
+            try service.start()
+            cleanup.append { if service.isRunning { service.terminate() } }
+            XCTAssertTrue(
+                Eventually.holdsBlocking(within: .seconds(60)) { desktop.keyring.bus.hasOwner(broker) },
+                "sesame-service never served the broker")
+            return service
+        }
+        let host = Repository.root.appending(path: "Tests/ThirdParty/linux-entra-sso/linux-entra-sso.py").path
+        func accounts() throws -> [String] {
+            let answer = try ProcessRunner.run(
+                URL(filePath: "/usr/bin/python3"), [host, "-i", "getAccounts"], environment: desktop.environment)
+            desktop.outputs += [answer.stdout, answer.stderr]
+            let listed = try JSONSerialization.jsonObject(with: Data(answer.stdout.utf8)) as? [String: Any]
+            return ((listed?["accounts"] as? [[String: Any]]) ?? []).compactMap { $0["username"] as? String }
+        }
+
+        let first = try startService()
+        XCTAssertEqual(try accounts(), [], "not registered yet")
+        _ = try desktop.register()
+        XCTAssertEqual(try accounts(), [Self.alex], "the running service did not see the registration")
+        try assertNoSecretPrinted(desktop)
+
+        // A service that has served the registration (started after it, should the first not have seen it).
+        first.terminate()
+        first.waitUntilExit()
+        XCTAssertTrue(Eventually.holdsBlocking(within: .seconds(30)) { !desktop.keyring.bus.hasOwner(broker) })
+        let second = try startService()
+        XCTAssertEqual(try accounts(), [Self.alex])
+        let removed = try desktop.sesame("device", "remove")
+        XCTAssertEqual(removed.status, 0, removed.stderr)
+        XCTAssertEqual(try accounts(), [], "the running service still names the removed computer's user")
+        let cookie = try ProcessRunner.run(
+            URL(filePath: "/usr/bin/python3"), [host, "-i", "acquirePrtSsoCookie", "-s", desktop.base + "/"],
+            environment: desktop.environment)
+        XCTAssertFalse(cookie.stdout.contains("cookieContent"), "the running service gave a cookie from the removed PRT")
+        second.terminate()
+        second.waitUntilExit()
+    }
+
     /// With a TPM the user may use, the keys are made in it and never leave it: what the keyring
     /// keeps is of no use without that TPM, every app still signs in with no page, and a TPM gone
     /// is said in words, with what to do.

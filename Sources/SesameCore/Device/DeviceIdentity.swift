@@ -1,3 +1,4 @@
+import Crypto
 import FoundationEssentials
 import Logging
 
@@ -7,8 +8,19 @@ public protocol DeviceIdentityStorage: Sendable {
     /// Where it is kept, as `sesame doctor` names it.
     var location: String { get }
     func load() throws -> Secret?
+    /// Keeps `value`, and changes ``version()`` for every process.
     func save(_ value: Secret) throws
+    /// Removes what is kept, and changes ``version()`` for every process.
     func clear() throws
+    /// A cheap stamp of what is kept, read without the keyring: any process's ``save(_:)`` or
+    /// ``clear()`` changes it, so a copy read under a stamp serves while the stamp holds (and its
+    /// age limit, for a keyring item a person deletes without stamping). `nil`: read every time.
+    func version() -> StoredVersion?
+}
+
+extension DeviceIdentityStorage {
+    /// The storage cannot tell: every use reads it.
+    public func version() -> StoredVersion? { nil }
 }
 
 /// This computer's identity in an organization, with one owner: the registration, its keys and
@@ -44,7 +56,10 @@ public actor DeviceIdentity {
     private let logger: Logger
     private let now: @Sendable () -> Date
     private var kept: KeptRegistration?
-    private var loaded = false
+    /// What ``kept`` was read (or written) from: the storage's stamp and when, and the kept
+    /// form's digest (a stamp that moved on a write of the same form decodes nothing again).
+    /// `nil`: read at the next use.
+    private var read: (version: StoredVersion?, at: ContinuousClock.Instant, digest: SHA256.Digest)?
     /// Why the registration was found gone (removed or disabled in the organization) in this
     /// process and not yet said: ``takeLoss()``.
     private var loss: DeviceIdentityError?
@@ -218,23 +233,42 @@ public actor DeviceIdentity {
         return kept
     }
 
+    /// The registration as kept now. Another process registers or removes this computer
+    /// (`sesame device register` while the service runs): its write moves the storage's stamp,
+    /// and the next use here reads it — a removed registration's keys and PRT leave this
+    /// process's memory then, not at its restart.
     private func current() throws(DeviceIdentityError) -> KeptRegistration? {
-        if loaded { return kept }
+        let version = storage.version()
+        if let read, let version, read.version == version, version.maximumAge.map({ read.at.duration(to: .now) < $0 }) ?? true {
+            return kept
+        }
         let secret: Secret?
         do { secret = try storage.load() } catch {
             throw DeviceIdentityError(.storage, "The device's registration could not be read from \(storage.location): \(error)")
         }
+        let digest = SHA256.hash(data: Data((secret?.revealed ?? "").utf8))
+        if let read, read.digest == digest {
+            self.read = (version, .now, digest)
+            return kept
+        }
+        // Forgotten before it is read anew: a registration that cannot be read is not kept either.
+        kept = nil
+        self.read = nil
         kept = try secret.map { (secret) throws(DeviceIdentityError) in try KeptRegistration(decoding: secret, stores: keyStores) }
-        loaded = true
+        self.read = (version, .now, digest)
         return kept
     }
 
     private func keep(_ value: KeptRegistration) throws(DeviceIdentityError) {
-        do { try storage.save(value.encoded) } catch {
+        let encoded = value.encoded
+        let version = storage.version()
+        do { try storage.save(encoded) } catch {
             throw DeviceIdentityError(.storage, "The device's registration could not be kept in \(storage.location): \(error)")
         }
         kept = value
-        loaded = true
+        // The stamp as it was before this write: the write moved it, so the next use reads once
+        // (and finds this form's digest: nothing decoded again).
+        read = (version, .now, SHA256.hash(data: Data(encoded.revealed.utf8)))
     }
 
     private func forget() throws(DeviceIdentityError) {
@@ -242,6 +276,6 @@ public actor DeviceIdentity {
             throw DeviceIdentityError(.storage, "The device's registration could not be removed from \(storage.location): \(error)")
         }
         kept = nil
-        loaded = true
+        read = nil
     }
 }
