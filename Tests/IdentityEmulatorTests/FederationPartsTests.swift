@@ -85,6 +85,34 @@ struct FederationPartsTests {
         #expect(replaced.publicKey.isValidSignature(server.signature, for: server))
     }
 
+    @Test(
+        "standing in for login.microsoftonline.com, the --tls certificate and its CA also cover graph.microsoft.com (one base URL serves both)"
+    )
+    func microsoftGraphName() async throws {
+        let directory = Repository.temporaryDirectory("microsoft-tls")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let now = Date()
+        let authority = try LocalCertificateAuthority.loadOrCreate(
+            in: directory, hostname: "login.microsoftonline.com", deviceRegistrationHostname: "enterpriseregistration.windows.net", now: now
+        )
+        let server = try Certificate(pemEncoded: authority.serverCertificatePEM)
+        let covered = try #require(try server.extensions.subjectAlternativeNames)
+        #expect(covered.contains(.dnsName("graph.microsoft.com")), "a client of graph.microsoft.com refuses the certificate")
+        let ca = try Certificate(pemEncoded: String(contentsOfFile: authority.caCertificatePath, encoding: .utf8))
+        let constraints = try #require(try ca.extensions.nameConstraints)
+        #expect(constraints.permittedDNSDomains.contains("graph.microsoft.com"), "the CA may not vouch for graph.microsoft.com")
+        var verifier = Verifier(rootCertificates: CertificateStore([ca])) { RFC5280Policy() }
+        guard case .validCertificate = await verifier.validate(leaf: server, intermediates: CertificateStore()) else {
+            Issue.record("the server certificate does not verify under its CA")
+            return
+        }
+
+        // Another host name stands in for no Microsoft host: its CA stays without graph.microsoft.com.
+        let other = try LocalCertificateAuthority.loadOrCreate(in: directory, hostname: "login.contoso.test", now: now)
+        let otherCA = try Certificate(pemEncoded: String(contentsOfFile: other.caCertificatePath, encoding: .utf8))
+        #expect(try otherCA.extensions.nameConstraints?.permittedDNSDomains.contains("graph.microsoft.com") == false)
+    }
+
     @Test("the provider's base keeps the emulator's scheme and port; one host name for both is refused")
     func federationBase() async throws {
         var configuration = EmulatorConfiguration()

@@ -6,8 +6,9 @@ import X509
 
 /// The `--tls` material: a local certificate authority, created once in the state directory, and
 /// a server certificate it signs for `localhost`, `127.0.0.1`, `::1`, the `--hostname` the
-/// emulator serves under and the `--federation-hostname` its organisation's identity provider is
-/// reached by. Clients trust the CA's PEM (`ca-certificate <path>`); nothing is added
+/// emulator serves under (and, when that is `login.microsoftonline.com`, `graph.microsoft.com`,
+/// which the same base URL stands in for), the `--federation-hostname` its organisation's identity
+/// provider is reached by and the `--device-registration-hostname`. Clients trust the CA's PEM (`ca-certificate <path>`); nothing is added
 /// to the system's trust store. A test that puts the CA in a trust store anyway trusts it for
 /// those host names alone: the CA carries critical Name Constraints (RFC 5280 §4.2.1.10)
 /// permitting exactly them (addresses cannot be constrained: see ``nameConstraints(for:)``), and
@@ -30,7 +31,8 @@ struct LocalCertificateAuthority {
     ) throws -> LocalCertificateAuthority {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let files = Files(directory: directory)
-        let names = serverNames([hostname, federationHostname, deviceRegistrationHostname].compactMap { $0 })
+        let names = serverNames(
+            [hostname, federationHostname, deviceRegistrationHostname].compactMap { $0 } + microsoftNeighbours(of: hostname))
         let constraints = nameConstraints(for: names)
         var (caKey, ca) = try keptCA(files) ?? createCA(files, constraints: constraints, now: now)
         if !serves(ca, constraints: constraints, now: now) {
@@ -38,6 +40,12 @@ struct LocalCertificateAuthority {
         }
         if let kept = keptServerCertificate(files, ca: ca, names: names, now: now) { return kept }
         return try createServerCertificate(files, ca: ca, caKey: caKey, names: names, commonName: hostname ?? "localhost", now: now)
+    }
+
+    /// The hosts the emulator's one base URL also stands in for when it stands in for Microsoft's
+    /// sign-in service: Graph, whose host clients take from discovery (`msgraph_host`) or hard-code.
+    static func microsoftNeighbours(of hostname: String?) -> [String] {
+        hostname?.lowercased() == "login.microsoftonline.com" ? ["graph.microsoft.com"] : []
     }
 
     /// Where the material is kept in the state directory.
