@@ -7,7 +7,8 @@ import XCTest
 /// asks for a registered device refuses alex's Directory, the refusal offers "Register This
 /// Computer…", the question is answered and alex signs in on the registration's page; then the
 /// Directory signs in with no page, the Me console's page (an app alex must consent to) asks for
-/// no password, a program's tokens name the device, and the account menu removes it. gnome-keyring on a bus of the test's own keeps it. The flow is
+/// no password, a program's tokens name the device, and the account menu removes it; registered
+/// and removed again at a terminal, the open window's menu says so. gnome-keyring on a bus of the test's own keeps it. The flow is
 /// EndToEnd/device_flow.py.
 final class DeviceEndToEndTests: XCTestCase {
     func testTheWindowRegistersThisComputerAndItsSamplesSignInWithNoPassword() throws {
@@ -72,6 +73,13 @@ final class DeviceEndToEndTests: XCTestCase {
         XCTAssertTrue(
             (seen["status_after_removal"] as? String)?.contains("This computer is not registered with an organization.") == true,
             "\(seen["status_after_removal"] ?? "")")
+        // Registered, then removed, at a terminal while the window is open: its menu says each as it opens.
+        XCTAssertEqual(seen["terminal_register"] as? Int, 0, "\(seen["terminal_register_output"] ?? "")")
+        XCTAssertEqual(
+            seen["menu_after_terminal_register"] as? String,
+            "This computer is registered with your organization by alex@contoso.onmicrosoft.com.")
+        XCTAssertEqual(seen["terminal_remove"] as? Int, 0)
+        XCTAssertEqual(seen["menu_after_terminal_removal"] as? String, "This computer is not registered with your organization.")
         // Ids, never a token, a key or a cookie, in the flow's trace.
         let trace = seen["trace"] as? String ?? ""
         XCTAssertTrue(trace.contains(deviceID))

@@ -24,6 +24,9 @@ final class AccountMenu {
     var onRegisterComputer: (() -> Void)?
     /// "Remove This Computer’s Registration…".
     var onRemoveRegistration: (() -> Void)?
+    /// The menu opened or closed: what it shows may have changed in another program
+    /// (`sesame device register` or `remove` while the window is open).
+    var onToggle: (() -> Void)?
 
     private let name = Label("", xalign: 0)
     private let user = Label("", xalign: 0)
@@ -77,6 +80,7 @@ final class AccountMenu {
         signOut.onClick { [weak self] in self?.chose(self?.onSignOut) }
         registerComputer.onClick { [weak self] in self?.chose(self?.onRegisterComputer) }
         removeRegistration.onClick { [weak self] in self?.chose(self?.onRemoveRegistration) }
+        button.onToggle { [weak self] in self?.onToggle?() }
         show(nil)
         for widget in [deviceSeparator, device, registerComputer, removeRegistration] as [Widget] { widget.hide() }
     }

@@ -58,6 +58,9 @@ final class ComputerRegistration {
         // A page the PRT could not spare (an app to consent to) knows the device and its user.
         signIn.deviceCredentials = { [device] url in try? await device.ssoCookie(for: url) }
         onChange = { [weak menu] status in menu?.showDevice(status) }
+        // Another program may have registered or removed the computer meanwhile: the menu reads
+        // it again as it opens (the device identity reads the keyring only when that changed).
+        menu.onToggle = { [weak self] in Task { await self?.refresh() } }
         afterRegistering = { [weak menu] in if menu?.offersSignIn == true { menu?.onSignIn?() } }
         storeEvents = Task { [weak self, store] in
             await self?.refresh()

@@ -437,6 +437,9 @@ public final class MenuButton: Widget {
     public func open() {
         if let popover = gtk_menu_button_get_popover(sesame_menu_button(object)) { gtk_popover_popup(popover) }
     }
+
+    /// Runs `action` each time the popover opens or closes (the button's `toggled`).
+    public func onToggle(_ action: @escaping @MainActor () -> Void) { Signals.void(self, "toggled", action) }
 }
 
 /// A menu item in a popover (GTK's model button): its text, a check mark when it is a check item.

@@ -9,18 +9,25 @@ and is refused; the refusal offers "Register This Computer…"; the question is 
 typed, and alex signs in on the registration's page (the Microsoft Authentication Broker's). Then
 the Directory signs in with no page, the Me console's page (its app needs alex's consent) asks
 only for the consent, a program's `sesame token` carries the device, and "Remove This Computer’s
-Registration…" removes it here and in the organization. Prints one
+Registration…" removes it here and in the organization; registered and removed again at a
+terminal while the window is open, the window's account menu says so as it opens. Prints one
 JSON object: what was seen. DeviceEndToEndTests.swift says what must hold.
 """
 import base64
 import json
 import os
 import re
+import subprocess
 import sys
 import urllib.request
 
+import requests
+
 from broker_e2e import AppBus
 from sesame_e2e import PASSWORD, Sesame, StepFailed, isolate_app_environment, typed_at_terminal, wait
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "IdentityEmulatorTests", "MSAL"))
+from msal_sign_in import verify_device  # noqa: E402
 
 binary, emulator, scratch = sys.argv[1:4]
 data = os.path.join(scratch, "data")
@@ -57,6 +64,36 @@ def menu_device(app):
     """What the account menu says of this computer (read while the menu is closed)."""
     labels = app.ui.all("label", "This computer’s registration", showing=False)
     return app.ui.text(labels[0]) if labels else None
+
+
+def menu_device_when_opened(app, expected):
+    """What the account menu says of this computer once it was opened and closed again: waits
+    for `expected`, and gives what it said when that never came."""
+    app.ui.click("Account", role="toggle button")
+    app.ui.click("Account", role="toggle button")
+    try:
+        wait(f"the account menu to say {expected!r}", lambda: menu_device(app) == expected)
+    except StepFailed:
+        pass
+    return menu_device(app)
+
+
+def register_at_terminal():
+    """`sesame device register` typed by alex while the window is open, the code entered on another device."""
+    register = subprocess.Popen([binary, "device", "register", "--yes", "--name", "alex-laptop", f"--emulator={emulator}"],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ))
+    told = ""
+    while (found := re.search(r"open the page (\S+) and enter the code ([A-Z0-9]{9})", told)) is None:
+        line = register.stderr.readline()
+        if not line:
+            break
+        told += line
+    if found:
+        verify_device(requests.Session(), {"verification_uri": found.group(1), "user_code": found.group(2)})
+    out, _ = register.communicate(timeout=120)
+    # What it printed on stdout only: stderr named the one-time code.
+    return register.returncode, out
 
 
 def screenshot(name):
@@ -136,6 +173,13 @@ try:
     app.ui.click("Remove this computer’s registration")
     app.trace.wait_for("device-removed")
     seen["menu_after_removal"] = menu_device(app)
+
+    # 6. Registered and removed at a terminal while the window is open: its menu says so as it opens.
+    seen["terminal_register"], seen["terminal_register_output"] = register_at_terminal()
+    seen["menu_after_terminal_register"] = menu_device_when_opened(
+        app, f"This computer is registered with your organization by {ALEX}.")
+    shown, seen["terminal_remove"] = typed("device remove")
+    seen["menu_after_terminal_removal"] = menu_device_when_opened(app, "This computer is not registered with your organization.")
 except StepFailed:
     app.report_where_it_stood(scratch)
     raise
