@@ -246,6 +246,25 @@ struct DeviceIdentityLifecycleTests {
         #expect(afterwards?.code == .notRegistered)
     }
 
+    @Test("a registration removed by another program while this one renews the PRT stays removed: the renewal keeps nothing")
+    func removedDuringRenewal() async throws {
+        let emulator = try await RunningEmulator(users: 20)
+        let storage = MemoryDeviceIdentityStorage()
+        let clock = MovableClock()
+        let transport = InterceptingTransport(AsyncHTTPClientTransport())
+        let identity = DeviceIdentity(storage: storage, transport: transport, now: { clock.now })
+        _ = try await identity.register(
+            authority: emulator.base.appending(path: "organizations"), tenant: "contoso.onmicrosoft.com", displayName: "laptop",
+            osVersion: "Debian 13", using: HeadlessUserAgent.entra(DeviceIdentityTests.user, emulator: emulator))
+        // Five hours on, the next use renews the PRT; as it goes out, `sesame device remove` in
+        // another program forgets the registration.
+        clock.advance(by: 5 * 3600)
+        transport.beforeNextRequest { try? storage.clear() }
+        _ = try? await identity.tokens(clientID: Self.azureCLI, scope: "https://graph.microsoft.com/.default")
+        #expect(try storage.load() == nil, "the renewal wrote the removed registration back")
+        #expect(try await identity.status() == nil)
+    }
+
     @Test("a device the organization removed is forgotten at its next use, with the sentence that says why")
     func removedThere() async throws {
         let emulator = try await RunningEmulator(users: 20)
@@ -270,6 +289,36 @@ struct DeviceIdentityLifecycleTests {
         }
         #expect(refused?.code == .deviceRemoved)
         #expect(try storage.load() == nil, "a removed device's keys and PRT are of no use: forgotten")
+    }
+}
+
+/// A clock a test moves forward.
+final class MovableClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var offset: TimeInterval = 0
+    var now: Date { lock.withLock { Date().addingTimeInterval(offset) } }
+    func advance(by seconds: TimeInterval) { lock.withLock { offset += seconds } }
+}
+
+/// A transport that runs a step of the test's just before the next request goes out.
+final class InterceptingTransport: HTTPTransport, @unchecked Sendable {
+    private let transport: any HTTPTransport
+    private let lock = NSLock()
+    private var step: (() -> Void)?
+
+    init(_ transport: any HTTPTransport) { self.transport = transport }
+
+    func beforeNextRequest(_ step: @escaping () -> Void) { lock.withLock { self.step = step } }
+
+    func send(
+        _ request: SesameCore.HTTPRequest, progress: (@Sendable (TransferProgress) -> Void)?
+    ) async throws -> SesameCore.HTTPResponse {
+        let step = lock.withLock { () -> (() -> Void)? in
+            defer { self.step = nil }
+            return self.step
+        }
+        step?()
+        return try await transport.send(request, progress: progress)
     }
 }
 

@@ -154,9 +154,13 @@ public actor DeviceIdentity {
     public func tokens(clientID: String, scope: String, redirectURI: String? = nil) async throws(DeviceIdentityError) -> TokenResponse {
         var kept = try registered()
         let client = DeviceIdentityClient(transport: transport, authority: kept.authority)
-        do {
+        do throws(DeviceIdentityError) {
             if now().timeIntervalSince(kept.primaryRefreshTokenIssued) > Self.renewalAge {
-                kept.renew(to: try await client.renew(try kept.prt()), at: now())
+                let renewed = try await client.renew(try kept.prt())
+                // Removed meanwhile (here, or by another program's `sesame device remove`): the
+                // renewal must not write the registration back.
+                guard try current()?.registration.deviceID == kept.registration.deviceID else { throw Self.notRegistered }
+                kept.renew(to: renewed, at: now())
                 try keep(kept)
             }
             return try await client.tokens(from: try kept.prt(), clientID: clientID, scope: scope, redirectURI: redirectURI)
@@ -225,11 +229,11 @@ public actor DeviceIdentity {
 
     // MARK: What is kept
 
+    private static let notRegistered = DeviceIdentityError(
+        .notRegistered, "This computer is not registered with an organization: `sesame device register` does it.")
+
     private func registered() throws(DeviceIdentityError) -> KeptRegistration {
-        guard let kept = try current() else {
-            throw DeviceIdentityError(
-                .notRegistered, "This computer is not registered with an organization: `sesame device register` does it.")
-        }
+        guard let kept = try current() else { throw Self.notRegistered }
         return kept
     }
 
