@@ -78,6 +78,9 @@ public struct PolicyDecision {
     /// For a response: it would be saved rather than shown (`Content-Disposition: attachment`,
     /// or a type the view cannot display).
     public let isDownload: Bool
+    /// For a navigation: a server's redirect of the load in progress (WebKit asks before it
+    /// sends the redirected request, which carries the first request's own headers again).
+    public let isRedirect: Bool
     private let decision: UnsafeMutablePointer<WebKitPolicyDecision>
     private let request: UnsafeMutablePointer<WebKitURIRequest>?
 
@@ -91,6 +94,7 @@ public struct PolicyDecision {
         }
         if kind == .response {
             request = nil
+            isRedirect = false
             let response = sesame_response_decision(pointer).flatMap { webkit_response_policy_decision_get_response($0) }
             responseURI = response.flatMap { webkit_uri_response_get_uri($0) }.map { String(cString: $0) }
             let disposition = response.flatMap { webkit_uri_response_get_http_headers($0) }.flatMap {
@@ -104,9 +108,17 @@ public struct PolicyDecision {
             isDownload = false
             let action = webkit_navigation_policy_decision_get_navigation_action(sesame_navigation_decision(pointer))
             request = action.flatMap { webkit_navigation_action_get_request($0) }
+            isRedirect = action.map { webkit_navigation_action_is_redirect($0) != 0 } ?? false
         }
         requestURI = request.flatMap { webkit_uri_request_get_uri($0) }.map { String(cString: $0) }
         method = request.flatMap { webkit_uri_request_get_http_method($0) }.map { String(cString: $0) } ?? "GET"
+    }
+
+    /// The value of the request's header `name`, if the request WebKit is about to send has it.
+    public func requestHeader(_ name: String) -> String? {
+        request.flatMap { webkit_uri_request_get_http_headers($0) }.flatMap { soup_message_headers_get_one($0, name) }.map {
+            String(cString: $0)
+        }
     }
 
     /// Refuses: the view does not go there.
@@ -181,8 +193,11 @@ public final class WebView: Widget {
     public func load(_ url: URL) { webkit_web_view_load_uri(webView, url.absoluteString) }
 
     /// Loads an address sending one more request header with it (this computer's single sign-on
-    /// credential, as Windows' web views send it to the sign-in service); the loads that follow
-    /// (links, forms, redirects) do not carry it.
+    /// credential, as Windows' web views send it to the sign-in service). WebKit sends the header
+    /// again with every redirect of this load (302, 307 and 308, to any host): the caller's
+    /// `decide-policy` must stop a redirect that would take it where it may not go
+    /// (``PolicyDecision/isRedirect``, ``PolicyDecision/requestHeader(_:)``). Links, forms and
+    /// scripts that follow are loads of their own, without it.
     public func load(_ url: URL, header name: String, value: String) {
         guard let made = webkit_uri_request_new(url.absoluteString) else { return load(url) }
         GObjectReference.withNewObject(made) { request in

@@ -24,6 +24,8 @@ final class SignInView {
     private let stepper: NavigationStepper
     /// What the sign-in's pages did, one value (``SignInViewState``): the view does what its events return.
     private var state = SignInViewState()
+    /// This computer's single sign-on credential, kept on the authorization page's origin.
+    private let credential: DeviceCredentialSender
     /// This sign-in's redirect came (and was intercepted).
     var interceptedRedirect: Bool { state.signIn?.redirectCame == true }
     /// Called when a load has finished (a page shown, or a failure's page).
@@ -46,6 +48,7 @@ final class SignInView {
         let context = context ?? WebContext(dataDirectory: dataDirectory, automation: automation)
         webView = WebView(context: context, automation: automation)
         webView.accessibleName = L("Sign-in page")
+        credential = DeviceCredentialSender(webView: webView, trace: trace)
         hostBar = Label("", xalign: 0)
         hostBar.ellipsizeAtEnd()
         hostBar.accessibleName = L("Sign-in host")
@@ -74,7 +77,8 @@ final class SignInView {
 
     /// Shows the view and loads the session's authorization page — with this computer's single
     /// sign-on credential (`x-ms-RefreshTokenCredential`) when it has one for the service, so the
-    /// service knows the device and its user and asks no password.
+    /// service knows the device and its user and asks no password. It goes only to the page's
+    /// origin: a redirect that leaves it loads again without it (``DeviceCredentialSender``).
     func begin(_ session: SignInSession, deviceCredential: Secret? = nil) {
         self.session = session
         root.show()
@@ -92,6 +96,7 @@ final class SignInView {
         webView.stopLoading()
         stepper.drop()
         session = nil
+        credential.forget()
         state.end()
         if !keepingOnScreen { root.hide() }
     }
@@ -109,11 +114,7 @@ final class SignInView {
         switch action {
         case .loadAuthorizationPage:
             guard let session else { return }
-            if let deviceCredential {
-                webView.load(session.authorizationURL, header: "x-ms-RefreshTokenCredential", value: deviceCredential.revealed)
-            } else {
-                webView.load(session.authorizationURL)
-            }
+            credential.load(session.authorizationURL, credential: deviceCredential)
         case .retry(let url):
             trace.record("load-retried", [("url", FlowTrace.redacted(url)), ("error", failure?.message ?? "")])
             webView.load(url)
@@ -181,6 +182,7 @@ final class SignInView {
             return true
         case .show(let kind):
             if decision.kind == .response { return false }
+            if credential.keepsCredential(from: decision, kind: kind, shown: shown) { return true }
             state.shown(url, method: decision.method, navigation: decision.kind == .navigation)
             trace.record("navigation", [("method", decision.method), ("url", shown), ("kind", kind.rawValue), ("action", "show")])
             return false
@@ -207,7 +209,9 @@ final class SignInView {
     private func loadChanged(_ event: LoadEvent) {
         switch event {
         case .started: state.loadStarted()
-        case .committed: for action in state.loadCommitted() { perform(action) }
+        case .committed:
+            credential.loadEnded()
+            for action in state.loadCommitted() { perform(action) }
         case .finished: for action in state.loadFinished(at: webView.uri.flatMap(URL.init(string:))) { perform(action) }
         case .redirected: break
         }
@@ -257,6 +261,7 @@ final class SignInView {
     }
 
     private func loadFailed(_ uri: String, _ error: GLibError) -> Bool {
+        credential.loadEnded()
         for action in state.loadFailed(URL(string: uri), Self.failure(of: error)) { perform(action, failure: error) }
         return true
     }
