@@ -148,7 +148,7 @@ public struct FlowDiagram: Sendable {
     public func details(of index: Int) -> String {
         guard steps.indices.contains(index) else { return "" }
         let event = events[steps[index].event]
-        var lines = [String(formatting: "%.3f s  %@", event.time, event.name)]
+        var lines = [String(formatting: "%.3f s  %@", event.time, DisplayText.escaped(event.name))]
         if let explanation = FlowStepExplanation.explanation(of: event) {
             lines += [explanation.text, String(formatting: L("Source: %@"), explanation.source)]
         }
@@ -156,7 +156,8 @@ public struct FlowDiagram: Sendable {
         switch event.name {
         case "token-read": lines += TokenClaimsText.lines(of: event.fields)
         case "id-token-checked": lines += TokenClaimsText.checkLines(of: event.fields)
-        default: lines += event.fields.map { "\($0.0): \($0.1)" }
+        // A field may hold outside text (a page's address): hidden characters spelled out.
+        default: lines += event.fields.map { "\(DisplayText.escaped($0.0)): \(DisplayText.escaped($0.1))" }
         }
         return lines.joined(separator: "\n")
     }

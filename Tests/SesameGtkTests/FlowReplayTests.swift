@@ -40,4 +40,41 @@ final class FlowReplayWindowTests: GUITestCase {
             try Screenshot.save(replay.window, to: GUIHarness.screenshots.appending(path: "replay-window.png"))
         }
     }
+
+    /// A flow file is outside input: a URL holding a right-to-left override (U+202E) would show in
+    /// the Log as a Microsoft address ("moc.tfosorcim.nigol//:sptth" after it reads backwards), a control
+    /// character would break the line. The Log spells them out as the access question does
+    /// (``DisplayText``: `\u{202E}`), and so do the Diagram's details of the step.
+    func testTheLogSpellsOutBidiAndControlCharactersOfAReplayedFlow() throws {
+        try MainActor.assumeIsolated {
+            let lines = [
+                #"{"t": 0.25, "event": "navigation", "method": "GET", "url": "https://evil.example/\u202emoc.tfosorcim.nigol//:sptth", "#
+                    + #""kind": "other", "action": "show"}"#,
+                #"{"t": 0.5, "event": "page-loaded", "url": "https://evil.example/a\u0007b\u200bc\nd"}"#,
+            ]
+            let file = Repository.temporaryDirectory("sesame-replay-hostile").appending(path: "flow.jsonl")
+            try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+            let events = try FlowReplay.events(fromFile: file.path)
+            XCTAssertTrue(events[0].fields.contains { $0.1.unicodeScalars.contains("\u{202E}") }, "the file's override was not read")
+
+            let replay = FlowReplayWindow(application: nil, events: events, file: file.path)
+            defer { replay.window.destroy() }
+            replay.inspector.show(log: true)
+            let log = replay.inspector.log
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { log.isMapped && log.text.contains("page-loaded") }, log.text)
+            let shown = log.text
+            XCTAssertFalse(shown.unicodeScalars.contains("\u{202E}"), "the Log shows a raw right-to-left override: \(shown)")
+            XCTAssertTrue(shown.contains(#"https://evil.example/\u{202E}moc.tfosorcim.nigol//:sptth"#), shown)
+            XCTAssertTrue(shown.contains(#"https://evil.example/a\u{7}b\u{200B}c\u{A}d"#), shown)
+            // One line per event: a value's line feed does not start a line of its own.
+            XCTAssertEqual(shown.split(separator: "\n").count, 2, shown)
+
+            // The Diagram's details of the same step say it the same way.
+            let diagram = replay.inspector.diagram
+            let row = try XCTUnwrap(diagram.model.steps.firstIndex { diagram.model.events[$0.event].name == "navigation" })
+            diagram.select(row)
+            XCTAssertFalse(diagram.details.text.unicodeScalars.contains("\u{202E}"), diagram.details.text)
+            XCTAssertTrue(diagram.details.text.contains(#"\u{202E}moc.tfosorcim.nigol"#), diagram.details.text)
+        }
+    }
 }

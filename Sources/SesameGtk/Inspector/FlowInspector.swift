@@ -100,9 +100,15 @@ final class FlowInspector {
         guard !isClosed else { return }
         diagram.append(event)
         stepBar.observe(event)
-        // Query values are already redacted; the log shows only the names, to stay readable.
-        let fields = event.fields.map { "\($0.0)=\($0.1.replacing("=<redacted>", with: ""))" }.joined(separator: "  ")
-        log.append(String(formatting: "%7.3f  %@  %@\n", event.time, event.name, fields), follow: true)
+        // Query values are already redacted; the log shows only the names, to stay readable. What
+        // came from outside (a page's address, a replayed file) is shown as the diagram shows it:
+        // characters that are invisible or reorder the text spelled out (a right-to-left override
+        // would make an address read as another), one line per event.
+        let fields = event.fields.map { name, value in
+            DisplayText.escaped(name) + "=" + DisplayText.escaped(value.replacing("=<redacted>", with: ""))
+        }
+        let line = String(formatting: "%7.3f  %@  %@\n", event.time, DisplayText.escaped(event.name), fields.joined(separator: "  "))
+        log.append(line, follow: true)
     }
 
     private func askWhereToSaveTheFlow(parent: Window) {
