@@ -119,6 +119,10 @@ final class AccountServiceEndToEndTests: XCTestCase {
         let again = try XCTUnwrap(seen["mail_again"] as? [String: Any])
         XCTAssertEqual(again["status"] as? Int, 0, "\(again)")
         XCTAssertEqual(again["questions"] as? Int, 0, "allowed always, the program was asked again")
+        // Typed at a pseudo-terminal: the person's. The flow's python holds the terminal's master
+        // and writes the command into it, as a program driving a terminal of its own would: the
+        // kernel tells the two apart in nothing (docs/design/account-service.md), and this is
+        // what SECURITY.md's row about it says.
         let typed = try XCTUnwrap(seen["typed"] as? [String: Any])
         XCTAssertEqual(typed["graph"] as? Int, 200, "\(typed)")
         XCTAssertEqual(typed["questions"] as? Int, 0, "the person's own command was asked about")
