@@ -50,10 +50,12 @@ final class DeviceCredentialRedirectTests: GUITestCase {
                     return Response(status: .init(code: status), headers: [.location: target])
                 }
             }
-            router.get("**") { _, _ -> Response in
-                Response(
-                    status: .ok, headers: [.contentType: "text/html"],
-                    body: .init(byteBuffer: ByteBuffer(string: "<!DOCTYPE html><title>landed</title><p>landed</p>")))
+            for path in ["/", "**"] {
+                router.get(RouterPath(path)) { _, _ -> Response in
+                    Response(
+                        status: .ok, headers: [.contentType: "text/html"],
+                        body: .init(byteBuffer: ByteBuffer(string: "<!DOCTYPE html><title>landed</title><p>landed</p>")))
+                }
             }
             let app = Application(
                 router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
@@ -197,6 +199,70 @@ final class DeviceCredentialRedirectTests: GUITestCase {
             let (requests, _) = try Self.signIn(start: Self.authorize(302, to: "/landing"), landing: "/landing")
             XCTAssertEqual(requests.first?.credential, Self.credential)
             XCTAssertEqual(requests.map(\.path), ["/authorize", "/landing"], requests.map(\.description).joined(separator: "\n"))
+        }
+    }
+
+    /// The window's sign-in view as the store's user agent, with this computer's credential.
+    final class ViewAgent: SignInUserAgent {
+        let view: SignInView
+        init(view: SignInView) { self.view = view }
+        func present(_ session: SignInSession) async throws {
+            await MainActor.run { view.begin(session, deviceCredential: Secret(DeviceCredentialRedirectTests.credential)) }
+        }
+        func dismiss(_ session: SignInSession) async { await MainActor.run { view.end() } }
+    }
+
+    /// Another scheme: the registered origin over HTTPS (the emulator, its own authority's
+    /// certificate trusted by this view for its host) answers 302 to plain http on loopback (its
+    /// sign-out's `post_logout_redirect_uri`, another port too): that page never sees the credential.
+    func testARedirectFromHTTPSToPlainHTTPDoesNotCarryTheCredential() throws {
+        let state = Repository.temporaryDirectory("sesame-credential-tls")
+        let emulator = try RunningEmulator.startBlocking(users: 10) { configuration in
+            configuration.tls = true
+            configuration.stateDirectory = state
+        }
+        defer {
+            emulator.stop()
+            try? FileManager.default.removeItem(at: state)
+        }
+        try MainActor.assumeIsolated {
+            let before = Self.log.requests.count
+            let host = try XCTUnwrap(emulator.base.host)
+            let context = WebContext(dataDirectory: nil, automation: false)
+            XCTAssertTrue(context.trust(certificateFile: state.appending(path: "server-certificate.pem"), forHost: host))
+            let trace = try FlowTrace(file: nil)
+            let view = SignInView(dataDirectory: nil, trace: trace, context: context)
+            let window = Window(application: nil, title: "credential", width: 800, height: 600)
+            window.setContent(view.root)
+            window.showAll()
+            defer { window.destroy() }
+            let plain = "http://127.0.0.1:\(Self.elsewhere)/"
+            var start = URLComponents(url: emulator.base.appending(path: "common/oauth2/v2.0/logout"), resolvingAgainstBaseURL: false)!
+            start.queryItems = [URLQueryItem(name: "post_logout_redirect_uri", value: plain)]
+            XCTAssertEqual(start.url?.scheme, "https")
+            let configuration = AccountConfiguration(
+                clientID: "6731de76-14a6-49ae-97bc-6eba6914391e", scopes: ["openid"], authorizationURL: start.url!,
+                tokenURL: start.url!, redirectURL: URL(string: "https://login.microsoftonline.com/common/oauth2/nativeclient")!,
+                storageGroup: "credential")
+            let store = AccountStore(storage: FileTokenStorage(directory: Repository.temporaryDirectory("sesame-credential")))
+            let agent = ViewAgent(view: view)
+            let signIn = Task {
+                await store.setConfiguration(configuration, forAccountType: "test")
+                _ = try? await store.signIn(accountType: "test", using: agent)
+            }
+            defer { signIn.cancel() }
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 15) {
+                    guard let shown = view.webView.uri.flatMap(URL.init(string:)), shown.port == Self.elsewhere else { return false }
+                    return trace.events.contains {
+                        $0.name == "page-loaded" && $0.fields.contains { $0 == ("url", FlowTrace.redacted(shown)) }
+                    }
+                }, "the view never showed \(plain); it shows \(view.webView.uri ?? "nothing"): \(trace.events.map(\.jsonLine))")
+            let requests = Self.log.requests.dropFirst(before)
+            let listed = requests.map(\.description).joined(separator: "\n")
+            XCTAssertTrue(requests.contains { $0.port == Self.elsewhere && $0.path == "/" }, listed)
+            for request in requests { XCTAssertNil(request.credential, "the credential went to \(request):\n\(listed)") }
+            XCTAssertTrue(trace.events.contains { $0.name == "device-credential-kept" }, "not traced")
         }
     }
 }

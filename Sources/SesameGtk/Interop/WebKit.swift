@@ -29,6 +29,19 @@ public final class WebContext: GObjectReference {
 
     var context: UnsafeMutablePointer<WebKitWebContext> { object.assumingMemoryBound(to: WebKitWebContext.self) }
 
+    /// Trusts the certificate in the PEM file `file` for `host`, whoever signed it: a local
+    /// authority's (the emulator's `--tls`) that the system does not know. False when the file
+    /// holds no certificate.
+    public func trust(certificateFile file: URL, forHost host: String) -> Bool {
+        var error: UnsafeMutablePointer<GError>?
+        guard let certificate = g_tls_certificate_new_from_file(file.path, &error) else {
+            if let error { g_error_free(error) }
+            return false
+        }
+        GObjectReference.withNewObject(certificate) { webkit_web_context_allow_tls_certificate_for_host(context, $0, host) }
+        return true
+    }
+
     /// Deletes every cookie and all web data ("Forget sign-in data").
     public func clearWebsiteData() {
         webkit_website_data_manager_clear(webkit_web_context_get_website_data_manager(context), WEBKIT_WEBSITE_DATA_ALL, 0, nil, nil, nil)
