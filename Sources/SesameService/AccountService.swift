@@ -361,7 +361,7 @@ public final class AccountService {
         }
         // A program learns the user name while it waits only when it named it or may see the account.
         let told = named.equalsIgnoringCase(request.username) || maySee(program, request.homeAccountID, request.accountType)
-        switch try await question(asked) { asking?(told ? asked : asked.withoutUsername) } {
+        switch try await question(asked, asking: { asking?(told ? asked : asked.withoutUsername) }) {
         case .allowOnce?, .always?: return
         case .deny?, nil: throw Self.denied
         }
