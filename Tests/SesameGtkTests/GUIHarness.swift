@@ -64,14 +64,15 @@ final class GUIHarness {
     /// Starts an emulator (`configure` changes its configuration) — or takes the test's own
     /// `service` — and opens the window on `sample` with the bundled `settingsFile` (`adjust`
     /// changes the settings). With `network`, the test says when the network comes and goes (the
-    /// window does not follow the desktop's monitor).
+    /// window does not follow the desktop's monitor). `startedForAProgram`: opened as the account
+    /// service opens it for a program's call.
     init(
         settingsFile: String, sample: Sample.Kind, screenshotPrefix: String? = nil,
         configure: @escaping @Sendable (inout EmulatorConfiguration) -> Void = { _ in },
         adjust: (SampleSettings) -> SampleSettings = { $0 }, transportTimeout: Duration = .seconds(60),
         service: URL? = nil, network: NetworkStatus? = nil, settingsWarnings: [SettingsWarning] = [], stateFile: URL? = nil,
         moreSettingsFiles: [String] = [], storageDirectory: URL? = nil, tryDemo: (@MainActor () -> Void)? = nil,
-        longestWaitBeforeShowing: Duration? = nil
+        longestWaitBeforeShowing: Duration? = nil, startedForAProgram: Bool = false
     ) throws {
         self.screenshotPrefix = screenshotPrefix
         emulator = try service == nil ? RunningEmulator.startBlocking(configure: configure) : nil
@@ -96,6 +97,7 @@ final class GUIHarness {
             webDataDirectory: nil, initialSample: sample, followsDesktopNetwork: network == nil, settingsWarnings: settingsWarnings,
             stateFile: stateFile, tryDemo: tryDemo)
         if let longestWaitBeforeShowing { options.longestWaitBeforeShowing = longestWaitBeforeShowing }
+        options.startedForAProgram = startedForAProgram
         window = MainWindow(application: nil, model: try XCTUnwrap(model), options: options)
     }
 

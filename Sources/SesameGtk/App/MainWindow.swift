@@ -104,7 +104,7 @@ public final class MainWindow: SignInFailurePresenter {
         followStore()
         computer = ComputerRegistration(model: model, signIn: signIn, window: window)
         computer?.connect(menu: accountMenu, errorBar: errorBar)
-        start()
+        start(loadingFirst: !options.startedForAProgram)
         Task { [weak self] in
             try? await Task.sleep(for: options.longestWaitBeforeShowing)
             self?.showWindow()
@@ -154,9 +154,9 @@ public final class MainWindow: SignInFailurePresenter {
     /// for, before the sample's page is even built: WebKit starts its processes while the window
     /// is laid out and painted, as they do for a bare window with a web view — and at the
     /// latest after `Options.longestWaitBeforeShowing` (a slow keyring: the sign-in starts all the same,
-    /// and the page, already shown, joins it).
-    private func start() {
-        guard let first = samples.first else {
+    /// and the page, already shown, joins it). Started for a program, it reads, loads and signs in nothing.
+    private func start(loadingFirst: Bool) {
+        guard loadingFirst, let first = samples.first else {
             advance(to: .complete)
             return
         }

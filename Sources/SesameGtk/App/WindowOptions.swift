@@ -34,6 +34,10 @@ public struct WindowOptions: Sendable {
     /// How long the window may wait for its first sample before it shows (a slow keyring, a busy
     /// machine); a test sets it to zero to meet the latest moment at once.
     public var longestWaitBeforeShowing: Duration = .milliseconds(250)
+    /// The window the account service starts for a program's call (`sesame --service-face`): it
+    /// touches only the account that call is for. Its first sample reads no account, loads no
+    /// data and signs nobody in by itself; a sample's page loads when the user shows it.
+    public var startedForAProgram = false
 
     public init(
         webDataDirectory: URL?, automation: Bool = false, initialSample: Sample.Kind? = nil, filesStorage: URL? = nil,

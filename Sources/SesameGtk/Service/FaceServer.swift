@@ -117,6 +117,9 @@ final class FaceServer {
 
     private func openWindow() -> MainWindow {
         if let window { return window }
+        // Started for a program's call: it touches that call's account only.
+        var options = options
+        options.startedForAProgram = true
         let window = MainWindow(application: app, model: model!, options: options)
         self.window = window
         window.window.onDestroy { [weak self] in
