@@ -112,8 +112,9 @@ public struct CommonOptions: ParsableArguments, Sendable {
         let typed = Posix.isTerminal("/proc/self/fd/0")
         let environment = ProcessInfo.processInfo.environment
         let display = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
-        let (storage, notice) = try SecretServiceTokenStorage.chosen(
-            promptsToUnlock: typed && display, onLocked: typed ? { CommonOptions.sayLocked(prompting: $0) } : nil)
+        var onLocked: (@Sendable (_ prompting: Bool) -> Void)?
+        if typed { onLocked = { prompting in CommonOptions.sayLocked(prompting: prompting) } }
+        let (storage, notice) = try SecretServiceTokenStorage.chosen(promptsToUnlock: typed && display, onLocked: onLocked)
         if let notice { Posix.writeStandardError("sesame: note: \(notice)\n") }
         let transport = CommonOptions.desktopTransport()
         let store = AccountStore(

@@ -25,13 +25,21 @@ public struct SecretServiceTokenStorage: TokenStorage {
     /// command a person typed), or says at once that it is locked (the window, which offers
     /// Unlock; a program's password command, which no dialog should surprise).
     public let promptsToUnlock: Bool
+    /// Told when a read finds the sign-ins behind the lock, before anything else happens: `true`
+    /// when the keyring's prompt is about to show and the read waits for it, `false` when no
+    /// prompt will (a command says what it waits for, or why nothing shows).
+    private let onLocked: (@Sendable (_ prompting: Bool) -> Void)?
     private let lockDirectory: URL
     /// `lockDirectory.path`, worked out once: ``version(group:)`` is on every silent token's path.
     private let lockDirectoryPath: String
 
     /// Storage in the session's Secret Service.
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment, promptsToUnlock: Bool = false) {
+    public init(
+        environment: [String: String] = ProcessInfo.processInfo.environment, promptsToUnlock: Bool = false,
+        onLocked: (@Sendable (_ prompting: Bool) -> Void)? = nil
+    ) {
         self.promptsToUnlock = promptsToUnlock
+        self.onLocked = onLocked
         lockDirectory =
             environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0, isDirectory: true) : nil }
             ?? FileTokenStorage.defaultDirectory(environment: environment)
@@ -62,9 +70,13 @@ public struct SecretServiceTokenStorage: TokenStorage {
     ///   the desktop's session bus, say), it is still the Secret Service: its first read says
     ///   ``TokenStorageError/Problem/keyringUnavailable`` (falling back to files would show no one
     ///   signed in and start a second store).
-    /// - Parameter recording: whether a first run records its choice (`sesame doctor` only looks).
+    /// - Parameters:
+    ///   - recording: whether a first run records its choice (`sesame doctor` only looks).
+    ///   - promptsToUnlock: ``promptsToUnlock``.
+    ///   - onLocked: told when a read finds the keyring locked (a command typed at a terminal says so).
     public static func chosen(
-        environment: [String: String] = ProcessInfo.processInfo.environment, recording: Bool = true, promptsToUnlock: Bool = false
+        environment: [String: String] = ProcessInfo.processInfo.environment, recording: Bool = true, promptsToUnlock: Bool = false,
+        onLocked: (@Sendable (_ prompting: Bool) -> Void)? = nil
     ) throws -> (
         storage: any TokenStorage, notice: String?
     ) {
@@ -77,20 +89,22 @@ public struct SecretServiceTokenStorage: TokenStorage {
         case "secret-service":
             // Not probed here (a round trip on every launch): where no keyring answers, the first
             // read fails with ``TokenStorageError/Problem/keyringUnavailable`` and its sentence.
-            return (SecretServiceTokenStorage(environment: environment, promptsToUnlock: promptsToUnlock), nil)
+            return (SecretServiceTokenStorage(environment: environment, promptsToUnlock: promptsToUnlock, onLocked: onLocked), nil)
         case "files":
             return (files, notice)
         default:
             let available = isAvailable()
             guard recording else {
                 return available
-                    ? (SecretServiceTokenStorage(environment: environment, promptsToUnlock: promptsToUnlock), nil) : (files, notice)
+                    ? (SecretServiceTokenStorage(environment: environment, promptsToUnlock: promptsToUnlock, onLocked: onLocked), nil)
+                    : (files, notice)
             }
             try? FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try? Data((available ? "secret-service\n" : "files\n").utf8).write(to: marker, options: .atomic)
             return available
-                ? (SecretServiceTokenStorage(environment: environment, promptsToUnlock: promptsToUnlock), nil) : (files, notice)
+                ? (SecretServiceTokenStorage(environment: environment, promptsToUnlock: promptsToUnlock, onLocked: onLocked), nil)
+                : (files, notice)
         }
     }
 
@@ -191,9 +205,18 @@ public struct SecretServiceTokenStorage: TokenStorage {
     }
 
     private func lookup(group: String, kind: String) throws -> Data? {
-        var result = sesame_secret_lookup(group, kind, promptsToUnlock ? 1 : 0)
+        var result = sesame_secret_lookup(group, kind, 0)
         defer { sesame_secret_result_free(&result) }
         try check(result, doing: "read the token cache of \(group)")
+        if result.secret == nil, result.locked != 0 {
+            onLocked?(promptsToUnlock)
+            // Looked up again, unlocking: the keyring's own prompt shows, and this waits for it.
+            if promptsToUnlock {
+                sesame_secret_result_free(&result)
+                result = sesame_secret_lookup(group, kind, 1)
+                try check(result, doing: "read the token cache of \(group)")
+            }
+        }
         guard let secret = result.secret else {
             // Nothing readable, but there behind a lock: not "nobody is signed in".
             if result.locked != 0 {
