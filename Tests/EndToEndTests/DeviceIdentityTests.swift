@@ -265,6 +265,27 @@ struct DeviceIdentityLifecycleTests {
         #expect(try await identity.status() == nil)
     }
 
+    @Test("the browser's cookie only for the registered sign-in service's origin: another scheme, host or port gets none")
+    func cookieOnlyForItsOrigin() async throws {
+        let emulator = try await RunningEmulator(users: 20)
+        let identity = DeviceIdentity(storage: MemoryDeviceIdentityStorage(), transport: AsyncHTTPClientTransport())
+        _ = try await identity.register(
+            authority: emulator.base.appending(path: "organizations"), tenant: "contoso.onmicrosoft.com", displayName: "laptop",
+            osVersion: "Debian 13", using: HeadlessUserAgent.entra(DeviceIdentityTests.user, emulator: emulator))
+        let port = try #require(emulator.base.port)
+        let own = try #require(URL(string: "http://127.0.0.1:\(port)/common/oauth2/authorize"))
+        #expect(!(try await identity.ssoCookie(for: own)).revealed.isEmpty)
+        for elsewhere in [
+            "https://127.0.0.1:\(port)/common/oauth2/authorize", "http://localhost:\(port)/common/oauth2/authorize",
+            "http://127.0.0.1:\(port + 1)/common/oauth2/authorize",
+        ] {
+            let refused = await #expect(throws: DeviceIdentityError.self, "a cookie for \(elsewhere)") {
+                try await identity.ssoCookie(for: try #require(URL(string: elsewhere)))
+            }
+            #expect(refused?.code == .refused)
+        }
+    }
+
     @Test("a device the organization removed is forgotten at its next use, with the sentence that says why")
     func removedThere() async throws {
         let emulator = try await RunningEmulator(users: 20)

@@ -186,10 +186,13 @@ public actor DeviceIdentity {
 
     /// The browser's SSO credential (`x-ms-RefreshTokenCredential`) for a request to `ssoURL`: for
     /// the `sso_nonce` Entra put in it, or, with none, a nonce the service hands out now. Only for
-    /// the sign-in service this computer is registered with.
+    /// the sign-in service this computer is registered with: its scheme, host and port (a cookie
+    /// for `http://` would travel in clear text to whoever answers there).
     public func ssoCookie(for ssoURL: URL) async throws(DeviceIdentityError) -> Secret {
         let kept = try registered()
-        guard ssoURL.host?.lowercased() == kept.authority.host?.lowercased(), ssoURL.port == kept.authority.port else {
+        guard ssoURL.scheme?.lowercased() == kept.authority.scheme?.lowercased(),
+            ssoURL.host?.lowercased() == kept.authority.host?.lowercased(), ssoURL.port == kept.authority.port
+        else {
             throw DeviceIdentityError(
                 .refused,
                 "This computer's sign-in cookie is only for \(kept.authority.host ?? "its sign-in service"), not \(ssoURL.host ?? "?").")
