@@ -40,6 +40,25 @@ static inline const SecretSchema *sesame_secret_schema(void) {
     return &schema;
 }
 
+/**
+ * The same schema for finding Sesame's items: with SECRET_SCHEMA_DONT_MATCH_NAME, libsecret does
+ * not add `xdg:schema` to the search. gnome-keyring cannot match that attribute in a collection
+ * it loaded locked (as every keyring is at a fresh login, until the session unlocks it): a
+ * search including it finds nothing there, and a locked keyring would read as an empty one. The
+ * items are still stored under the named schema (msal-extensions' lookups match the name).
+ */
+static inline const SecretSchema *sesame_secret_search_schema(void) {
+    static const SecretSchema schema = {
+        "org.sesame.TokenCache", SECRET_SCHEMA_DONT_MATCH_NAME,
+        {
+            { "group", SECRET_SCHEMA_ATTRIBUTE_STRING },
+            { "kind", SECRET_SCHEMA_ATTRIBUTE_STRING },
+            { NULL, 0 },
+        }
+    };
+    return &schema;
+}
+
 /** Moves a GError into a result and frees it. */
 static inline SesameSecretResult sesame_secret_result_from_error(GError *error) {
     SesameSecretResult result = { FALSE, NULL, NULL, NULL, 0, FALSE };
@@ -71,7 +90,7 @@ static inline gboolean sesame_secret_item_is_locked(const gchar *group, const gc
         return FALSE;
     }
     GHashTable *attributes = sesame_secret_attributes(group, kind);
-    GList *items = secret_service_search_sync(service, sesame_secret_schema(), attributes, SECRET_SEARCH_ALL, NULL, &error);
+    GList *items = secret_service_search_sync(service, sesame_secret_search_schema(), attributes, SECRET_SEARCH_ALL, NULL, &error);
     g_hash_table_unref(attributes);
     g_clear_error(&error);
     gboolean locked = FALSE;
@@ -97,7 +116,7 @@ static inline SesameSecretResult sesame_secret_lookup(const gchar *group, const 
     GError *error = NULL;
     GHashTable *attributes = sesame_secret_attributes(group, kind);
     if (unlock) {
-        gchar *secret = secret_password_lookupv_sync(sesame_secret_schema(), attributes, NULL, &error);
+        gchar *secret = secret_password_lookupv_sync(sesame_secret_search_schema(), attributes, NULL, &error);
         g_hash_table_unref(attributes);
         if (error != NULL) {
             return sesame_secret_result_from_error(error);
@@ -113,7 +132,7 @@ static inline SesameSecretResult sesame_secret_lookup(const gchar *group, const 
         g_hash_table_unref(attributes);
         return sesame_secret_result_from_error(error);
     }
-    GList *items = secret_service_search_sync(service, sesame_secret_schema(), attributes,
+    GList *items = secret_service_search_sync(service, sesame_secret_search_schema(), attributes,
                                               SECRET_SEARCH_ALL | SECRET_SEARCH_LOAD_SECRETS, NULL, &error);
     g_hash_table_unref(attributes);
     g_object_unref(service);

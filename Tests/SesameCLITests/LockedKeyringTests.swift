@@ -3,8 +3,9 @@ import SesameTestSupport
 import XCTest
 
 /// A keyring holding the sign-ins that is locked is said as locked (status 3 and its sentence),
-/// never as "nobody is signed in"; typed at a terminal with no display, where no unlock prompt
-/// can show, the command says so at once instead of waiting for one.
+/// never as "nobody is signed in": also the one every fresh login finds, whose daemon loaded it
+/// locked (gnome-keyring matches no `xdg:schema` there); and typed at a terminal with no display,
+/// where no unlock prompt can show, the command says so at once instead of waiting for one.
 final class LockedKeyringTests: XCTestCase {
     /// The storage group of the bundled `myGraphService` (directory.plist's `keychain`).
     static let group = "com.microsoft.azureactivedirectory.samples.graph.QuickStart"
@@ -46,6 +47,24 @@ final class LockedKeyringTests: XCTestCase {
         XCTAssertEqual(status, 3, "\(what): \(said)")
         XCTAssertTrue(said.contains("Your keyring is locked, and your sign-ins are inside it."), "\(what): \(said)")
         XCTAssertFalse(said.contains("nobody is signed in"), "\(what): \(said)")
+    }
+
+    /// As at every fresh login: the keyring's daemon starts with the collection locked. A program's
+    /// `sesame accounts` and the person's `sesame token` say it is locked, not that nobody is
+    /// signed in.
+    func testAKeyringLockedSinceItsDaemonStartedIsSaidAsLocked() throws {
+        let (keyring, home) = try keyringWithASignIn("sesame-locked-at-start")
+        defer {
+            keyring.stop()
+            try? FileManager.default.removeItem(at: home)
+        }
+        try keyring.restartLocked()
+        let sesame = try Repository.product("sesame")
+        let environment = Self.withoutDisplay(keyring.environment)
+        let accounts = try ProcessRunner.run(sesame, ["accounts"], environment: environment)
+        Self.expectSaidLocked(accounts.status, accounts.stderr, "sesame accounts run by a program")
+        let typed = try Terminal.type("\(sesame.path) token --account-type myGraphService", environment: environment)
+        Self.expectSaidLocked(typed.status, typed.shown, "sesame token typed at a terminal")
     }
 
     /// Locked while the session runs (the Secret Service's Lock, as the screen locking does), and

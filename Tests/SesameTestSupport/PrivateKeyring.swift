@@ -8,7 +8,8 @@ public final class PrivateKeyring: @unchecked Sendable {
     public let bus: SessionBus
     /// The environment for programs that use it: the bus, the home folder, its data and runtime folders.
     public let environment: [String: String]
-    private let daemon = Process()
+    private var daemon = Process()
+    private let home: URL
 
     /// Starts the bus and the keyring in `home`.
     public init(home: URL) throws {
@@ -28,20 +29,33 @@ public final class PrivateKeyring: @unchecked Sendable {
         bus = try SessionBus(environment: environment)
         environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         self.environment = environment
-        // In the foreground: a child of the test's, ended with the bus (its environment names it).
+        self.home = home
+        try start(unlocking: true)
+    }
+
+    /// Starts the daemon in the foreground (a child of the test's, ended with the bus: its
+    /// environment names it); `unlocking`: with the login password on its standard input, as a
+    /// desktop's login does, else as a session that has not unlocked it yet.
+    private func start(unlocking: Bool) throws {
         let log = home.appending(path: "keyring.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)  // a failure throws on the next line
         let output = try FileHandle(forWritingTo: log)
+        daemon = Process()
         daemon.executableURL = URL(filePath: "/usr/bin/gnome-keyring-daemon")
-        daemon.arguments = ["--foreground", "--unlock", "--components=secrets"]
+        daemon.arguments = ["--foreground"] + (unlocking ? ["--unlock"] : []) + ["--components=secrets"]
         daemon.environment = environment
-        let password = Pipe()
-        daemon.standardInput = password
         daemon.standardOutput = output
         daemon.standardError = output
-        try daemon.start()
-        password.fileHandleForWriting.write(Data("sesame-test-keyring".utf8))
-        try password.fileHandleForWriting.close()
+        if unlocking {
+            let password = Pipe()
+            daemon.standardInput = password
+            try daemon.start()
+            password.fileHandleForWriting.write(Data("sesame-test-keyring".utf8))
+            try password.fileHandleForWriting.close()
+        } else {
+            daemon.standardInput = FileHandle.nullDevice
+            try daemon.start()
+        }
         let ready = Eventually.holdsBlocking(within: .seconds(60), every: .milliseconds(100)) { [bus, environment] in
             guard bus.hasOwner("org.freedesktop.secrets") else { return false }
             let alias = try? ProcessRunner.run(
@@ -56,6 +70,18 @@ public final class PrivateKeyring: @unchecked Sendable {
             throw TestSupportError(
                 "gnome-keyring's login collection never came up: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
         }
+    }
+
+    /// The keyring as every fresh login finds it: its daemon ended and started again without the
+    /// password, so that it loads the login collection from its file, locked, with what it held.
+    public func restartLocked() throws {
+        daemon.terminate()
+        daemon.waitUntilExit()
+        let gone = Eventually.holdsBlocking(within: .seconds(60), every: .milliseconds(100)) { [bus] in
+            !bus.hasOwner("org.freedesktop.secrets")
+        }
+        guard gone else { throw TestSupportError("the keyring daemon did not let go of its name on the bus") }
+        try start(unlocking: false)
     }
 
     /// What the keyring holds under Sesame's schema for `group` and `kind` (`secret-tool lookup`).
