@@ -65,7 +65,9 @@ public enum FileLock {
         do {
             descriptor = try Posix.openOwnerOnly(path, O_RDWR | O_CREAT)
         } catch {
-            throw TokenStorageError(location: location, reason: "cannot open the lock file \(path): \(error.message)")
+            // A read-only folder (EROFS), or one not this user's to write, is said as such.
+            throw TokenStorageError(
+                location: location, reason: "cannot open the lock file \(path): \(error.message)", problem: .init(errorNumber: error.code))
         }
         guard Posix.isRegularFileOfThisUser(descriptor) else {
             Posix.close(descriptor)

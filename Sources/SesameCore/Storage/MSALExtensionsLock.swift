@@ -83,7 +83,9 @@ package enum MSALExtensionsLock {
         } catch let error where error.code == EEXIST {
             return nil
         } catch {
-            throw TokenStorageError(location: location, reason: "cannot create the lock file \(path): \(error.message)")
+            throw TokenStorageError(
+                location: location, reason: "cannot create the lock file \(path): \(error.message)", problem: .init(errorNumber: error.code)
+            )
         }
         // Between the creation and this flock, only a program that opens the lock file without
         // creating it (older msal-extensions, or portalocker's after its 5 s) can have locked it;
