@@ -71,21 +71,31 @@ public struct FileTokenStorage: TokenStorage {
         return StoredVersion.ofFile(atPath: directoryPath + "/" + group + ".json")
     }
 
-    /// The room a refresh's answer will need: twice the cache as it is (a new access token for
-    /// other scopes adds entries), and 64 KiB more, taken as a hidden file beside it that the
-    /// write removes before it writes.
+    /// The room a refresh's answer will need, taken as a hidden file beside the cache that the
+    /// write removes before it writes: the cache with the answer in it. The write makes the new
+    /// file beside the old one (the old one's room comes back only with the rename), so that is
+    /// the cache as it is and ``answerRoom`` for what the answer adds.
     public func reserveRoom(group: String) throws {
         let file = try fileURL(group: group)
         try createDirectory()
         let size = (try? Posix.linkStatus(file.path)).map { Int($0.st_size) } ?? 0
         do {
-            try Posix.reserve(reservePath(of: file), size: 2 * size + 64 * 1024)
+            try Posix.reserve(reservePath(of: file), size: size + Self.answerRoom)
         } catch {
             Posix.removeFile(reservePath(of: file))
             throw TokenStorageError(
                 location: location, reason: "cannot reserve room for the cache: \(error.message)", problem: .init(errorNumber: error.code))
         }
     }
+
+    /// What a refresh's answer can add to the cache: it replaces the account's refresh token, ID
+    /// token and account, and replaces or adds one access token — each a few kilobytes (Entra
+    /// bounds a token's size: past 200 groups an access token names where to read them instead of
+    /// listing them), written as the answer sent them, with the cache's keys beside them. Not the
+    /// transport's limit on an answer (16 MiB): room for that would refuse refreshes on every
+    /// nearly full disk. An answer larger still, on a disk with no room for it, is not lost: its
+    /// refresh token is kept aside (``RefreshRescue``) and stored by the next refresh.
+    static let answerRoom = 64 * 1024
 
     public func releaseRoom(group: String) {
         guard let file = try? fileURL(group: group) else { return }
