@@ -6,7 +6,8 @@ import XCTest
 /// A locked keyring is not "nobody is signed in": gnome-keyring on a session bus of the test's
 /// own holds alex's sign-in, and its collection is locked. The commands and `sesame doctor` say
 /// so with their own status; the window offers Unlock (the keyring's own prompt, answered as a
-/// person does) instead of a sign-in, and alex is back with no second copy. The flow is
+/// person does) instead of a sign-in, and alex is back with no second copy. So again after a
+/// fresh login, whose keyring daemon loads the collection locked. The flow is
 /// EndToEnd/keyring_flow.py.
 final class KeyringEndToEndTests: XCTestCase {
     func testALockedKeyringIsSaidAndUnlockedNeverSignedInAgain() throws {
@@ -66,5 +67,15 @@ final class KeyringEndToEndTests: XCTestCase {
         XCTAssertEqual(seen["items_after"] as? [String], signedIn, "a second copy of the sign-in was stored")
         let after = try XCTUnwrap(seen["token_after"] as? [String: Any])
         XCTAssertEqual(after["status"] as? Int, 0, "\(after)")
+
+        // A fresh login (the daemon loads the collection locked): the same, not "nobody".
+        let fresh = try XCTUnwrap(seen["token_fresh_login"] as? [String: Any])
+        XCTAssertEqual(fresh["status"] as? Int, 3, "\(fresh)")
+        let freshSaid = fresh["stderr"] as? String ?? ""
+        XCTAssertTrue(freshSaid.contains("Your keyring is locked, and your sign-ins are inside it."), freshSaid)
+        let freshLabels = try XCTUnwrap(seen["window_labels_fresh_login"] as? [String])
+        XCTAssertTrue(freshLabels.contains { $0.hasPrefix("Your keyring is locked, and your sign-ins are inside it.") }, "\(freshLabels)")
+        XCTAssertEqual(seen["unlock_offered_fresh_login"] as? Bool, true)
+        XCTAssertEqual(seen["sign_in_requested_fresh_login"] as? Bool, false)
     }
 }

@@ -13,6 +13,7 @@ and its question about the program (through the accessibility tree) — is answe
 would, in whichever order it comes (`answer_meanwhile`).
 """
 import os
+import signal
 import subprocess
 
 from gi.repository import Gio, GLib
@@ -45,9 +46,10 @@ class AppBus:
         return self.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
                          GLib.Variant("(s)", (name,)), "(b)")[0]
 
-    def start_keyring(self, home, log_path):
+    def start_keyring(self, home, log_path, unlocked=True):
         """gnome-keyring on this bus, its "login" collection unlocked with a password of the
-        caller's (read from stdin, as a desktop's login does), in the home folder `home`."""
+        caller's (read from stdin, as a desktop's login does), in the home folder `home`; with
+        `unlocked` False, started as a session that has not unlocked it (it loads it locked)."""
         # Its own runtime folder: gnome-keyring's control socket is there, and a daemon started in the
         # session's takes that socket over (a keyring D-Bus starts on demand afterwards, elsewhere,
         # would then start empty, and its first write wait for a password prompt nobody answers).
@@ -57,8 +59,12 @@ class AppBus:
                        "XDG_RUNTIME_DIR": runtime, "DBUS_SESSION_BUS_ADDRESS": self.address}
         with open(log_path, "w") as log:
             # The daemon forks and keeps what it was given as stdout: a file, never a pipe waited on.
-            subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"], input=b"sesame-broker-test",
-                           stdout=log, stderr=log, env=environment, timeout=30, check=True)
+            if unlocked:
+                subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets"], input=b"sesame-broker-test",
+                               stdout=log, stderr=log, env=environment, timeout=30, check=True)
+            else:
+                subprocess.run(["gnome-keyring-daemon", "--components=secrets"], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                               env=environment, timeout=30, check=True)
 
         def login_collection():
             if not self.has_owner("org.freedesktop.secrets"):
@@ -67,6 +73,15 @@ class AppBus:
                              GLib.Variant("(s)", ("login",)), "(o)")[0]
             return path if path != "/" else None
         wait("the keyring's unlocked login collection on the app's bus", login_collection)
+
+    def restart_keyring_locked(self, home, log_path):
+        """The keyring as every fresh login finds it: its daemon ended, then started again without
+        the password, so that it loads the "login" collection from its file, locked."""
+        daemon = self.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                           GLib.Variant("(s)", ("org.freedesktop.secrets",)), "(u)")[0]
+        os.kill(daemon, signal.SIGTERM)
+        wait("the keyring daemon to end", lambda: not self.has_owner("org.freedesktop.secrets"))
+        self.start_keyring(home, log_path, unlocked=False)
 
     def keyring_labels(self):
         """The labels of what the keyring's login collection holds (pymsalruntime's "MSAL" items)."""

@@ -8,6 +8,8 @@ through the window (WebDriver); the collection is locked (the Secret Service's o
 screen locking does); then the commands (run by a program: no terminal) and `sesame doctor` say
 what holds, and the window, started again, offers to unlock rather than to sign in: its Unlock
 shows the keyring's own prompt (gcr-prompter), the password is typed there, and alex is back.
+Last, a fresh login: the keyring's daemon starts again, its collection loaded locked; the command
+and the window say it is locked as before.
 Prints one JSON object: what was seen. KeyringEndToEndTests.swift says what must hold.
 """
 import json
@@ -113,4 +115,25 @@ seen["items_after"] = sesame_items()
 status, shown = typed_at_terminal(f"{binary} token --account-type myGraphService --emulator={emulator} > /dev/null; echo status=$?",
                                   dict(os.environ))
 seen["token_after"] = {"status": int(shown.split("status=")[-1].split()[0]) if "status=" in shown else -1}
+
+# 5. A fresh login: the keyring's daemon starts again with the collection locked (gnome-keyring
+# loads it so until the session unlocks it). Still locked, not "nobody is signed in".
+bus.restart_keyring_locked(os.path.join(scratch, "home"), os.path.join(scratch, "keyring-2.log"))
+seen["token_fresh_login"] = command("token", "--account-type", "myGraphService")
+if bus.has_owner("org.sesame.Sesame"):
+    service = bus.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                       GLib.Variant("(s)", ("org.sesame.Sesame",)), "(u)")[0]
+    os.kill(service, signal.SIGTERM)
+    wait("the account service to end", lambda: not bus.has_owner("org.sesame.Sesame"))
+app = Sesame(binary, emulator, os.path.join(scratch, "trace-3.jsonl"), "directory")
+try:
+    app.ui.find("label", "Your keyring is locked")
+    seen["window_labels_fresh_login"] = app.ui.label_texts()
+    seen["unlock_offered_fresh_login"] = bool(app.ui.find("push button", "Unlock…"))
+    seen["sign_in_requested_fresh_login"] = bool(app.trace.find("sign-in-page-requested"))
+except StepFailed:
+    app.report_where_it_stood(scratch)
+    raise
+finally:
+    app.quit()
 print(json.dumps(seen))
