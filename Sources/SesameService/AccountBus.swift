@@ -90,14 +90,17 @@ public final class AccountBus {
 
     private func handle(_ call: DBusMethodCall) {
         Task {
-            do throws(AccountServiceError) {
-                let caller = try await identify(call)
-                let answer = try await answer(call, from: caller)
-                // The answer goes to the process that asked, running what it ran then.
-                guard callers.isStill(call) else { throw Self.changed }
-                call.reply(answer)
-            } catch {
-                call.fail(name: error.name, message: error.message)
+            // SIGTERM during its refresh ends the service once the caller has its answer.
+            await Termination.shared.answering {
+                do throws(AccountServiceError) {
+                    let caller = try await identify(call)
+                    let answer = try await answer(call, from: caller)
+                    // The answer goes to the process that asked, running what it ran then.
+                    guard callers.isStill(call) else { throw Self.changed }
+                    call.reply(answer)
+                } catch {
+                    call.fail(name: error.name, message: error.message)
+                }
             }
         }
     }

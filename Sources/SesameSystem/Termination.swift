@@ -13,6 +13,10 @@ import Synchronization
 /// parent sees a death by that signal, and a shell running it in a loop stops too; the shell's
 /// status is 128 + the signal's number (130 for Ctrl+C, 143 for SIGTERM, 129 for SIGHUP).
 /// SIGKILL cannot be deferred: docs/SECURITY.md says what it can still cost.
+///
+/// A program that answers others (the account service) runs each answer in ``answering(_:)``:
+/// a section inside it that a signal waited for ends the process only once the answer is given,
+/// so the caller whose refresh was stored hears its token, not that the service went away.
 public final class Termination: Sendable {
     /// The process's one instance (signal dispositions belong to the process).
     public static let shared = Termination()
@@ -29,9 +33,23 @@ public final class Termination: Sendable {
         var ending: (@Sendable (Int32, _ waited: Bool) -> Void)?
         /// Whether a section was running when the signal came.
         var waited = false
+        /// Sections running inside each ``answering(_:)`` scope, by the scope's number.
+        var sectionsIn: [Int: Int] = [:]
+        /// The scopes whose section ended after the signal came: the process ends once they have
+        /// answered.
+        var owing: Set<Int> = []
+        /// The next scope's number.
+        var nextScope = 0
     }
 
     private let state = Mutex(State())
+    /// Where the signals are handled, and an answer that is late is given up on.
+    private let queue = DispatchQueue(label: "sesame.termination")
+
+    /// How long an ``answering(_:)`` scope whose section a signal waited for has to give its
+    /// answer before the process ends anyway: what is left after a refresh is stored is the reply
+    /// itself, but nothing after it (a question to the person) may hold the ending up.
+    public static let answerGrace: Duration = .seconds(5)
     /// The dispatch sources, kept for the process's life.
     nonisolated(unsafe) private var sources: [any DispatchSourceSignal] = []
 
@@ -47,7 +65,6 @@ public final class Termination: Sendable {
             return state.ending == nil
         }
         guard first, sources.isEmpty else { return }
-        let queue = DispatchQueue(label: "sesame.termination")
         for number in Self.signals {
             // Handled by the source, not by the default action (which would end the process at once).
             signal(number, SIG_IGN)
@@ -83,6 +100,28 @@ public final class Termination: Sendable {
     /// Whether the current task runs inside a section.
     @TaskLocal private static var inSection = false
 
+    /// The ``answering(_:)`` scope the current task runs in, by its number.
+    @TaskLocal private static var scope: Int?
+
+    /// Runs `body`, which answers a caller (a call on the bus); when a section inside it is one a
+    /// signal waited for, the process ends once `body` has returned — the answer given — rather
+    /// than when the section ends. A scope that ran no section when the signal came (one waiting
+    /// for the person to answer a question, say) holds nothing up.
+    public func answering<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async rethrows -> T {
+        let number = state.withLock { state in
+            defer { state.nextScope += 1 }
+            return state.nextScope
+        }
+        defer {
+            let signal = state.withLock { state -> Int32? in
+                guard state.owing.remove(number) != nil else { return nil }
+                return state.depth == 0 && state.owing.isEmpty ? state.pending : nil
+            }
+            if let signal { end(signal) }
+        }
+        return try await Self.$scope.withValue(number) { try await body() }
+    }
+
     /// What ``deferring(_:)`` throws when the process is ending.
     public struct Ending: Error, CustomStringConvertible {
         /// The signal that ends it.
@@ -91,20 +130,39 @@ public final class Termination: Sendable {
     }
 
     private func enter() throws {
+        let scope = Self.scope
         let ending = state.withLock { state -> Int32? in
             if let pending = state.pending { return pending }
             state.depth += 1
+            if let scope { state.sectionsIn[scope, default: 0] += 1 }
             return nil
         }
         if let ending { throw Ending(signal: ending) }
     }
 
     private func leave() {
-        let signal = state.withLock { state -> Int32? in
+        let scope = Self.scope
+        let (signal, owing) = state.withLock { state -> (Int32?, Int32?) in
             state.depth -= 1
-            return state.depth == 0 ? state.pending : nil
+            var owing: Int32?
+            if let scope, let running = state.sectionsIn[scope] {
+                state.sectionsIn[scope] = running > 1 ? running - 1 : nil
+                // Its section done after the signal: its caller is answered before the end.
+                if running == 1, let pending = state.pending {
+                    state.owing.insert(scope)
+                    owing = pending
+                }
+            }
+            return (state.depth == 0 && state.owing.isEmpty ? state.pending : nil, owing)
         }
         if let signal { end(signal) }
+        if let owing, let scope {
+            queue.asyncAfter(deadline: .now() + .milliseconds(Int(Self.answerGrace.components.seconds * 1000))) { [self] in
+                // Not answered yet: given up on (a section running still ends the process itself).
+                let now = state.withLock { state in state.owing.remove(scope) != nil && state.depth == 0 && state.owing.isEmpty }
+                if now { end(owing) }
+            }
+        }
     }
 
     private func received(_ signal: Int32) {

@@ -29,6 +29,8 @@ struct SesameServiceCommand: ParsableCommand {
         // refresh's request and the store of its answer.
         Termination.shared.install { signal, _ in
             Posix.writeStandardError("sesame-service: ending (\(Termination.name(of: signal))).\n")
+            // An answer given just before (a refresh the signal waited for) reaches its caller.
+            DBusService.flushSessionBus()
             Durability.shared.waitUntilFlushed()
         }
         // What it is for is the session bus: without one, say so rather than end in silence.

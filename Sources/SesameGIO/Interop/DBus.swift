@@ -547,6 +547,21 @@ public final class DBusService {
     }
 }
 
+extension DBusService {
+    /// Writes out what this process queued on the session bus (an answer just given): a process
+    /// about to end calls it, so that the answer is not lost with it. Any thread.
+    public nonisolated static func flushSessionBus() {
+        var error: UnsafeMutablePointer<GError>?
+        // The process's one shared connection. The reference this adds is not given back: the
+        // process ends next, on whichever thread ends it (``GObjectReference`` is the main actor's).
+        guard let connection = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
+            g_error_free(error)
+            return
+        }
+        if g_dbus_connection_flush_sync(connection, nil, &error) == 0 { g_error_free(error) }
+    }
+}
+
 /// A connection's process and user, as the bus daemon says (`GetConnectionCredentials`).
 public struct DBusCredentials: Sendable, Hashable {
     /// `ProcessID`: the process that connected.
