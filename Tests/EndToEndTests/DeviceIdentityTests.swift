@@ -283,6 +283,9 @@ struct DeviceIdentityLifecycleTests {
                 try await identity.ssoCookie(for: try #require(URL(string: elsewhere)))
             }
             #expect(refused?.code == .refused)
+            let origin = elsewhere.replacingOccurrences(of: "/common/oauth2/authorize", with: "")
+            #expect(
+                refused?.message.hasSuffix("not \(origin).") == true, "the refusal names the origin asked for: \(refused?.message ?? "")")
         }
     }
 

@@ -194,8 +194,7 @@ public actor DeviceIdentity {
             ssoURL.host?.lowercased() == kept.authority.host?.lowercased(), ssoURL.port == kept.authority.port
         else {
             throw DeviceIdentityError(
-                .refused,
-                "This computer's sign-in cookie is only for \(kept.authority.host ?? "its sign-in service"), not \(ssoURL.host ?? "?").")
+                .refused, "This computer's sign-in cookie is only for \(Self.origin(of: kept.authority)), not \(Self.origin(of: ssoURL)).")
         }
         let client = DeviceIdentityClient(transport: transport, authority: kept.authority)
         let given = URLComponents(url: ssoURL, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "sso_nonce" }?.value
@@ -228,6 +227,11 @@ public actor DeviceIdentity {
         }
         try forget()
         logger.info("device removed", metadata: ["deviceId": "\(kept.registration.deviceID)"])
+    }
+
+    /// `scheme://host[:port]`, what a refusal names (never the path or query, which may carry a nonce).
+    private static func origin(of url: URL) -> String {
+        "\(url.scheme ?? "?")://\(url.host ?? "?")" + (url.port.map { ":\($0)" } ?? "")
     }
 
     // MARK: What is kept
