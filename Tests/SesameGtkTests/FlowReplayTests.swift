@@ -1,4 +1,5 @@
 import Foundation
+import IdentityEmulator
 import SesameGIO
 import SesameService
 import SesameTestSupport
@@ -77,4 +78,44 @@ final class FlowReplayWindowTests: GUITestCase {
             XCTAssertTrue(diagram.details.text.contains(#"\u{202E}moc.tfosorcim.nigol"#), diagram.details.text)
         }
     }
+
+    // MARK: Presenting the replay
+
+    /// Nothing waits in a replay: the window has no step-through bar (no "Stepping through", no
+    /// Next, no Continue).
+    func testTheReplayWindowHasNoStepThroughBar() throws {
+        try MainActor.assumeIsolated {
+            let replay = FlowReplayWindow(application: nil, events: try Self.signInFlow(), file: "sign-in.jsonl")
+            defer { replay.window.destroy() }
+            let view = replay.inspector.diagram
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { view.root.isMapped && !view.model.steps.isEmpty })
+            let shown = replay.window.descendants.filter(\.isMapped)
+            XCTAssertFalse(shown.contains { $0.accessibleName == L("Step-through") }, "the replay shows the step-through bar")
+            let buttons = shown.compactMap { ($0 as? Button)?.title }
+            XCTAssertFalse(buttons.contains(L("Next")) || buttons.contains(L("Continue")), "\(buttons)")
+        }
+    }
+
+    /// A whole sign-in's flow as the inspector saves it (alex, through the real view, up to the
+    /// directory filled): recorded once for the tests that replay it.
+    @MainActor
+    private static func signInFlow() throws -> [FlowTrace.Event] {
+        if let recorded { return recorded }
+        let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory)
+        defer { gui.close() }
+        gui.waitForSignInPage("first sign-in")
+        gui.signInAsAlexUpToConsent()
+        gui.clickInPage(SignInPageIDs.primaryButton)
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 && gui.has("list-rendered") }, "the directory never filled")
+        gui.window.inspectorPane.toggle()
+        let live = try XCTUnwrap(gui.window.inspector)
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { live.diagram.model.steps.contains { $0.label.contains("rows") } })
+        live.showPending()
+        let file = Repository.temporaryDirectory("sesame-replay-sign-in").appending(path: "flow.jsonl")
+        try live.saveFlow(to: file)
+        let events = try FlowReplay.events(fromFile: file.path)
+        recorded = events
+        return events
+    }
+    @MainActor private static var recorded: [FlowTrace.Event]?
 }

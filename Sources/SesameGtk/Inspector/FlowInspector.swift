@@ -12,13 +12,15 @@ final class FlowInspector {
     let root = Box(vertical: true, spacing: 4)
     let diagram: FlowDiagramView
     let log = TextLog()
-    /// Step-through's Next and Continue, shown while it is on.
+    /// Step-through's Next and Continue, shown while it is on (never in a replay: nothing waits there).
     let stepBar: StepThroughBar
     private let views = Stack()
     private var isClosed = false
     private let trace: FlowTrace
 
-    init(trace: FlowTrace, parent: Window) {
+    /// The inspector of `trace` in `parent`; `stepsThrough`: with the step-through bar (a live
+    /// flow's), or none (a replay's, where nothing can wait: a bar there would only say so).
+    init(trace: FlowTrace, parent: Window, stepsThrough: Bool = true) {
         self.trace = trace
         diagram = FlowDiagramView()
         stepBar = StepThroughBar(stepThrough: trace.stepThrough, window: parent)
@@ -57,7 +59,7 @@ final class FlowInspector {
         bar.pack(export)
         root.pack(title)
         root.pack(bar)
-        root.pack(stepBar.root)
+        if stepsThrough { root.pack(stepBar.root) }
         root.pack(views, expand: true)
         // The step about to happen is selected, so its explanation shows before it happens; after
         // Continue the diagram follows the newest again.

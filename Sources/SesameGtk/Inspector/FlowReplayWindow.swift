@@ -31,7 +31,8 @@ final class FlowReplayWindow {
         let name = URL(filePath: file).lastPathComponent
         window = Window(application: application, title: String(formatting: L("Replay of %@"), name), width: 760, height: 720)
         window.setName("flow-replay")
-        inspector = FlowInspector(trace: FlowTrace(replaying: events), parent: window)
+        // No step-through bar: the window's showAll would show it, and nothing waits in a replay.
+        inspector = FlowInspector(trace: FlowTrace(replaying: events), parent: window, stepsThrough: false)
         let note = Label(L("A saved flow, shown again: nothing signs in and nothing goes to the network."), wrap: true, xalign: 0)
         note.accessibleName = L("About this replay")
         let content = Box(vertical: true, spacing: 6)
