@@ -27,10 +27,16 @@ public enum FlowReplay {
     }
 
     /// The events of `text`, one JSON line each (blank lines skipped); `file` names it in errors.
+    /// A flow saved again on Windows reads the same: its lines end in CR LF, and a byte order mark
+    /// may come first.
     public static func events(from text: String, file: String) throws(Failure) -> [FlowTrace.Event] {
+        var scalars = Substring(text).unicodeScalars
+        if scalars.first == "\u{FEFF}" { scalars.removeFirst() }
         var events: [FlowTrace.Event] = []
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = String(line).trimmingWhitespace()
+        // Split at LF as a scalar: as a Character, CR LF is one grapheme that is not "\n", and the
+        // whole file would be one line. The CR left at a line's end is trimmed as whitespace.
+        for (number, line) in scalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = String(String.UnicodeScalarView(line)).trimmingWhitespace()
             if line.isEmpty { continue }
             guard line.utf8.count <= longestLine, let event = event(ofLine: Substring(line)) else {
                 throw Failure(

@@ -56,6 +56,22 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(demo.stderr.contains("--replay shows a saved flow and signs nobody in"), demo.stderr)
     }
 
+    /// A flow saved again on Windows (CR LF line ends, a byte order mark first) is read like the
+    /// flow itself: `--replay` gets as far as the window, which is what is missing here.
+    func testReplayOfAFlowSavedOnWindowsGetsToTheWindow() throws {
+        let folder = Repository.temporaryDirectory("sesame-replay-named")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let lines = [
+            #"{"t":0.1,"event":"window-shown"}"#,
+            #"{"t":0.2,"event":"navigation","method":"GET","url":"https://login.example/authorize","kind":"other","action":"show"}"#,
+        ]
+        let windows = folder.appending(path: "windows.jsonl")
+        try Data(("\u{FEFF}" + lines.map { $0 + "\r\n" }.joined()).utf8).write(to: windows)
+        let result = try run(["--replay", windows.path], removing: ["DISPLAY", "WAYLAND_DISPLAY"])
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("sesame: no display to show the flow on"), result.stderr)
+    }
+
     func testTokenWithoutAnAccountExitsWithStatusTwo() throws {
         let result = try run(["token", "--account-type", "myGraphService"], removing: ["DISPLAY", "WAYLAND_DISPLAY"])
         XCTAssertEqual(result.status, 2, result.stderr)

@@ -205,4 +205,26 @@ struct FlowReplayTests {
         #expect(throws: FlowReplay.Failure.self) { try FlowReplay.events(from: text, file: "flow.jsonl") }
         do { _ = try FlowReplay.events(from: text, file: "flow.jsonl") } catch { #expect(error.description.contains(says), "\(error)") }
     }
+
+    /// A flow mailed to a Windows machine and saved again there (Notepad, a mail program) ends its
+    /// lines with CR LF, and may start with a byte order mark: it replays as the file it was.
+    @Test(
+        "saved with CRLF line ends or a byte order mark first, a flow reads as the same steps with the same details",
+        arguments: [("\r\n", ""), ("\r\n", "\u{FEFF}"), ("\n", "\u{FEFF}")])
+    func windowsLineEnds(lineEnd: String, start: String) throws {
+        let trace = try FlowDiagramTests.signInAndSearch()
+        let saved = start + trace.events.map { $0.jsonLine + lineEnd }.joined() + lineEnd
+        let replayed = try FlowReplay.events(from: saved, file: "flow.jsonl")
+        #expect(replayed.map(\.jsonLine) == trace.events.map(\.jsonLine))
+        let original = FlowDiagram(trace.events)
+        let again = FlowDiagram(replayed)
+        #expect(again.steps.map(\.label) == original.steps.map(\.label))
+        for index in original.steps.indices { #expect(again.details(of: index) == original.details(of: index)) }
+        // A line that is no event is still named by its number, CR LF counted as one line end.
+        let broken = start + trace.events.prefix(2).map { $0.jsonLine + lineEnd }.joined() + "my notes" + lineEnd
+        do {
+            _ = try FlowReplay.events(from: broken, file: "flow.jsonl")
+            Issue.record("a line of notes replayed")
+        } catch { #expect(error.description.contains("flow.jsonl, line 3: not a flow event"), "\(error)") }
+    }
 }
