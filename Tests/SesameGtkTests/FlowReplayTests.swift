@@ -96,6 +96,65 @@ final class FlowReplayWindowTests: GUITestCase {
         }
     }
 
+    /// A presenter selects every row of a whole sign-in's replay, in English and in Spanish: the
+    /// window stays within the screen's work area and keeps its size, the long details scrolling
+    /// inside. Its least height fits the smallest screen Sesame is shown on (800×600), whatever
+    /// screen the test has (`SESAME_XVFB_SCREEN=800x600x24 scripts/test-session.sh …`, or 1280x800x24).
+    func testTheReplayWindowStaysWithinTheScreenWhateverRowIsSelected() throws {
+        try MainActor.assumeIsolated {
+            let events = try Self.signInFlow()
+            setenv("LC_ALL", "C.UTF-8", 1)
+            Localization.setUp(executable: URL(filePath: "/nonexistent/bin/sesame"), sourceRoot: Repository.root)
+            defer {
+                unsetenv("LANGUAGE")
+                unsetenv("LC_ALL")
+                setlocale(LC_ALL, "")
+            }
+            for language in ["en", "es"] {
+                setenv("LANGUAGE", language, 1)
+                setlocale(LC_ALL, "")
+                let replay = FlowReplayWindow(application: nil, events: events, file: "sign-in.jsonl")
+                defer { replay.window.destroy() }
+                let window = replay.window
+                let view = replay.inspector.diagram
+                XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { window.frameOnScreen != nil && view.model.steps.count > 20 })
+                Self.settle(window)
+                let area = try XCTUnwrap(window.workArea)
+                let opened = window.size
+                for row in view.model.steps.indices {
+                    view.select(row)
+                    Self.settle(window)
+                    let what = "\(language), row \(row) “\(view.model.steps[row].label)” in \(area)"
+                    let least = window.minimumHeight(forWidth: window.size.width)
+                    XCTAssertLessThanOrEqual(least, 600, "the window needs more height than an 800×600 screen has: \(what)")
+                    XCTAssertLessThanOrEqual(least, area.height, what)
+                    let frame = try XCTUnwrap(window.frameOnScreen)
+                    XCTAssertTrue(
+                        frame.x >= area.x && frame.y >= area.y && frame.x + frame.width <= area.x + area.width
+                            && frame.y + frame.height <= area.y + area.height, "the window \(frame) is past the work area: \(what)")
+                    XCTAssertTrue(window.size == opened, "the window went from \(opened) to \(window.size): \(what)")
+                }
+                // The longest details, for the eyes.
+                let longest = try XCTUnwrap(
+                    view.model.steps.indices.max { view.model.details(of: $0).count < view.model.details(of: $1).count })
+                view.select(longest)
+                Self.settle(window)
+                try Screenshot.save(window, to: GUIHarness.screenshots.appending(path: "replay-longest-details-\(language).png"))
+            }
+        }
+    }
+
+    /// Lets the window lay out and paint what just changed (a resize asked of the display comes
+    /// back a frame later).
+    @MainActor
+    private static func settle(_ window: Window) {
+        for _ in 0..<3 {
+            var painted = false
+            MainLoop.afterNextPaint(of: window) { painted = true }
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { painted })
+        }
+    }
+
     /// A whole sign-in's flow as the inspector saves it (alex, through the real view, up to the
     /// directory filled): recorded once for the tests that replay it.
     @MainActor

@@ -149,8 +149,10 @@ final class FlowInspector {
 }
 
 /// The sequence diagram: lane headings that stay put, the rows below them in a scrolled window
-/// that follows the newest, and the selected row's time and redacted details underneath. Click
-/// a row or use the arrow keys to select; Escape or End goes back to following the newest.
+/// that follows the newest, and the selected row's time and redacted details underneath, in a
+/// scrolled window of their own (long details scroll: they never grow the window past the
+/// screen). Click a row or use the arrow keys to select; Escape or End goes back to following
+/// the newest.
 @MainActor
 final class FlowDiagramView {
     let root = Box(vertical: true, spacing: 4)
@@ -162,6 +164,10 @@ final class FlowDiagramView {
     private let scroller: ScrolledWindow
     let details = Label("", wrap: true, xalign: 0, selectable: true)
 
+    /// The most height the details take (about ten lines): an ID token's claims, read aloud, take
+    /// some thirty; they scroll, and the diagram keeps the rest of the window.
+    static let detailsHeight = 180
+
     init() {
         scroller = ScrolledWindow(rows)
         heading.setContentHeight(Int(Geometry.headingHeight))
@@ -171,7 +177,9 @@ final class FlowDiagramView {
         root.pack(heading)
         root.pack(scroller, expand: true)
         showLaneTitles()
-        root.pack(details)
+        let detailsScroller = ScrolledWindow(details)
+        detailsScroller.limitHeight(to: Self.detailsHeight)
+        root.pack(detailsScroller)
         showDetails()
 
         heading.onDraw { [weak self] canvas, width, _ in

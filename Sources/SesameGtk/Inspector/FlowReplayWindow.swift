@@ -40,6 +40,11 @@ final class FlowReplayWindow {
         content.pack(note)
         content.pack(inspector.root, expand: true)
         window.setContent(content)
+        // Within the screen's work area, with room for the title bar: 760×720 where that fits (a
+        // 1280×800 screen), less on a smaller one (800×600); long details scroll inside.
+        if let area = window.workArea {
+            window.resize(width: min(760, area.width), height: min(720, area.height * 9 / 10))
+        }
         window.showAll()
     }
 }

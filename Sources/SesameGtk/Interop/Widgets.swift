@@ -138,6 +138,14 @@ public class Widget: GObjectReference {
         return Int(natural)
     }
 
+    /// The least height the widget needs at `width` (GTK gives it no less: a window grows to it).
+    public func minimumHeight(forWidth width: Int) -> Int {
+        var minimum: gint = 0
+        var natural: gint = 0
+        gtk_widget_get_preferred_height_for_width(widget, gint(width), &minimum, &natural)
+        return Int(minimum)
+    }
+
     /// The text shown when the pointer rests on the widget (and read by screen readers).
     public var tooltip: String? {
         get {
@@ -616,6 +624,13 @@ public final class ScrolledWindow: Widget {
         set { gtk_scrolled_window_set_min_content_height(sesame_scrolled_window(object), gint(clamping: newValue ?? -1)) }
     }
 
+    /// Asks for its content's natural height up to `maximum` points, and scrolls what is taller:
+    /// content that grows (a long text shown) never grows the window past that.
+    public func limitHeight(to maximum: Int) {
+        gtk_scrolled_window_set_max_content_height(sesame_scrolled_window(object), gint(clamping: maximum))
+        gtk_scrolled_window_set_propagate_natural_height(sesame_scrolled_window(object), 1)
+    }
+
     private var adjustment: GObjectReference {
         if let kept = vertical { return kept }
         let made = GObjectReference(UnsafeMutableRawPointer(gtk_scrolled_window_get_vadjustment(sesame_scrolled_window(object))), .shared)
@@ -973,6 +988,27 @@ public final class Window: Widget {
     /// Sets the size the window opens with (or has).
     public func resize(width: Int, height: Int) {
         gtk_window_resize(window, gint(clamping: max(1, width)), gint(clamping: max(1, height)))
+    }
+
+    /// The part of the screen a window may use (its monitor's work area: the panels and docks
+    /// left out), in the screen's coordinates: the window's monitor's, or before the window is on
+    /// screen the primary (else the first) monitor's.
+    public var workArea: (x: Int, y: Int, width: Int, height: Int)? {
+        guard let display = gtk_widget_get_display(widget) else { return nil }
+        let shown = gtk_widget_get_window(widget).flatMap { gdk_display_get_monitor_at_window(display, $0) }
+        guard let monitor = shown ?? gdk_display_get_primary_monitor(display) ?? gdk_display_get_monitor(display, 0) else { return nil }
+        var area = GdkRectangle()
+        gdk_monitor_get_workarea(monitor, &area)
+        return (Int(area.x), Int(area.y), Int(area.width), Int(area.height))
+    }
+
+    /// Where the window is on the screen and its size, its decorations included (nil while it is
+    /// not on screen).
+    public var frameOnScreen: (x: Int, y: Int, width: Int, height: Int)? {
+        guard gtk_widget_get_mapped(widget) != 0, let surface = gtk_widget_get_window(widget) else { return nil }
+        var area = GdkRectangle()
+        gdk_window_get_frame_extents(surface, &area)
+        return (Int(area.x), Int(area.y), Int(area.width), Int(area.height))
     }
 
     /// Whether the window is maximised.
