@@ -16,12 +16,16 @@ public enum FlowReplay {
     /// The longest line read.
     static let longestLine = 64 << 10
 
-    /// The events of the file at `path`.
+    /// The events of the file at `path`: the name the user gave, so a symbolic link is followed,
+    /// to a regular file only (never a FIFO or a device) of at most ``largestFile`` bytes. The
+    /// refusal says which: too large, not a regular file, or the system's reason it cannot be read.
     public static func events(fromFile path: String) throws(Failure) -> [FlowTrace.Event] {
-        guard let bytes = Posix.readFile(path, limit: largestFile) else {
-            throw Failure(
-                description:
-                    "\(DisplayText.escaped(path)) cannot be read, or is larger than \(largestFile >> 20) MiB: give a flow saved by Sesame.")
+        let bytes: [UInt8]
+        do { bytes = try Posix.readRegularFile(path, limit: largestFile, followingLinks: true) } catch {
+            throw Failure(description: "\(DisplayText.escaped(path)) cannot be read: \(error.message).")
+        }
+        guard bytes.count <= largestFile else {
+            throw Failure(description: "\(DisplayText.escaped(path)) is larger than \(largestFile >> 20) MiB: give a flow saved by Sesame.")
         }
         return try events(from: String(decoding: bytes, as: UTF8.self), file: path)
     }

@@ -166,8 +166,11 @@ package enum Posix {
 
     /// The bytes of the regular file at `path` (not a link, device or FIFO), at most `limit` + 1
     /// of them — more than `limit` says the file is too large — or why it cannot be read.
-    package static func readRegularFile(_ path: String, limit: Int) throws(SystemCallError) -> [UInt8] {
-        let descriptor = try call("open") { open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) }
+    /// `followingLinks`: for a name a person gave (`sesame --replay latest.jsonl`), a symbolic link
+    /// is followed as every tool follows its argument, and what it leads to must be a regular file;
+    /// `O_NONBLOCK` still keeps a FIFO at its end from holding the open until a writer comes.
+    package static func readRegularFile(_ path: String, limit: Int, followingLinks: Bool = false) throws(SystemCallError) -> [UInt8] {
+        let descriptor = try call("open") { open(path, O_RDONLY | O_NONBLOCK | (followingLinks ? 0 : O_NOFOLLOW) | O_CLOEXEC) }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {

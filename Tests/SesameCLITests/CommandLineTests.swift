@@ -72,6 +72,26 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("sesame: no display to show the flow on"), result.stderr)
     }
 
+    /// A flow named through a symbolic link (`latest.jsonl`) is read like the flow itself, as any
+    /// tool reads the name it is given; a link is followed to a regular file only, and one to a
+    /// device is refused, saying so.
+    func testReplayOfASymlinkedFlowGetsToTheWindow() throws {
+        let folder = Repository.temporaryDirectory("sesame-replay-link")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data(#"{"t":0.1,"event":"window-shown"}"#.utf8).write(to: folder.appending(path: "flow.jsonl"))
+        let link = folder.appending(path: "latest.jsonl")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "flow.jsonl")
+        let result = try run(["--replay", link.path], removing: ["DISPLAY", "WAYLAND_DISPLAY"])
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("sesame: no display to show the flow on"), result.stderr)
+
+        let device = folder.appending(path: "device.jsonl")
+        try FileManager.default.createSymbolicLink(atPath: device.path, withDestinationPath: "/dev/zero")
+        let refused = try run(["--replay", device.path], removing: ["DISPLAY", "WAYLAND_DISPLAY"])
+        XCTAssertEqual(refused.status, 2, refused.stderr)
+        XCTAssertEqual(refused.stderr, "sesame: \(device.path) cannot be read: it is not a regular file.\n")
+    }
+
     func testTokenWithoutAnAccountExitsWithStatusTwo() throws {
         let result = try run(["token", "--account-type", "myGraphService"], removing: ["DISPLAY", "WAYLAND_DISPLAY"])
         XCTAssertEqual(result.status, 2, result.stderr)

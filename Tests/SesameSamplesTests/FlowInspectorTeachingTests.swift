@@ -227,4 +227,60 @@ struct FlowReplayTests {
             Issue.record("a line of notes replayed")
         } catch { #expect(error.description.contains("flow.jsonl, line 3: not a flow event"), "\(error)") }
     }
+
+    /// The file a person names (`sesame --replay latest.jsonl`) may be a symbolic link to the flow,
+    /// as any tool's argument may: it is followed, as `cat` and `less` follow it.
+    @Test("a flow reached through a symbolic link, or a link to a link, replays as the file itself")
+    func symbolicLink() throws {
+        let folder = Repository.temporaryDirectory("sesame-replay-link")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let trace = try FlowDiagramTests.signInAndSearch()
+        try Data(trace.events.map { $0.jsonLine + "\n" }.joined().utf8).write(to: folder.appending(path: "flow.jsonl"))
+        let link = folder.appending(path: "latest.jsonl")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "flow.jsonl")
+        let linkToLink = folder.appending(path: "shown.jsonl")
+        try FileManager.default.createSymbolicLink(atPath: linkToLink.path, withDestinationPath: link.path)
+        for name in [link, linkToLink] {
+            let replayed = try FlowReplay.events(fromFile: name.path)
+            #expect(replayed.map(\.jsonLine) == trace.events.map(\.jsonLine), "\(name.lastPathComponent)")
+            #expect(FlowDiagram(replayed).steps.map(\.label) == FlowDiagram(trace.events).steps.map(\.label))
+        }
+    }
+
+    /// Whatever a name leads to, only a regular file of at most 16 MiB is read: a FIFO would wait for
+    /// a writer, a device (`/dev/zero`) never ends. The sentence says which it was.
+    @Test("a file over 16 MiB, a folder, a device, a FIFO (named or through a link), a missing file: refused, each saying why")
+    func refusedFiles() throws {
+        let folder = Repository.temporaryDirectory("sesame-replay-refused")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let large = folder.appending(path: "large.jsonl")
+        try Data("{\"t\":0.1,\"event\":\"window-shown\"}\n".utf8).write(to: large)
+        let handle = try FileHandle(forWritingTo: large)
+        try handle.truncate(atOffset: UInt64(FlowReplay.largestFile) + 1)
+        try handle.close()
+        let fifo = folder.appending(path: "fifo.jsonl")
+        #expect(try ProcessRunner.run(URL(filePath: "/usr/bin/mkfifo"), [fifo.path]).status == 0)
+        func link(_ name: String, to target: String) throws -> String {
+            let path = folder.appending(path: name).path
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+            return path
+        }
+        let refusals: [(String, String)] = [
+            (large.path, "large.jsonl is larger than 16 MiB"),
+            (try link("large-link.jsonl", to: large.path), "large-link.jsonl is larger than 16 MiB"),
+            (folder.path, "cannot be read: it is not a regular file"),
+            ("/dev/zero", "/dev/zero cannot be read: it is not a regular file"),
+            (fifo.path, "fifo.jsonl cannot be read: it is not a regular file"),
+            (try link("to-fifo.jsonl", to: fifo.path), "to-fifo.jsonl cannot be read: it is not a regular file"),
+            (try link("to-device.jsonl", to: "/dev/zero"), "to-device.jsonl cannot be read: it is not a regular file"),
+            (folder.appending(path: "gone.jsonl").path, "gone.jsonl cannot be read: No such file or directory"),
+            (try link("dangling.jsonl", to: "gone.jsonl"), "dangling.jsonl cannot be read: No such file or directory"),
+        ]
+        for (path, says) in refusals {
+            do {
+                _ = try FlowReplay.events(fromFile: path)
+                Issue.record("\(path) replayed")
+            } catch { #expect(error.description.contains(says), "\(error)") }
+        }
+    }
 }
