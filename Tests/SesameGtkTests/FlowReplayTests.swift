@@ -144,6 +144,31 @@ final class FlowReplayWindowTests: GUITestCase {
         }
     }
 
+    /// Selecting "ID token read" with the keyboard shows its long details under the diagram: the
+    /// diagram, shorter now, still shows that row.
+    func testTheRowSelectedByKeyboardStaysInViewWhenItsDetailsAreLong() throws {
+        try MainActor.assumeIsolated {
+            let replay = FlowReplayWindow(application: nil, events: try Self.signInFlow(), file: "sign-in.jsonl")
+            defer { replay.window.destroy() }
+            let view = replay.inspector.diagram
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 10) { replay.window.frameOnScreen != nil && view.model.steps.count > 20 })
+            let labels = view.model.steps.map(\.label)
+            let idToken = try XCTUnwrap(labels.firstIndex(of: "ID token read: who signed in"), "\(labels)")
+            Self.settle(replay.window)
+            // From the first row down, as a presenter walks through the flow.
+            XCTAssertTrue(view.rows.type(.home), "the display sent no key")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { view.selected == 0 })
+            for row in 1...idToken {
+                view.rows.type(.down)
+                XCTAssertTrue(MainLoopBridge.spin(timeout: 5) { view.selected == row })
+                Self.settle(replay.window)
+                XCTAssertTrue(
+                    view.shows(row: row), "row \(row) “\(labels[row])” is out of view, its details: \(view.details.text.count) characters")
+            }
+            XCTAssertTrue(view.details.text.contains("aud · who the token is for (its audience): "), view.details.text)
+        }
+    }
+
     /// Lets the window lay out and paint what just changed (a resize asked of the display comes
     /// back a frame later).
     @MainActor

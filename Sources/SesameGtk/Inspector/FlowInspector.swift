@@ -198,6 +198,12 @@ final class FlowDiagramView {
         }
         rows.onKey { [weak self] key in self?.press(key) ?? false }
         scroller.followBottom { [weak self] in self?.selected == nil }
+        // Long details shown under the diagram shrink it after the selection scrolled to its row
+        // (by the height it had): the row is shown again once the diagram has its new height.
+        scroller.onVisibleHeightChanged { [weak self] in
+            guard let self, let row = self.selected else { return }
+            self.scroller.reveal(top: Double(row) * Geometry.rowHeight, bottom: Double(row + 1) * Geometry.rowHeight)
+        }
     }
 
     /// Adds an event's rows; the view follows them unless a row is selected.
@@ -237,6 +243,12 @@ final class FlowDiagramView {
 
     /// Whether the newest row is in view.
     var showsNewest: Bool { scroller.isAtBottom }
+
+    /// Whether the whole of `row` is in view.
+    func shows(row: Int) -> Bool {
+        let visible = scroller.visibleRange
+        return Double(row) * Geometry.rowHeight >= visible.lowerBound && Double(row + 1) * Geometry.rowHeight <= visible.upperBound
+    }
 
     /// Shows a message where the details go (an export that failed).
     func say(_ message: String) { details.text = message }

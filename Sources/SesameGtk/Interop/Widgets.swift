@@ -631,6 +631,26 @@ public final class ScrolledWindow: Widget {
         gtk_scrolled_window_set_propagate_natural_height(sesame_scrolled_window(object), 1)
     }
 
+    /// The part of the content in view: its top and bottom, in the content's coordinates.
+    public var visibleRange: ClosedRange<Double> {
+        let vertical = sesame_adjustment(adjustment.object)
+        let value = gtk_adjustment_get_value(vertical)
+        return value...(value + gtk_adjustment_get_page_size(vertical))
+    }
+
+    /// Runs `action` each time the height of the part in view changes (the layout around it
+    /// changed: something above or below grew or shrank, the window was resized).
+    public func onVisibleHeightChanged(_ action: @escaping @MainActor () -> Void) {
+        Signals.void(adjustment, "changed") { [weak self] in
+            guard let self else { return }
+            let height = gtk_adjustment_get_page_size(sesame_adjustment(self.adjustment.object))
+            guard height != self.visibleHeight else { return }
+            self.visibleHeight = height
+            action()
+        }
+    }
+    private var visibleHeight = -1.0
+
     private var adjustment: GObjectReference {
         if let kept = vertical { return kept }
         let made = GObjectReference(UnsafeMutableRawPointer(gtk_scrolled_window_get_vadjustment(sesame_scrolled_window(object))), .shared)
