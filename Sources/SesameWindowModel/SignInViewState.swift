@@ -23,6 +23,9 @@ public struct SignInViewState: Sendable, Equatable {
     public enum Action: Sendable, Equatable {
         /// Loads the session's authorization page.
         case loadAuthorizationPage
+        /// Loads Sesame's own page that says the sign-in waits for Next (``SignInWaitText``), at
+        /// `about:blank`, in place of whatever page the view showed.
+        case showWaitingPage
         /// Loads `url` again (a cancelled load, once).
         case retry(URL)
         /// A page is on screen (not a failed load's end): record it, read its troubleshooting details.
@@ -65,17 +68,45 @@ public struct SignInViewState: Sendable, Equatable {
     /// The page on screen is Sesame's own, in place of one that never loaded.
     public private(set) var showingOwnPage = false
 
+    /// Sesame's waiting page, in step-through: asked for, then committed (the view shows it);
+    /// once it has loaded, the authorization page is asked for (and waits for Next).
+    public enum WaitingPage: Sendable, Equatable {
+        case asked
+        case committed
+    }
+
+    /// Sesame's waiting page, until the authorization page is asked for after it.
+    public private(set) var waitingPage: WaitingPage?
+
+    /// The address Sesame's waiting page loads at.
+    public static let waitingPageAddress = URL(string: "about:blank")!
+
     public init() {}
 
-    /// A sign-in begins: its authorization page loads.
-    public mutating func begin(at authorizationURL: URL) -> [Action] {
+    /// A sign-in begins: its authorization page loads — or, when the presenter steps through
+    /// the flow (`stepping`), Sesame's waiting page first: the authorization request will wait
+    /// for Next, and the page the view showed (a cancelled sign-in's form) must not stay live
+    /// meanwhile, or what the presenter types would be sent from it.
+    public mutating func begin(at authorizationURL: URL, stepping: Bool = false) -> [Action] {
         signIn = SignIn(authorizationURL: authorizationURL)
-        return [.loadAuthorizationPage]
+        guard stepping else {
+            waitingPage = nil
+            return [.loadAuthorizationPage]
+        }
+        waitingPage = .asked
+        return [.showWaitingPage]
     }
 
     /// The sign-in ended (the view stops loading; it may stay on screen).
     public mutating func end() {
         signIn = nil
+        waitingPage = nil
+    }
+
+    /// Whether a navigation to `url` is Sesame's waiting page being loaded (the view lets it
+    /// through at once: it is no step of the flow).
+    public func isWaitingPageLoad(_ url: URL?) -> Bool {
+        waitingPage == .asked && url == Self.waitingPageAddress
     }
 
     /// The policy let a navigation through (`navigation` true; a response is not one).
@@ -101,6 +132,7 @@ public struct SignInViewState: Sendable, Equatable {
 
     /// A load committed: the page on screen now is Sesame's own when one was just asked for.
     public mutating func loadCommitted() -> [Action] {
+        if waitingPage == .asked, !currentLoadFailed { waitingPage = .committed }
         showingOwnPage = ownPagePending
         ownPagePending = false
         return [.updateHostBar(ownPage: showingOwnPage)]
@@ -109,12 +141,23 @@ public struct SignInViewState: Sendable, Equatable {
     /// A load finished, at `url` (WebKit ends a failed or interrupted load so too: no page shown).
     public mutating func loadFinished(at url: URL?) -> [Action] {
         guard !currentLoadFailed, let url else { return [.loadFinished] }
+        if waitingPage == .committed, url == Self.waitingPageAddress {
+            // The waiting page is on screen: the authorization request may go and wait now.
+            waitingPage = nil
+            return signIn == nil ? [.loadFinished] : [.loadAuthorizationPage, .loadFinished]
+        }
         return [.pageShown(url), .loadFinished]
     }
 
     /// A load of `url` failed.
     public mutating func loadFailed(_ url: URL?, _ failure: LoadFailure) -> [Action] {
         currentLoadFailed = true
+        if waitingPage != nil, url == Self.waitingPageAddress {
+            // Sesame's waiting page did not load (nothing of the network's): the sign-in goes on
+            // without it rather than not at all.
+            waitingPage = nil
+            return signIn == nil ? [] : [.loadAuthorizationPage]
+        }
         switch failure {
         case .interrupted:
             return []

@@ -114,6 +114,57 @@ final class StepThroughWindowTests: GUITestCase {
         }
     }
 
+    /// A sign-in the presenter cancelled, then F8 and Sign in: while the authorization request
+    /// waits for Next, the view shows Sesame's page that says so — the cancelled sign-in's
+    /// user-name page is gone, so what the presenter types meanwhile reaches no form — and after
+    /// Next the sign-in runs to its end.
+    func testACancelledSignInsPageGivesWayToTheWaitForNext() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, screenshotPrefix: "step-through-")
+            defer { gui.close() }
+            gui.waitForSignInPage("first sign-in")
+            gui.click(button: "Cancel sign-in")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { !gui.signInShown && gui.directoryPage != nil }, "Cancel left sign-in up")
+            let window = gui.window.window
+            window.sendKey(KeyPress(key: KeyPress.f8))
+            let bar = try XCTUnwrap(gui.window.inspector?.stepBar, "F8 built no inspector")
+            gui.click(button: "Sign in")
+
+            // The authorization request waits: the view says so, in place of the old page.
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 15) { gui.trace.stepThrough.waitingCount > 0 }, "the authorization request did not wait")
+            let view = try XCTUnwrap(gui.signInPage)
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 15) { view.title == SignInWaitText.title }, "the view shows '\(view.title ?? "")'")
+            gui.screenshot("waiting-for-next")
+
+            // The presenter clicks into the page and types the user name, then Enter — before Next.
+            view.grabFocus()
+            view.evaluateJavaScript("var field = document.getElementById('\(IDs.userName)'); if (field) { field.focus(); }")
+            gui.drainIdle()
+            for character in "alex@contoso.onmicrosoft.com" {
+                if let press = KeyPress(character: character) { window.sendKey(press) }
+            }
+            window.sendKey(KeyPress(key: KeyPress.enter))
+            // A moment of typing: nothing is sent from the waiting page (a lower bound only).
+            XCTAssertFalse(
+                MainLoopBridge.spin(timeout: 1) { gui.has("step-released") }, "what was typed replaced the waiting request")
+            XCTAssertEqual(gui.trace.stepThrough.waitingCount, 1)
+
+            // Next: the authorization page loads, and the sign-in finishes.
+            bar.next.click()
+            gui.waitForSignInPage("the authorization page after Next")
+            XCTAssertFalse(
+                gui.trace.events.contains { $0.name == "step-released" && $0.fields.contains { $0 == ("by", "cancelled") } },
+                "a waiting step was released by cancelled")
+            gui.click(button: "Continue")
+            gui.signInAsAlexUpToConsent()
+            gui.clickInPage(IDs.primaryButton)
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 30) { gui.peopleRows > 0 }, "the sign-in did not finish")
+            XCTAssertFalse(gui.has("redirect-ignored"))
+        }
+    }
+
     /// The window closes while a step waits: nobody is left to press Next, so the step goes on
     /// and step-through ends (the account service may outlive the window).
     func testClosingTheWindowLetsTheWaitingStepGo() throws {

@@ -57,6 +57,50 @@ struct SignInViewStateTests {
         }
     }
 
+    @Test(
+        "begin in step-through: in every state, Sesame's waiting page first (it loads untraced), the authorization page once it shows"
+    )
+    func beginStepping() {
+        let blank = SignInViewState.waitingPageAddress
+        for (name, start) in Self.states() {
+            var state = start
+            #expect(state.begin(at: Self.authorize, stepping: true) == [.showWaitingPage], "\(name)")
+            #expect(state.isWaitingPageLoad(blank), "\(name)")
+            #expect(!state.isWaitingPageLoad(Self.login), "\(name)")
+            // The page it replaces was still loading: its end is no reason to go on.
+            state.loadStarted()
+            #expect(state.loadFailed(Self.login, .interrupted) == [], "\(name)")
+            #expect(state.loadFinished(at: Self.login) == [.loadFinished], "\(name)")
+            state.loadStarted()
+            _ = state.loadCommitted()
+            #expect(!state.isWaitingPageLoad(blank), "\(name): committed")
+            #expect(state.loadFinished(at: blank) == [.loadAuthorizationPage, .loadFinished], "\(name)")
+            #expect(state.waitingPage == nil, "\(name)")
+            // The authorization page is a page like any other.
+            state.loadStarted()
+            _ = state.loadCommitted()
+            #expect(state.loadFinished(at: Self.authorize) == [.pageShown(Self.authorize), .loadFinished], "\(name)")
+        }
+    }
+
+    @Test("the waiting page: a sign-in that ends meanwhile asks for nothing; a waiting page that fails to load gives way")
+    func waitingPageEndsOrFails() {
+        let blank = SignInViewState.waitingPageAddress
+        var ended = SignInViewState()
+        _ = ended.begin(at: Self.authorize, stepping: true)
+        ended.loadStarted()
+        _ = ended.loadCommitted()
+        ended.end()
+        #expect(ended.loadFinished(at: blank) == [.pageShown(blank), .loadFinished])
+        #expect(!ended.isWaitingPageLoad(blank))
+
+        var failed = SignInViewState()
+        _ = failed.begin(at: Self.authorize, stepping: true)
+        failed.loadStarted()
+        #expect(failed.loadFailed(blank, .unreachable) == [.loadAuthorizationPage])
+        #expect(failed.waitingPage == nil)
+    }
+
     @Test("end: in every state, no sign-in; the network's return then loads nothing")
     func end() {
         for (name, start) in Self.states() {

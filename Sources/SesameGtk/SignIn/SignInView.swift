@@ -68,6 +68,8 @@ final class SignInView {
         }
         webView.onDecidePolicy { [weak self] decision in
             guard let self else { return false }
+            // Sesame's own waiting page is no step of the flow: it loads at once, untraced.
+            if decision.kind == .navigation, state.isWaitingPageLoad(decision.requestURI.flatMap(URL.init(string:))) { return false }
             return stepper.holds(decision, of: session) { [weak self] in self?.decide($0) ?? false } || decide(decision)
         }
         webView.onLoadChanged { [weak self] event in self?.loadChanged(event) }
@@ -79,11 +81,21 @@ final class SignInView {
     /// sign-on credential (`x-ms-RefreshTokenCredential`) when it has one for the service, so the
     /// service knows the device and its user and asks no password. It goes only to the page's
     /// origin: a redirect that leaves it loads again without it (``DeviceCredentialSender``).
+    ///
+    /// In step-through the authorization request will wait for Next: Sesame's page that says so
+    /// loads first, so that the page the view showed last (a cancelled sign-in's form) is gone
+    /// and nothing typed meanwhile is sent from it; the request is asked for once it shows.
     func begin(_ session: SignInSession, deviceCredential: Secret? = nil) {
         self.session = session
+        pendingCredential = deviceCredential
         root.show()
-        for action in state.begin(at: session.authorizationURL) { perform(action, deviceCredential: deviceCredential) }
+        for action in state.begin(at: session.authorizationURL, stepping: trace.stepThrough.isOn) {
+            perform(action, deviceCredential: deviceCredential)
+        }
     }
+
+    /// The device credential for the authorization page, kept while Sesame's waiting page loads first.
+    private var pendingCredential: Secret?
 
     /// What the user types next goes to the page (its first field has the page's focus).
     func takeFocus() {
@@ -96,6 +108,7 @@ final class SignInView {
         webView.stopLoading()
         stepper.drop()
         session = nil
+        pendingCredential = nil
         credential.forget()
         state.end()
         if !keepingOnScreen { root.hide() }
@@ -114,7 +127,12 @@ final class SignInView {
         switch action {
         case .loadAuthorizationPage:
             guard let session else { return }
-            credential.load(session.authorizationURL, credential: deviceCredential)
+            credential.load(session.authorizationURL, credential: deviceCredential ?? pendingCredential)
+            pendingCredential = nil
+        case .showWaitingPage:
+            webView.loadAlternateHTML(
+                Self.page(title: SignInWaitText.title, message: SignInWaitText.authorizationWaits, id: "waitingForNext"),
+                for: SignInViewState.waitingPageAddress.absoluteString)
         case .retry(let url):
             trace.record("load-retried", [("url", FlowTrace.redacted(url)), ("error", failure?.message ?? "")])
             webView.load(url)
@@ -312,19 +330,28 @@ final class SignInView {
     /// A readable page in place of a failed load: a title, a message, the details as a list and a
     /// closing sentence.
     private func showPage(title: String, message: String, details: [String] = [], closing: String? = nil, for uri: String) {
+        state.ownPageAsked()
+        webView.loadAlternateHTML(Self.page(title: title, message: message, details: details, closing: closing), for: uri)
+    }
+
+    /// Sesame's own page: a title, a message, the details as a list and a closing sentence;
+    /// `id` names the main element.
+    private static func page(
+        title: String, message: String, details: [String] = [], closing: String? = nil, id: String? = nil
+    )
+        -> String
+    {
         let list = details.isEmpty ? "" : "<ul id=\"errorDetails\">" + details.map { "<li>\(Self.escape($0))</li>" }.joined() + "</ul>"
         let end = closing.map { "<p id=\"errorClosing\">\(Self.escape($0))</p>" } ?? ""
-        let html = """
+        return """
             <!DOCTYPE html><html><head><meta charset="utf-8"><title>\(Self.escape(title))</title>
             <style>body{font-family:Cantarell,"Noto \
             Sans",sans-serif;background:#f6f5f4;color:#2e3436;display:flex;justify-content:center;margin-top:15vh}
             main{max-width:520px;background:#fff;padding:32px;border-radius:8px;box-shadow:0 1px 3px \
             rgba(0,0,0,.2)}h1{font-size:22px}</style></head>
-            <body><main><h1 id="errorTitle">\(Self.escape(title))</h1><p id="errorMessage">\(Self.escape(message))</p>\
+            <body><main\(id.map { " id=\"\($0)\"" } ?? "")><h1 id="errorTitle">\(Self.escape(title))</h1><p id="errorMessage">\(Self.escape(message))</p>\
             \(list)\(end)</main></body></html>
             """
-        state.ownPageAsked()
-        webView.loadAlternateHTML(html, for: uri)
     }
 
     static func escape(_ text: String) -> String {
