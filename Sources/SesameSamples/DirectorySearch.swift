@@ -117,6 +117,9 @@ public final class DirectorySearch {
     /// no one matching or a failure (the list's place; the old rows are gone).
     public var pageStatus: PageStatus? {
         if let blocked = session.storageStatus { return blocked }
+        if session.account == nil, session.waitText.waitsForNext {
+            return PageStatus(.signingIn, title: SignInWaitText.title, description: SignInWaitText.pageDescription, action: nil)
+        }
         return switch status {
         case .signedOut:
             PageStatus(

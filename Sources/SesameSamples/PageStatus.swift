@@ -13,6 +13,9 @@ public struct PageStatus: Equatable, Sendable {
         case nothingYet
         /// Reading failed; the action retries or signs in again.
         case failed
+        /// A sign-in is under way and step-through holds its next step until the presenter's
+        /// Next: the whole page says so, and offers no sign-in (one is under way).
+        case signingIn
         /// The stored sign-ins cannot be read (a locked keyring…): the whole page, as signed out,
         /// and no sign-in offered.
         case signInsUnreadable
@@ -61,7 +64,7 @@ public struct PageStatus: Equatable, Sendable {
     }
 
     /// Whether it takes the whole page (nobody signed in, or nobody can tell), not the list's place.
-    public var coversPage: Bool { kind == .signedOut || kind == .signInsUnreadable }
+    public var coversPage: Bool { kind == .signedOut || kind == .signingIn || kind == .signInsUnreadable }
 
     /// What the page says of its retry: "Trying again in 8 s", or nil.
     public var retryText: String? {

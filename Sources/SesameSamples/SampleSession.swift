@@ -21,7 +21,8 @@ public final class SampleSession {
     public private(set) var account: Account? {
         didSet { if oldValue != account { onAccountChange?() } }
     }
-    /// Called when the account changes (signed in, out, or found in the store).
+    /// Called when the account changes (signed in, out, or found in the store), or what is said
+    /// of it (``waitText``: a step of its sign-in waits for Next, or went ahead).
     public var onAccountChange: (() -> Void)?
     private let model: AppModel
     private let userAgent: any SignInUserAgent
@@ -40,6 +41,10 @@ public final class SampleSession {
         self.userAgent = userAgent
         self.browser = browser
         self.failures = failures
+        model.trace.observe { [weak self] event in
+            guard event.name == "step-waiting" || event.name == "step-released", let self, self.isSigningIn else { return }
+            self.onAccountChange?()
+        }
     }
 
     /// The store and the traced transport the session's sample calls its API with.
@@ -153,6 +158,12 @@ public final class SampleSession {
 
     /// Whether an interactive sign-in is under way.
     public var isSigningIn: Bool { current != nil }
+
+    /// What the page and the header say of the sign-in while step-through holds one of its
+    /// steps (the token request, after the redirect, waits with the samples on screen).
+    public var waitText: SignInWaitText {
+        SignInWaitText(signingIn: isSigningIn, stepWaits: model.trace.stepThrough.waitingCount > 0)
+    }
     private var current: Task<Account?, Never>?
 
     private func runSignIn(parameters: [String: String]) async -> Account? {

@@ -165,6 +165,55 @@ final class StepThroughWindowTests: GUITestCase {
         }
     }
 
+    /// While the token request waits for Next, the Directory and the header say the sign-in
+    /// waits for Next — not "Sign in to search your organisation" and "Not signed in" (the
+    /// presenter cancelled the first sign-in and signed in with the page's button).
+    func testThePageAndHeaderSayTheSignInWaitsForNext() throws {
+        try MainActor.assumeIsolated {
+            let gui = try GUIHarness(settingsFile: "directory.plist", sample: .directory, screenshotPrefix: "step-through-")
+            defer { gui.close() }
+            gui.waitForSignInPage("first sign-in")
+            gui.click(button: "Cancel sign-in")
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { !gui.signInShown && gui.directoryPage != nil }, "Cancel left sign-in up")
+            gui.click(button: "Sign in")
+            gui.waitForSignInPage("sign-in again")
+            gui.signInAsAlexUpToConsent()
+            let window = gui.window.window
+            window.sendKey(KeyPress(key: KeyPress.f8))
+            let bar = try XCTUnwrap(gui.window.inspector?.stepBar, "F8 built no inspector")
+            gui.clickInPage(IDs.primaryButton)
+
+            // Next for the consent's answer and the redirect, up to the token request.
+            var released: Set<String> = []
+            let tokenWaits = MainLoopBridge.spin(timeout: 30) {
+                let waiting = gui.trace.events.filter { $0.name == "step-waiting" }
+                if waiting.contains(where: { $0.fields.contains { $0 == ("step", "token-request") } }) { return true }
+                if let last = waiting.last, let number = last.fields.first(where: { $0.0 == "number" })?.1, !released.contains(number),
+                    bar.next.isSensitive
+                {
+                    released.insert(number)
+                    bar.next.click()
+                }
+                return false
+            }
+            XCTAssertTrue(tokenWaits, "the token request did not wait")
+            let page = try XCTUnwrap(gui.directoryPage)
+            let waits = L("Signing in — waiting for Next")
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 5) { page.signedOutPage.root.isMapped && page.signedOutPage.status?.title == waits },
+                "the page says '\(page.signedOutPage.status?.title ?? "")'")
+            XCTAssertFalse(page.signedOutPage.button.isVisible, "a Sign in button while the sign-in waits")
+            XCTAssertEqual(gui.window.accountMenu.button.label.text, waits)
+            gui.screenshot("token-request-waits-page")
+
+            // Next: signed in, and the header names alex.
+            bar.next.click()
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 30) { ![waits, L("Not signed in")].contains(gui.window.accountMenu.button.label.text) },
+                "the header says '\(gui.window.accountMenu.button.label.text)'")
+        }
+    }
+
     /// The window closes while a step waits: nobody is left to press Next, so the step goes on
     /// and step-through ends (the account service may outlive the window).
     func testClosingTheWindowLetsTheWaitingStepGo() throws {

@@ -103,11 +103,12 @@ final class AccountMenu {
         removeRegistration.isVisible = status != nil
     }
 
-    /// Shows `account` (nil: nobody is signed in) and what can be done about it.
-    func show(_ account: Account?) {
-        button.label.text = account?.displayName ?? L("Not signed in")
+    /// Shows `account` (nil: nobody is signed in — `nobody` says so, or that a sign-in waits for
+    /// Next) and what can be done about it.
+    func show(_ account: Account?, nobody: String = L("Not signed in")) {
+        button.label.text = account?.displayName ?? nobody
         button.tooltip = account.map { "\($0.displayName) <\($0.username)>" }
-        name.setMarkup("<b>\(Markup.escaped(account?.displayName ?? L("Not signed in")))</b>")
+        name.setMarkup("<b>\(Markup.escaped(account?.displayName ?? nobody))</b>")
         user.text = account?.username ?? ""
         tenant.text = account.map { String(formatting: L("Tenant: %@"), $0.realm) } ?? ""
         user.isVisible = account != nil

@@ -296,6 +296,6 @@ public final class MainWindow: SignInFailurePresenter {
     /// The header's account menu shows the account of the sample showing.
     func showAccount() {
         guard phase < .closed else { return }
-        accountMenu.show(samples.current?.session.account)
+        accountMenu.show(samples.current?.session.account, nobody: samples.current?.session.waitText.header ?? L("Not signed in"))
     }
 }

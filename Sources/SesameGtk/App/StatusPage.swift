@@ -81,6 +81,7 @@ final class StatusPage {
     private static func iconName(for kind: PageStatus.Kind) -> String {
         switch kind {
         case .signedOut: "system-users-symbolic"
+        case .signingIn: "media-playback-pause-symbolic"
         case .nothingYet: "edit-find-symbolic"
         case .failed: "dialog-warning-symbolic"
         case .signInsUnreadable: "dialog-password-symbolic"

@@ -66,6 +66,11 @@ final class DirectoryPage: SamplePage {
         showDetails(of: nil)
 
         model.onChange = { [weak self] change in self?.render(change) }
+        // A sign-in's step waits for Next, or went ahead: the page says so, or no longer.
+        trace.observe { [weak self] event in
+            guard event.name == "step-waiting" || event.name == "step-released", let self, self.model.session.isSigningIn else { return }
+            self.render(.status)
+        }
         // A closed window's stacks have lost their children: nothing renders into them.
         root.onDestroy { [weak self] in self?.model.onChange = nil }
         search.onSearchChanged { [weak self] in
