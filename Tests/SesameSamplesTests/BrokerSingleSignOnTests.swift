@@ -17,29 +17,6 @@ struct BrokerSingleSignOnTests {
     static let browser = ProgramIdentity.executable("/usr/bin/python3.11")!
     static let other = ProgramIdentity.executable("/usr/bin/perl")!
 
-    /// The test's sign-in pages, as a person fills them, as the Core's sign-in agent.
-    final class Pages: SignInUserAgent {
-        let browser: HeadlessBrowser
-        init(_ browser: HeadlessBrowser) { self.browser = browser }
-        func present(_ session: SignInSession) async throws {
-            let page = try await browser.signIn(BrokerSingleSignOnTests.user, authorize: session.authorizationURL.absoluteString)
-            guard let location = page.location, let redirect = URL(string: location), session.resume(with: redirect) else {
-                session.cancel()
-                return
-            }
-        }
-        func dismiss(_ session: SignInSession) async {}
-    }
-
-    final class Kept: DeviceIdentityStorage, @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: Secret?
-        var location: String { "memory" }
-        func load() throws -> Secret? { lock.withLock { value } }
-        func save(_ value: Secret) throws { lock.withLock { self.value = value } }
-        func clear() throws { lock.withLock { value = nil } }
-    }
-
     static func ask(
         _ broker: BrokerService, _ method: BrokerMethod, _ json: String, as program: ProgramIdentity
     ) async throws -> [String: Any] {
@@ -88,10 +65,10 @@ struct BrokerSingleSignOnTests {
     func singleSignOn() async throws {
         let emulator = try await RunningEmulator(users: 20)
         let pages = HeadlessBrowser.sockets(base: emulator.base, codes: emulator.codes)
-        let identity = DeviceIdentity(storage: Kept(), transport: AsyncHTTPClientTransport())
+        let identity = DeviceIdentity(storage: MemoryDeviceIdentityStorage(), transport: AsyncHTTPClientTransport())
         let registration = try await identity.register(
             authority: emulator.base.appending(path: "organizations"), tenant: "organizations", displayName: "alex-laptop",
-            osVersion: "Debian 13", using: Pages(pages))
+            osVersion: "Debian 13", using: HeadlessSignInPages(pages, user: Self.user))
         let folder = FileManager.default.temporaryDirectory.appending(path: "sesame-sso-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = AccountStore(storage: FileTokenStorage(directory: folder), transport: AsyncHTTPClientTransport(), device: identity)

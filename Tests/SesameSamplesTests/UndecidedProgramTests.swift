@@ -16,29 +16,6 @@ struct UndecidedProgramTests {
     static let tool = ProgramIdentity.executable("/opt/a/tool")!
     static let other = ProgramIdentity.executable("/opt/b/other")!
 
-    /// The test's sign-in pages, as a person fills them (the registration's).
-    final class Pages: SignInUserAgent {
-        let browser: HeadlessBrowser
-        init(_ browser: HeadlessBrowser) { self.browser = browser }
-        func present(_ session: SignInSession) async throws {
-            let page = try await browser.signIn(UndecidedProgramTests.user, authorize: session.authorizationURL.absoluteString)
-            guard let location = page.location, let redirect = URL(string: location), session.resume(with: redirect) else {
-                session.cancel()
-                return
-            }
-        }
-        func dismiss(_ session: SignInSession) async {}
-    }
-
-    final class Kept: DeviceIdentityStorage, @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: Secret?
-        var location: String { "memory" }
-        func load() throws -> Secret? { lock.withLock { value } }
-        func save(_ value: Secret) throws { lock.withLock { self.value = value } }
-        func clear() throws { lock.withLock { value = nil } }
-    }
-
     /// A registered computer's store (nobody signed in) with one account type of an app the
     /// organization consented to, its account service and what it recorded.
     struct Computer {
@@ -60,10 +37,10 @@ struct UndecidedProgramTests {
     static func computer() async throws -> Computer {
         let emulator = try await RunningEmulator(users: 20)
         let pages = HeadlessBrowser.sockets(base: emulator.base, codes: emulator.codes)
-        let identity = DeviceIdentity(storage: Kept(), transport: AsyncHTTPClientTransport())
+        let identity = DeviceIdentity(storage: MemoryDeviceIdentityStorage(), transport: AsyncHTTPClientTransport())
         _ = try await identity.register(
             authority: emulator.base.appending(path: "organizations"), tenant: "contoso.onmicrosoft.com", displayName: "alex-laptop",
-            osVersion: "Debian 13", using: Pages(pages))
+            osVersion: "Debian 13", using: HeadlessSignInPages(pages, user: Self.user))
         _ = try await pages.post("/.emulator/clients/\(clientID)/adminConsent", form: [])
         let folder = FileManager.default.temporaryDirectory.appending(path: "sesame-undecided-\(UUID().uuidString)")
         let store = AccountStore(storage: FileTokenStorage(directory: folder), transport: AsyncHTTPClientTransport(), device: identity)
