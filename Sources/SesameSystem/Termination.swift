@@ -122,6 +122,16 @@ public final class Termination: Sendable {
         return try await Self.$scope.withValue(number) { try await body() }
     }
 
+    /// Waits for the end a signal already began, if one did: a command whose work failed because
+    /// the process is ending (a refresh refused to start, a request cut short) would otherwise end
+    /// with its own status while the signal's ending is still saying why and flushing, and its
+    /// parent would see `1` rather than a death by the signal. Once a signal is pending, the
+    /// process ends as it asks: at once, or when the section under way is left.
+    public func waitIfEnding() {
+        guard state.withLock({ $0.pending != nil }) else { return }
+        while true { pause() }
+    }
+
     /// What ``deferring(_:)`` throws when the process is ending.
     public struct Ending: Error, CustomStringConvertible {
         /// The signal that ends it.

@@ -39,6 +39,8 @@ func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) 
         done.signal()
     }
     done.wait()
+    // Stopped by a signal meanwhile: the process ends as the signal asks, not with this work's status.
+    Termination.shared.waitIfEnding()
     // What the command stored is on the disk before the process ends.
     Durability.shared.waitUntilFlushed()
     return try tellingStorageFailures { try outcome.result!.get() }
