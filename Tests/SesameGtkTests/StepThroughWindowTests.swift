@@ -133,6 +133,8 @@ final class StepThroughWindowTests: GUITestCase {
             // The authorization request waits: the view says so, in place of the old page.
             XCTAssertTrue(
                 MainLoopBridge.spin(timeout: 15) { gui.trace.stepThrough.waitingCount > 0 }, "the authorization request did not wait")
+            // The pane makes its view once the sign-in is shown: wait for it, then for its page.
+            XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.signInPage != nil }, "no sign-in view was shown")
             let view = try XCTUnwrap(gui.signInPage)
             XCTAssertTrue(
                 MainLoopBridge.spin(timeout: 15) { view.title == SignInWaitText.title }, "the view shows '\(view.title ?? "")'")
