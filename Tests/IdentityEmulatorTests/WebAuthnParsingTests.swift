@@ -51,6 +51,9 @@ struct WebAuthnParsingTests {
         #expect(try CBORDecoder.decode(Array(repeating: 0x81, count: 16) + [0x00]) != .null)
         let flood: [UInt8] = [0x99, 0x27, 0x10] + Array(repeating: 0x80, count: 10_000)  // 10 000 empty arrays
         #expect(throws: CBORError.tooManyItems) { try CBORDecoder.decode(flood) }
+        // Three arrays of 2 000, each under the limit, 6 004 items in all.
+        let spread: [UInt8] = [0x83] + Array(repeating: [0x99, 0x07, 0xd0] + Array(repeating: 0x80, count: 2000), count: 3).flatMap { $0 }
+        #expect(throws: CBORError.tooManyItems) { try CBORDecoder.decode(spread) }
         #expect(throws: CBORError.tooLarge) { try CBORDecoder.decode([0x5a, 0x00, 0x01, 0x00, 0x00] + Array(repeating: 0, count: 65536)) }
         let wideMap: [UInt8] = [0xb9, 0x01, 0x00] + (0..<256).flatMap { i -> [UInt8] in [0x19, UInt8(i >> 8), UInt8(i & 0xff), 0x00] }
         #expect(throws: CBORError.tooManyItems) { try CBORDecoder.decode(wideMap) }

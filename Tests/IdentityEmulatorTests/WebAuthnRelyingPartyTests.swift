@@ -221,11 +221,27 @@ final class WebAuthnRelyingPartyTests {
         #expect(try signIn(&passkey).credential.signCount == 0, "an authenticator without a counter always says 0")
     }
 
+    @Test("a device-bound credential that signs in as backup eligible is refused (BE never changes)")
+    func backupEligibility() throws {
+        var key = SoftAuthenticator(.es256)
+        _ = try register(key)
+        #expect(throws: WebAuthnRefusal.backupEligibilityChanged) { try signIn(&key) { $0.flags.insert(.backupEligible) } }
+        _ = try signIn(&key)
+    }
+
     @Test("a credential id already registered is refused, for the same user or another")
     func duplicate() throws {
         let key = SoftAuthenticator(.es256)
         _ = try register(key)
         #expect(throws: WebAuthnRefusal.credentialAlreadyRegistered) { try register(key) }
+        // The verification itself refuses it, before anything is kept.
+        let again = try key.registration(
+            .init(
+                challenge: challenges.issue(for: .registration, userHandle: Self.megan, now: Self.now).challenge, type: "webauthn.create",
+                origin: Self.origin, rpID: Self.rpID), attestation: .none)
+        #expect(throws: WebAuthnRefusal.credentialAlreadyRegistered) {
+            try rp.verifyRegistration(again, challenges: &challenges, credentials: credentials, now: Self.now)
+        }
         let verified = try rp.verifyRegistration(
             try key.registration(
                 .init(
