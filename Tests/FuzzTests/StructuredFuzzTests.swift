@@ -106,6 +106,24 @@ struct StructuredFuzzTests {
         }
     }
 
+    @Test("WebAuthn: attestation objects, authenticator data, COSE keys, client data and the browser's answers", arguments: ["webauthn"])
+    func webauthn(target: String) async throws {
+        let policy = WebAuthnPolicy(rpID: "localhost", allowedOrigins: ["https://localhost:8443"])
+        try await Self.fuzz(target) { data in
+            let bytes = [UInt8](data)
+            _ = try? CBORDecoder.decode(bytes)
+            _ = try? COSEKey(cbor: bytes).isValidSignature(bytes, for: bytes)
+            _ = try? AuthenticatorData(bytes)
+            _ = try? CollectedClientData(bytes)
+            // The statement checks too: packed signatures and x5c certificates come from outside.
+            if let object = try? AttestationObject(bytes) {
+                _ = try? object.verify(clientDataHash: [UInt8](repeating: 0, count: 32), policy: policy, now: Date())
+            }
+            _ = try? RegistrationResponseJSON.parse(data)
+            _ = try? AuthenticationResponseJSON.parse(data)
+        }
+    }
+
     // MARK: The fuzzer
 
     static var configuration: AccountConfiguration {
