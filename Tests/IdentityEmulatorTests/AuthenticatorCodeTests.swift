@@ -46,6 +46,7 @@ struct AuthenticatorCodeTests {
         #expect(secret.base32.count == 32)
         #expect(secret.base32.allSatisfy { "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".contains($0) })
         #expect(TOTPSecret.random() != secret)
+        #expect(TOTPSecret.random(byteCount: 10).base32.count == 16)
         for printed in ["\(secret)", String(reflecting: secret), "\([secret])"] {
             #expect(!printed.contains(secret.base32), "a secret appeared in \(printed.count) printed characters")
         }

@@ -26,10 +26,13 @@ public struct TOTPSecret: Sendable, Hashable, CustomStringConvertible, CustomDeb
         self.bytes = bytes
     }
 
-    /// A new secret of ``randomLength`` bytes from the system's random source.
-    public static func random() -> TOTPSecret {
+    /// A new secret of `byteCount` bytes (clamped to 10…``maximumLength``) from the system's random
+    /// source. Entra's own keys are reported (not by Microsoft) as 16 base32 characters, 10 bytes;
+    /// the default is RFC 4226's recommended 20.
+    public static func random(byteCount: Int = randomLength) -> TOTPSecret {
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<randomLength).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let count = min(max(byteCount, 10), maximumLength)
+        let bytes = (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         return TOTPSecret(unchecked: bytes)
     }
 
