@@ -10,7 +10,8 @@ public struct RefusalNotice: Sendable, Equatable {
     public enum Action: Sendable, Equatable {
         /// Send an administrator this link to approve the app for everyone.
         case approvalLink(URL)
-        /// Sign in in the system browser (a managed browser may pass a device rule).
+        /// Sign in in the system browser (a managed browser may pass a device rule; a browser
+        /// can use a passkey or security key, which the sign-in window cannot yet).
         case continueInBrowser
         /// Register this computer with the organization, then sign in again.
         case registerDevice
@@ -38,7 +39,7 @@ public struct RefusalNotice: Sendable, Equatable {
     /// The notice for `error`, when it is a tenant's refusal; `configuration` gives the app and
     /// tenant, and the approval link (for `scopes`, the account type's own when empty).
     public init?(_ error: AccountStoreError, configuration: AccountConfiguration?, scopes: [String] = []) {
-        guard let refusal = TenantRefusal(serviceCode: error.serviceCode) else { return nil }
+        guard let refusal = TenantRefusal(error) else { return nil }
         self.init(
             refusal, sentence: UserMessage.text(for: error), details: HelpDeskDetails(error, configuration: configuration),
             configuration: configuration, scopes: scopes)
@@ -47,10 +48,13 @@ public struct RefusalNotice: Sendable, Equatable {
     /// The notice for a refusal read off a sign-in page's "Troubleshooting details", for the
     /// sign-in that asked `authorizationURL`.
     public init?(page details: HelpDeskDetails, authorizationURL: URL?) {
-        guard let refusal = TenantRefusal(serviceCode: details.errorCode) else { return nil }
+        guard let refusal = TenantRefusal(serviceCode: details.errorCode, strength: details.authenticationStrength) else { return nil }
         var details = details
         details.tenant = authorizationURL.flatMap(HelpDeskDetails.tenant(of:))
-        let sentence = UserMessage.serviceSentence(for: details.errorCode) ?? ""
+        let sentence =
+            refusal == .authenticationStrengthRequired
+            ? details.authenticationStrength.map(UserMessage.strengthSentence) ?? ""
+            : UserMessage.serviceSentence(for: details.errorCode) ?? ""
         self.init(refusal, sentence: "\(sentence) (\(details.errorCode ?? ""))", details: details, configuration: nil, scopes: [])
     }
 
@@ -68,6 +72,9 @@ public struct RefusalNotice: Sendable, Equatable {
             case .deviceNotRegistered: .registerDevice
             case .multiFactorRegistration: .register(TenantRefusal.multiFactorRegistrationURL)
             case .multiFactorRequired, .passwordExpired: .signInAgain
+            // The sign-in window meets the MFA strength; a passkey needs the system browser for now.
+            case .authenticationStrengthRequired where details.authenticationStrength?.embeddedViewCanMeet == true: .signInAgain
+            case .authenticationStrengthRequired: .continueInBrowser
             case .accountLocked: .tryAgainLater
             case .appNotInTenant, .redirectURINotRegistered: .runDoctor
             case .userFromOtherTenant: .signInAgain
@@ -82,6 +89,10 @@ public struct RefusalNotice: Sendable, Equatable {
         switch action {
         case .approvalLink(let url):
             lines.append("Send your IT administrator this link to approve the app for everyone: \(url.absoluteString)")
+        case .continueInBrowser where refusal == .authenticationStrengthRequired:
+            lines.append(
+                "Sign in with your browser: `sesame login` without --device-code, or Continue in your browser in the window; "
+                    + "or on another device with your passkey: `sesame login --device-code`.")
         case .continueInBrowser:
             lines.append("Sign in with your browser: `sesame login` without --device-code, or Continue in your browser in the window.")
         case .register(let url): lines.append("Register a second way to sign in: \(url.absoluteString)")

@@ -40,7 +40,10 @@ public enum UserMessage {
         let sentence: String
         switch error.code {
         case .throttled, .cancelled, .passwordResetRequested: sentence = Self.sentence(for: error)
-        default: sentence = serviceSentence(for: error.serviceCode) ?? Self.sentence(for: error)
+        default:
+            sentence =
+                error.requiredAuthenticationStrength.map(strengthSentence) ?? serviceSentence(for: error.serviceCode)
+                ?? Self.sentence(for: error)
         }
         guard let code = error.serviceCode, isSafeCode(code) else { return sentence }
         return "\(sentence) (\(code))"
@@ -58,7 +61,7 @@ public enum UserMessage {
             L(
                 "Your organization lets only an administrator approve this app. Ask your IT administrator to grant it consent for everyone, then sign in again."
             )
-        case "AADSTS50076":
+        case "AADSTS50076", "AADSTS50074":
             L("Your organization asks for another sign-in step (multi-factor authentication): sign in again.")
         case "AADSTS50079":
             L(
@@ -116,6 +119,26 @@ public enum UserMessage {
             L("Your sign-in has expired or was revoked; sign in again.")
         default:
             nil
+        }
+    }
+
+    /// What meets the authentication strength a refusal asks for (Core's `ServiceErrorAdvice`,
+    /// translated): the methods, and for the two the sign-in window cannot meet yet (it has no
+    /// passkeys), the browser.
+    static func strengthSentence(_ strength: AuthenticationStrength) -> String {
+        switch strength {
+        case .mfa:
+            L(
+                "Your organization asks for a second way of proving it is you for this app: the Microsoft Authenticator app, a code from an authenticator app, a text message, or a passkey or security key. Sign in again and choose one when the page asks."
+            )
+        case .passwordlessMfa:
+            L(
+                "Your organization asks for a passwordless sign-in for this app: a passkey or a security key (FIDO2), Microsoft Authenticator’s phone sign-in, Windows Hello for Business or a certificate. A password with a code or an approval is not enough. Sesame’s sign-in window cannot use passkeys yet: continue in your browser, or sign in with a code on another device that has one."
+            )
+        case .phishingResistantMfa:
+            L(
+                "Your organization asks for a phishing-resistant sign-in for this app: a passkey or a security key (FIDO2), Windows Hello for Business or a certificate. A text message, a code or an Authenticator approval is not enough. Sesame’s sign-in window cannot use passkeys yet: continue in your browser, or sign in with a code on another device that has one."
+            )
         }
     }
 

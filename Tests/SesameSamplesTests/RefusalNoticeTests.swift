@@ -49,7 +49,8 @@ struct RefusalNoticeTests {
             "AADSTS53003", "AADSTS530003", "AADSTS50076", "AADSTS50079", "AADSTS65001", "AADSTS90094", "AADSTS90095", "AADSTS50053",
             "AADSTS50057", "AADSTS50055", "AADSTS700016", "AADSTS50020", "AADSTS50011", "AADSTS7000218", "AADSTS50097",
         ]
-        #expect(Set(codes.compactMap { TenantRefusal(serviceCode: $0) }) == Set(TenantRefusal.allCases))
+        let strength = TenantRefusal(serviceCode: "AADSTS53003", strength: .phishingResistantMfa)
+        #expect(Set(codes.compactMap { TenantRefusal(serviceCode: $0) } + [strength].compactMap { $0 }) == Set(TenantRefusal.allCases))
         for code in codes { #expect(UserMessage.serviceSentence(for: code) != nil, "no sentence for \(code)") }
     }
 

@@ -145,7 +145,9 @@ public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
             error = AccountStoreError(.passwordResetRequested, "The user asked to reset their password.")
         } else if serviceCode == "AADB2C90091" || response.errorSubcode == "cancel" {
             error = AccountStoreError(.cancelled, "Sign-in was cancelled.")
-        } else if let advice = ServiceErrorAdvice.sentence(for: serviceCode) {
+        } else if let advice = ServiceErrorAdvice.sentence(
+            for: serviceCode, strength: AuthenticationStrength(namedIn: response.errorDescription ?? ""))
+        {
             error = AccountStoreError(.authorizationFailed, advice)
         } else {
             error = AccountStoreError(.authorizationFailed, firstLine ?? "The identity service refused the sign-in (\(response.error)).")
@@ -161,7 +163,9 @@ public struct AccountStoreError: Error, Sendable, CustomStringConvertible {
     /// The error for a token endpoint refusal.
     static func from(_ response: OAuthErrorResponse, accountType: String, homeAccountID: String?) -> AccountStoreError {
         let code = serviceCode(in: response.errorDescription) ?? response.errorCodes.first.map { "AADSTS\($0)" }
-        let advice = ServiceErrorAdvice.sentence(for: code)
+        let strength = AuthenticationStrength(
+            namedIn: (response.claims ?? "").prefix(4096) + "\n" + (response.errorDescription ?? "").prefix(4096))
+        let advice = ServiceErrorAdvice.sentence(for: code, strength: strength)
         var error = AccountStoreError(
             response.requiresInteraction ? .interactionRequired : .tokenRequestFailed,
             response.requiresInteraction

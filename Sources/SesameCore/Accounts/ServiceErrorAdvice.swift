@@ -3,6 +3,35 @@ import FoundationEssentials
 /// What a user should read for the identity service's codes that a person can act on: the
 /// service's own text says what went wrong to a developer; this says what to do.
 enum ServiceErrorAdvice {
+    /// The sentence for `serviceCode` when the refusal names the authentication strength it asks
+    /// for (``AuthenticationStrength/refusalCodes``): what would meet it; else the code's own.
+    static func sentence(for serviceCode: String?, strength: AuthenticationStrength?) -> String? {
+        guard let strength, let serviceCode, AuthenticationStrength.refusalCodes.contains(serviceCode) else {
+            return sentence(for: serviceCode)
+        }
+        return sentence(for: strength)
+    }
+
+    /// What meets `strength`, and where Sesame can sign in with it.
+    static func sentence(for strength: AuthenticationStrength) -> String {
+        switch strength {
+        case .mfa:
+            "Your organization asks for a second way of proving it is you for this app: the Microsoft Authenticator app, a code "
+                + "from an authenticator app, a text message, or a passkey or security key. Sign in again and choose one when the "
+                + "page asks."
+        case .passwordlessMfa:
+            "Your organization asks for a passwordless sign-in for this app: a passkey or a security key (FIDO2), Microsoft "
+                + "Authenticator's phone sign-in, Windows Hello for Business or a certificate. A password with a code or an "
+                + "approval is not enough. Sesame's sign-in window cannot use passkeys yet: sign in with your browser, or with "
+                + "a code on another device that has one."
+        case .phishingResistantMfa:
+            "Your organization asks for a phishing-resistant sign-in for this app: a passkey or a security key (FIDO2), Windows "
+                + "Hello for Business or a certificate. A text message, a code or an Authenticator approval is not enough. Sesame's "
+                + "sign-in window cannot use passkeys yet: sign in with your browser, or with a code on another device that has "
+                + "one."
+        }
+    }
+
     /// The sentence for `serviceCode` (`AADSTS50194`, …), if Sesame knows a better one.
     static func sentence(for serviceCode: String?) -> String? {
         switch serviceCode {
@@ -15,7 +44,7 @@ enum ServiceErrorAdvice {
         case "AADSTS90095":
             "Your organization lets only an administrator approve this app. Ask for approval on the sign-in page (Request approval), "
                 + "or send your IT administrator the approval link; sign in again once they approved it."
-        case "AADSTS50076":
+        case "AADSTS50076", "AADSTS50074":
             "Your organization asks for another sign-in step (multi-factor authentication): sign in again."
         case "AADSTS50079":
             "Your organization requires you to set up a second way to sign in first. Register at https://aka.ms/mfasetup, or when "

@@ -12,8 +12,12 @@ public enum TenantRefusal: Sendable, Hashable, CaseIterable {
     case deviceNotManaged
     /// Conditional Access requires a registered device, and the sign-in showed none (AADSTS50097).
     case deviceNotRegistered
-    /// Conditional Access requires MFA (AADSTS50076).
+    /// Conditional Access requires MFA (AADSTS50076), or the MFA challenge was not passed
+    /// (AADSTS50074).
     case multiFactorRequired
+    /// Conditional Access requires an authentication strength the sign-in did not meet
+    /// (AADSTS53003, AADSTS50074 or AADSTS50076 naming the strength: ``AuthenticationStrength``).
+    case authenticationStrengthRequired
     /// The user must register for MFA first (AADSTS50079).
     case multiFactorRegistration
     /// The user has not consented to the permissions (AADSTS65001).
@@ -43,7 +47,7 @@ public enum TenantRefusal: Sendable, Hashable, CaseIterable {
         case "AADSTS53003": self = .blockedByPolicy
         case "AADSTS530003", "AADSTS53000": self = .deviceNotManaged
         case "AADSTS50097": self = .deviceNotRegistered
-        case "AADSTS50076": self = .multiFactorRequired
+        case "AADSTS50076", "AADSTS50074": self = .multiFactorRequired
         case "AADSTS50079": self = .multiFactorRegistration
         case "AADSTS65001": self = .consentMissing
         case "AADSTS90094": self = .adminApprovalRequired
@@ -57,6 +61,22 @@ public enum TenantRefusal: Sendable, Hashable, CaseIterable {
         case "AADSTS7000218": self = .publicClientFlowsDisabled
         default: return nil
         }
+    }
+
+    /// The refusal a service code names, given the authentication strength the refusal names
+    /// (``AccountStoreError/requiredAuthenticationStrength``): a block or a demand for MFA that
+    /// names a strength asks for a stronger way of signing in.
+    public init?(serviceCode: String?, strength: AuthenticationStrength?) {
+        if strength != nil, let serviceCode, AuthenticationStrength.refusalCodes.contains(serviceCode) {
+            self = .authenticationStrengthRequired
+        } else {
+            self.init(serviceCode: serviceCode)
+        }
+    }
+
+    /// The refusal `error` is, if any.
+    public init?(_ error: AccountStoreError) {
+        self.init(serviceCode: error.serviceCode, strength: error.requiredAuthenticationStrength)
     }
 
     /// Whether the administrator's approval link (``AccountConfiguration/adminConsentURL(scopes:)``)
@@ -88,10 +108,12 @@ public struct HelpDeskDetails: Sendable, Hashable {
     public var appID: String?
     /// The tenant the settings name.
     public var tenant: String?
+    /// The authentication strength the refusal asked for (the sign-in log's "Requirement").
+    public var authenticationStrength: AuthenticationStrength?
 
     public init(
         errorCode: String? = nil, requestID: String? = nil, correlationID: String? = nil, timestamp: String? = nil, appID: String? = nil,
-        tenant: String? = nil
+        tenant: String? = nil, authenticationStrength: AuthenticationStrength? = nil
     ) {
         self.errorCode = errorCode
         self.requestID = requestID
@@ -99,6 +121,7 @@ public struct HelpDeskDetails: Sendable, Hashable {
         self.timestamp = timestamp
         self.appID = appID
         self.tenant = tenant
+        self.authenticationStrength = authenticationStrength
     }
 
     /// The details of `error`, for the app `configuration` describes.
@@ -107,6 +130,7 @@ public struct HelpDeskDetails: Sendable, Hashable {
         errorCode = error.serviceCode.flatMap(Self.code) ?? errorCode
         appID = configuration.map(\.clientID).flatMap(Self.identifier)
         tenant = configuration.flatMap { Self.tenant(of: $0.authorizationURL) }
+        authenticationStrength = error.requiredAuthenticationStrength
     }
 
     /// The fields of a service's text: an error description (`Trace ID: …\r\nCorrelation ID: …`)
@@ -131,16 +155,23 @@ public struct HelpDeskDetails: Sendable, Hashable {
                 if errorCode == nil, key.hasPrefix("aadsts") { errorCode = Self.code(String(key.uppercased())) }
             }
         }
+        // Only a known strength's id or name, anywhere in the text ("Authentication strength: …",
+        // the page's message); only for the codes that may carry one.
+        if let errorCode, AuthenticationStrength.refusalCodes.contains(errorCode) {
+            authenticationStrength = AuthenticationStrength(namedIn: String(text.prefix(8192)))
+        }
     }
 
     /// Whether anything is known.
-    public var isEmpty: Bool { [errorCode, requestID, correlationID, timestamp, appID, tenant].allSatisfy { $0 == nil } }
+    public var isEmpty: Bool {
+        [errorCode, requestID, correlationID, timestamp, appID, tenant, authenticationStrength?.displayName].allSatisfy { $0 == nil }
+    }
 
     /// One field a line, as a help desk reads them.
     public var text: String {
         [
             ("Error code", errorCode), ("Request Id", requestID), ("Correlation Id", correlationID), ("Timestamp", timestamp),
-            ("App id", appID), ("Tenant", tenant),
+            ("App id", appID), ("Tenant", tenant), ("Authentication strength", authenticationStrength?.displayName),
         ].compactMap { label, value in value.map { "\(label): \($0)" } }.joined(separator: "\n")
     }
 
