@@ -189,6 +189,9 @@ public struct FlowDiagram: Sendable {
             return [arrow(.signInView, pageLane(url), (field("method") ?? "GET") + " " + Self.shortPath(url))]
         case "page-loaded":
             return [arrow(pageLane(field("url")), .signInView, L("page shown"), .response)]
+        case SignInPageStep.eventName:
+            // The page on screen asks for a way of proving who you are (explained on selection).
+            return SignInPageStep(fields: event.fields).map { [note(.signInView, $0.label)] } ?? []
         case "redirect-intercepted":
             return [arrow(.signInView, .app, L("authorization code → app"), highlighted: true)]
         case "token-request", "discovery", "api-call":

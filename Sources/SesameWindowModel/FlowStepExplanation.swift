@@ -60,6 +60,8 @@ enum FlowStepExplanation {
                 ), source: authCodeFlow)
         case "page-loaded":
             return Explanation(text: L("The page is on screen, in the sign-in view: the user acts there."), source: authCodeFlow)
+        case SignInPageStep.eventName:
+            return SignInPageStep(fields: event.fields).map(explanation(of:))
         case "redirect-intercepted":
             return Explanation(
                 text: L(
@@ -122,6 +124,54 @@ enum FlowStepExplanation {
                 ), source: "[MS-OAPXBC] — " + prtDocs)
         default:
             return nil
+        }
+    }
+
+    static let methodDocs = "https://learn.microsoft.com/entra/identity/authentication/"
+
+    /// What a page that asks for a way of proving who you are is for, and what it protects
+    /// against: the number of a push, a code's weakness, a passkey's strength.
+    static func explanation(of page: SignInPageStep) -> Explanation {
+        switch page.step {
+        case .oneTimeCode where page.codeMethod == .sms || page.codeMethod == .voice:
+            return Explanation(
+                text: L(
+                    "A second factor: the service sent a one-time code to the phone number you registered, and typing it proves you hold that phone. A code is only as safe as the place you type it: a look-alike page can ask for it and pass it on at once (phishing), and a phone number can be moved to another SIM card."
+                ), source: "Microsoft: phone authentication — " + methodDocs + "concept-authentication-phone-options")
+        case .oneTimeCode:
+            return Explanation(
+                text: L(
+                    "A second factor: a six-digit code from an authenticator app, computed from a secret the app and the service share and the current 30-second window (TOTP), so it needs no network and changes every 30 seconds. It is only as safe as the place you type it: a look-alike page can ask for it and use it within those seconds (phishing). Check the address above the page before you type it."
+                ),
+                source: "RFC 6238 §4 — https://www.rfc-editor.org/rfc/rfc6238#section-4; " + methodDocs
+                    + "concept-authentication-oath-tokens")
+        case .authenticatorPush:
+            return Explanation(
+                text: L(
+                    "A second factor: Microsoft Authenticator on your phone asks you to approve this sign-in and to type the number this page shows. The number ties the phone’s approval to this screen: someone who only makes your phone ask (with your stolen password, again and again: push bombing) cannot get an approval without seeing your screen. Meanwhile the page asks the service whether the phone has answered (…/SAS/EndAuth), and goes on when it has."
+                ), source: "Microsoft: number matching — " + methodDocs + "how-to-mfa-number-match")
+        case .temporaryAccessPass:
+            return Explanation(
+                text: L(
+                    "A Temporary Access Pass: a pass an administrator issued, valid for a limited time (once, or several times), that signs you in without another method, so that you can set up your methods (the Authenticator app, a passkey) on a new account or after losing a phone. Until it expires, whoever has it signs in as you."
+                ), source: "Microsoft: Temporary Access Pass — " + methodDocs + "howto-authentication-temporary-access-pass")
+        case .passkey:
+            return Explanation(
+                text: L(
+                    "A passkey or security key (FIDO2, WebAuthn): the page asks the browser for a signature over the service’s challenge (navigator.credentials.get). The browser writes the page’s origin into what the authenticator signs (clientDataJSON), so a look-alike site gets a signature for its own address, which the service refuses: a passkey cannot be phished, and its private key never leaves the authenticator. Sesame’s sign-in view cannot answer this page yet: sign in with your browser."
+                ),
+                source: "W3C Web Authentication §7.2 (C.origin) — https://www.w3.org/TR/webauthn-2/#sctn-verifying-assertion; " + methodDocs
+                    + "concept-authentication-passkeys-fido2")
+        case .verifyIdentity:
+            return Explanation(
+                text: L(
+                    "“Verify your identity”: the ways of signing in you registered. The service offers the strongest first (system-preferred MFA); “Sign in another way” lists the others. Your organization’s policy decides which count: an authentication strength may accept only some of them."
+                ), source: "Microsoft: system-preferred MFA — " + methodDocs + "concept-system-preferred-multifactor-authentication")
+        case .registration:
+            return Explanation(
+                text: L(
+                    "Registration (“Keep your account secure”): your organization asks you to set up a way of signing in before you go on, such as the Authenticator app (a QR code to scan, then a test approval), an app’s codes, or a passkey. What you register here is what later sign-ins ask for."
+                ), source: "Microsoft: combined registration — " + methodDocs + "concept-registration-mfa-sspr-combined")
         }
     }
 }
