@@ -145,6 +145,7 @@ final class SignInView {
                 onTrouble?()
             }
             readTroubleshootingDetails()
+            readPageStep()
         case .showUnreachable(let url):
             let message = failure?.message ?? ""
             trace.record("sign-in-failed", [("error", "load failed: \(message)")])
@@ -253,6 +254,16 @@ final class SignInView {
             guard TenantRefusal(serviceCode: details.errorCode) != nil else { return }
             self.trace.record("refusal-page", [("code", details.errorCode ?? "")])
             self.onRefusalPage?(details)
+        }
+    }
+
+    /// Which way of proving who you are the page asks for — its form's hidden `step` and
+    /// `mfaMethod` (``SignInPageStep``) — recorded for the flow inspector, which explains it. Only
+    /// the names Sesame knows are kept: nothing else of the page (a code, a number) is read.
+    private func readPageStep() {
+        webView.evaluateJavaScript(SignInPageStep.script) { [weak self] text in
+            guard let self, let text, let step = SignInPageStep(scriptResult: text) else { return }
+            self.trace.record(SignInPageStep.eventName, step.fields)
         }
     }
 
