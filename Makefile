@@ -10,7 +10,7 @@ DEBIAN_PACKAGES := libgtk-3-dev libwebkit2gtk-4.1-dev libsecret-1-dev xvfb xauth
                    dconf-gsettings-backend glib-networking glib-networking-services libproxy1-plugin-webkit \
                    fonts-wqy-microhei dpkg-dev binutils lintian appstream mmdebstrap bubblewrap \
                    dovecot-imapd dovecot-submissiond isync libsasl2-modules-kdexoauth2 msmtp curl openssl \
-                   libubsan1 libfido2-1 libcurl4 libtss2-dev swtpm x11-utils
+                   libubsan1 libfido2-1 libcurl4 libtss2-dev swtpm x11-utils oathtool zbar-tools librsvg2-bin python3-qrcode
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 # CI (CI=true, .ci/run) builds the tests without debug information: 23 s less of a fresh clone's

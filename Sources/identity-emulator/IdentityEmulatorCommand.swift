@@ -15,10 +15,12 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         abstract: "A local Microsoft identity platform (Entra v2.0 + B2C), Graph users API and B2C task API.",
         discussion: """
             Demo accounts (password Passw0rd!): alex@contoso.onmicrosoft.com, megan@contoso.onmicrosoft.com (SMS code, \
-            printed as 'mfa-code <user> <code>'); federated domain fabrikam.example (Fabrikam's AD FS at \
+            printed as 'mfa-code <user> <code>'; Microsoft Authenticator's requests as 'authenticator-push <user> <number>', \
+            answered with 'identity-emulator phone'); federated domain fabrikam.example (Fabrikam's AD FS at \
             --federation-hostname): pat@fabrikam.example, lee@fabrikam.example; B2C tenant fabrikamb2c: sam@example.com, \
             kim@example.com.
-            """)
+            """,
+        subcommands: [PhoneCommand.self])
 
     @Option(help: "Address to listen on.")
     var host = "127.0.0.1"
@@ -117,6 +119,14 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         name: .customLong("device-code-lifetime"),
         help: ArgumentHelp("Seconds a device code lives (default 900, as Entra).", valueName: "SECONDS"))
     var deviceCodeLifetime = 900
+
+    @Option(
+        name: .customLong("authenticator-timeout"),
+        help: ArgumentHelp(
+            "Seconds a Microsoft Authenticator notification waits for the phone (default 55, as Entra); answer it with "
+                + "'identity-emulator phone'.",
+            valueName: "SECONDS"))
+    var authenticatorTimeout = 55
 
     @Option(
         name: .customLong("device-code-interval"),
@@ -222,6 +232,8 @@ struct IdentityEmulatorCommand: AsyncParsableCommand {
         configuration.accessTokenLifetime = accessTokenLifetime
         configuration.deviceCodeLifetime = deviceCodeLifetime
         configuration.deviceCodeInterval = deviceCodeInterval
+        guard authenticatorTimeout > 0 else { throw ValidationError("--authenticator-timeout must be a positive number of seconds.") }
+        configuration.authenticatorTimeout = TimeInterval(authenticatorTimeout)
         if let faults { configuration.faults = try FaultPlan.parse(faults) }
         configuration.refreshTokenReuse = RefreshTokenReuse(rawValue: refreshTokenReuse) ?? .allowed
         configuration.clockOffset = TimeInterval(clockOffset)

@@ -20,6 +20,13 @@ public final class HeadlessBrowser: @unchecked Sendable {
     private var requested: [String] = []
     /// The one-time codes the emulator sent (to answer the SMS step).
     public let codes: OneTimeCodes
+    /// The phone a user with no second factor registers when "More information required" asks
+    /// (nil: the walk stops on that page, for the test to read).
+    public var phoneToRegister: String? {
+        get { lock.withLock { registeredPhone } }
+        set { lock.withLock { registeredPhone = newValue } }
+    }
+    private var registeredPhone: String?
 
     /// A browser over `exchange`.
     public init(codes: OneTimeCodes, exchange: @escaping Exchange) {
@@ -136,6 +143,11 @@ public final class HeadlessBrowser: @unchecked Sendable {
 
         /// Whether the page's HTML contains `fragment` (an element id, say).
         public func contains(_ fragment: String) -> Bool { text.contains(fragment) }
+
+        /// The number "Approve sign in request" shows, to type into Microsoft Authenticator.
+        public var approvalNumber: Int? {
+            firstMatch(#"id="\#(SignInPageIDs.displaySign)"[^>]*>(\d+)<"#).flatMap { Int($0) }
+        }
 
         /// The first capture group of `pattern` in the page.
         public func firstMatch(_ pattern: String) -> String? { Self.firstMatch(pattern, in: text) }
@@ -262,10 +274,12 @@ public final class HeadlessBrowser: @unchecked Sendable {
         } else {
             page = try await post(login, form: [("ctx", ctx), ("step", "password"), (SignInPageIDs.Fields.password, password)])
         }
-        if page.contains(SignInPageIDs.smsCode) {
-            guard let code = codes.code(for: user) else { throw TestSupportError("the emulator sent \(user) no SMS code") }
-            page = try await post(login, form: [("ctx", ctx), ("step", "otc"), (SignInPageIDs.Fields.smsCode, code)])
+        if page.contains("More information required"), let phone = phoneToRegister {
+            // No second factor registered: register the phone, as the person would.
+            _ = try await post(login, form: [("ctx", ctx), ("step", "proofup")])
+            page = try await post(login, form: [("ctx", ctx), ("step", "proofup-phone"), (SignInPageIDs.Fields.phoneNumber, phone)])
         }
+        page = try await secondFactor(page, user: user, ctx: ctx, login: login)
         if page.contains(SignInPageIDs.staySignedIn) {
             page = try await post(login, form: [("ctx", ctx), ("step", "kmsi"), ("kmsi", "yes")])
         }
@@ -273,6 +287,48 @@ public final class HeadlessBrowser: @unchecked Sendable {
             page = try await post(login, form: [("ctx", ctx), ("step", "consent"), ("consent", consent ? "accept" : "cancel")])
         }
         return page
+    }
+
+    /// The second factor a page asks for, answered as its user would: the texted code, the
+    /// authenticator app's code, or the number shown approved on the phone. Returns the next page
+    /// (or `page` itself when it asks for none).
+    public func secondFactor(_ page: Page, user: String, ctx: String, login: String) async throws -> Page {
+        if let number = page.approvalNumber {
+            _ = try await phone(user, answer: "approve", number: number)
+            return try await post(login, form: [("ctx", ctx), ("step", "sas")])
+        }
+        guard page.contains(SignInPageIDs.smsCode) else { return page }
+        let code: String
+        if page.hidden("mfaMethod") == AuthenticationMethod.softwareOath.rawValue {
+            code = try await authenticatorAppCode(for: user)
+        } else {
+            guard let texted = codes.code(for: user) else { throw TestSupportError("the emulator sent \(user) no SMS code") }
+            code = texted
+        }
+        return try await post(
+            login,
+            form: [("ctx", ctx), ("step", "otc"), ("mfaMethod", page.hidden("mfaMethod") ?? "sms"), (SignInPageIDs.Fields.smsCode, code)])
+    }
+
+    /// The user's phone answers Microsoft Authenticator's notification: `approve` (with the
+    /// number the sign-in page shows), `deny` or `report` ("No, it's not me").
+    @discardableResult
+    public func phone(_ user: String, answer: String, number: Int? = nil) async throws -> Page {
+        let body = number.map { #"{"answer": "\#(answer)", "number": \#($0)}"# } ?? #"{"answer": "\#(answer)"}"#
+        let answered = try await send(
+            "/.emulator/users/\(user)/authenticator", method: .post, headers: [.contentType: "application/json"], body: body)
+        guard answered.status == .ok else { throw TestSupportError("the phone's answer was refused: \(answered.text)") }
+        return answered
+    }
+
+    /// The six digits `user`'s authenticator app shows now (the app holds the secret it was set
+    /// up with: the emulator's `softwareOath.secretKey`).
+    public func authenticatorAppCode(for user: String, at time: Date = Date()) async throws -> String {
+        let methods = try await get("/.emulator/users/\(user)/methods").json
+        guard let app = methods["softwareOath"] as? [String: Any], let key = app["secretKey"] as? String else {
+            throw TestSupportError("\(user) has no authenticator app set up")
+        }
+        return TOTP.code(secret: try TOTPSecret(base32: key), at: time)
     }
 
     /// A federated organisation's AD FS, as a browser goes through it: its sign-in page at

@@ -47,6 +47,7 @@ struct ControlController: EmulatorController {
         let data = Data(try await request.bodyText(limit: 1 << 20).utf8)
         do {
             let policies = data.isEmpty ? TenantPolicies() : try TenantPolicies.parse(data)
+            try await MethodsControlController(services: services).register(policies)
             await state.replacePolicies(policies)
             return .json(.object([("tenants", .array(policies.tenants.keys.sorted().map(JSON.string)))]))
         } catch {

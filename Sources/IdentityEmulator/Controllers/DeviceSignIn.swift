@@ -35,7 +35,7 @@ struct DeviceSingleSignOn: EmulatorController {
         var transaction = input
         transaction.userID = user.id
         transaction.passwordVerified = true
-        transaction.smsVerified = record.grant.methods.contains("mfa")
+        transaction.inheritedReferences = record.grant.methods
         transaction.deviceID = device.deviceID
         transaction.fromSession = true
         transaction.platform = ClientPlatform.of(userAgent: request.headers[.userAgent])
@@ -56,11 +56,12 @@ struct DeviceSingleSignOn: EmulatorController {
                 return flow.refusalPage(RefusalErrors.deviceNotCompliant, transaction, username: user.userPrincipalName, now: now)
             case .managedDevice:
                 return flow.refusalPage(RefusalErrors.deviceNotManaged, transaction, username: user.userPrincipalName, now: now)
-            case .mfa, .mfaRegistration: if !transaction.smsVerified { return nil }
+            case .mfa, .mfaRegistration: if !transaction.mfaVerified { return nil }
+            case .authenticationStrength(let strength): if !transaction.meets(strength) { return nil }
             case .registeredDevice: break
             }
         }
-        if user.requiresMFA || authorization.demandsMFA, !transaction.smsVerified { return nil }
+        if user.requiresMFA || authorization.demandsMFA, !transaction.mfaVerified { return nil }
         await state.update(transaction)
         configuration.announce("prt-sso \(device.deviceID) \(authorization.client.clientID)")
         return await flow.complete(transaction, session: nil, now: now)

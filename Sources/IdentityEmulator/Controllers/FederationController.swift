@@ -108,7 +108,7 @@ struct FederationController: EmulatorController {
         transaction.userID = user.id
         transaction.federationVerified = true
         transaction.passwordVerified = false
-        transaction.smsVerified = false
+        transaction.secondFactor = nil
         transaction.fromSession = false
         return await signIn.flow.afterFirstFactor(transaction, user: user)
     }

@@ -33,7 +33,8 @@ struct LoginSteps: EmulatorController {
         }
         transaction.passwordVerified = false
         transaction.federationVerified = false
-        transaction.smsVerified = false
+        transaction.secondFactor = nil
+        transaction.passwordlessMethod = nil
         transaction.fromSession = false
         // Home realm discovery: a federated domain's users sign in at their organisation's
         // identity provider, whether or not Entra knows them yet (the provider decides).
@@ -62,6 +63,12 @@ struct LoginSteps: EmulatorController {
         }
         transaction.userID = user.id
         await state.update(transaction)
+        // A user with a Temporary Access Pass is asked for it in place of the password.
+        if policy.authenticationMethods.enabled.contains(.temporaryAccessPass),
+            await state.methods(of: user).usablePass(now: now) != nil
+        {
+            return .html(SecondFactorPages.temporaryAccessPass(action: action, ctx: ctx, username: user.userPrincipalName, error: nil))
+        }
         return .html(SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: nil))
     }
 
@@ -153,7 +160,7 @@ struct LoginSteps: EmulatorController {
                 RefusalPages.registerPhone(
                     action: action, ctx: ctx, username: user.userPrincipalName, error: "Enter a valid phone number."))
         }
-        await state.registerForMFA(userID: user.id)
+        await state.updateMethods(of: user) { $0.sms = true }
         return await flow.afterFirstFactor(transaction, user: user)
     }
 
@@ -170,36 +177,6 @@ struct LoginSteps: EmulatorController {
                     requestedAt: now))
         }
         return await flow.refuse(RefusalErrors.adminConsentRequestable, transaction: transaction, now: now)
-    }
-
-    /// The SMS code (or Back to the page before).
-    mutating func otc() async -> Response {
-        guard let user = transaction.userID.flatMap(users.user(id:)), transaction.firstFactorVerified,
-            let expected = transaction.smsCode
-        else {
-            return flow.restart(transaction, action: action)
-        }
-        if form["action"] == "back" {
-            transaction.passwordVerified = false
-            if transaction.federationVerified {
-                // Back from a federated sign-in's SMS page: the user name again (then the provider).
-                transaction.federationVerified = false
-                await state.update(transaction)
-                return .html(SignInPages.username(action: action, ctx: ctx, hint: user.userPrincipalName, error: nil))
-            }
-            await state.update(transaction)
-            return .html(SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: nil))
-        }
-        guard form.nonEmpty(SignInPageIDs.Fields.smsCode) == expected else {
-            return .html(
-                SignInPages.sms(
-                    action: action, ctx: ctx, username: user.userPrincipalName, maskedPhone: user.maskedMobile,
-                    demoCode: configuration.demoMode ? expected : nil,
-                    error: "You didn't enter the expected verification code. Please try again."))
-        }
-        transaction.smsVerified = true
-        await state.update(transaction)
-        return .html(SignInPages.staySignedIn(action: action, ctx: ctx, username: user.userPrincipalName))
     }
 
     /// "Stay signed in?" answered: the sign-in completes.

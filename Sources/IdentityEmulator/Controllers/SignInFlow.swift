@@ -2,15 +2,16 @@ import FoundationEssentials
 import HTTPTypes
 import Hummingbird
 
-/// What follows a sign-in page: the second factor or "Stay signed in?" after the first, the
-/// finish (consent, the session cookie, the code redirect), and the refusals and error pages, as
-/// Entra answers them. Shared by the pages' steps (``LoginSteps``), B2C's, federation's and the
+/// What follows a sign-in page: the second factor (SecondFactorFlow.swift) or "Stay signed in?"
+/// after the first, the finish (consent, the session cookie, the code redirect), and the refusals
+/// and error pages, as Entra answers them. Shared by the pages' steps (``LoginSteps``), B2C's, federation's and the
 /// device code's.
 struct SignInFlow: EmulatorController {
     let services: EmulatorServices
 
-    /// After the first factor (Entra's password, or a federated provider's answer): the SMS code
-    /// when this sign-in needs MFA, else "Stay signed in?".
+    /// After the first factor (Entra's password, a federated provider's answer, a Temporary
+    /// Access Pass or a passkey): Conditional Access, then the second factor this sign-in needs
+    /// (system-preferred: the strongest the user registered), else what follows it.
     func afterFirstFactor(_ input: SignInTransaction, user: DirectoryUser) async -> Response {
         var transaction = input
         let action = SignInController(services: services).loginAction(transaction.request.endpoint)
@@ -37,7 +38,7 @@ struct SignInFlow: EmulatorController {
             case .registeredDevice:
                 break
             case .mfaRegistration where !user.requiresMFA:
-                if await !state.isRegisteredForMFA(userID: user.id) {
+                if await !state.isRegisteredForMFA(user, now: now) {
                     await state.update(transaction)
                     return .html(
                         RefusalPages.moreInformationRequired(action: action, ctx: transaction.id, username: user.userPrincipalName))
@@ -45,33 +46,44 @@ struct SignInFlow: EmulatorController {
                 transaction.conditionalAccessMFA = true
             case .mfa, .mfaRegistration:
                 transaction.conditionalAccessMFA = true
+            case .authenticationStrength(let strength):
+                transaction.requiredStrength = strength
+                transaction.conditionalAccessMFA = true
             }
         }
-        if await needsMFA(user, transaction) {
-            let code = Identifiers.oneTimeCode()
-            transaction.smsCode = code
-            await state.update(transaction)
-            configuration.announce("mfa-code \(user.userPrincipalName) \(code)")
-            return .html(
-                SignInPages.sms(
-                    action: action, ctx: transaction.id, username: user.userPrincipalName, maskedPhone: user.maskedMobile,
-                    demoCode: configuration.demoMode ? code : nil, error: nil))
+        if !transaction.mfaVerified, await needsMFA(user, transaction) {
+            let methods = await usableMethods(user, transaction, policy: policy)
+            guard let method = methods.first else {
+                if let strength = transaction.requiredStrength {
+                    await state.finish(transaction.id)
+                    return refusalPage(
+                        RefusalErrors.authenticationStrengthUnmet(strength), transaction, username: user.userPrincipalName, now: clock.now)
+                }
+                await state.update(transaction)
+                return .html(RefusalPages.moreInformationRequired(action: action, ctx: transaction.id, username: user.userPrincipalName))
+            }
+            return await challenge(method, transaction, user: user, others: methods.count > 1)
         }
-        await state.update(transaction)
-        return .html(SignInPages.staySignedIn(action: action, ctx: transaction.id, username: user.userPrincipalName))
+        if let strength = transaction.requiredStrength, !transaction.meets(strength) {
+            await state.finish(transaction.id)
+            return refusalPage(
+                RefusalErrors.authenticationStrengthUnmet(strength), transaction, username: user.userPrincipalName, now: clock.now)
+        }
+        return await afterSecondFactor(transaction, user: user)
     }
 
-    /// First factor (and SMS code, when MFA is needed) checked, or signed in by the session.
+    /// First factor and, when needed, MFA checked, or signed in by the session.
     func isAuthenticated(_ transaction: SignInTransaction, users: Directory) async -> Bool {
         guard let user = transaction.userID.flatMap(users.user(id:)) else { return false }
         if transaction.fromSession { return true }
         guard transaction.firstFactorVerified else { return false }
-        if transaction.smsVerified { return true }
+        if transaction.mfaVerified { return true }
         return await !needsMFA(user, transaction)
     }
 
-    /// Whether this sign-in needs the SMS step: the user always has MFA, the request's claims ask
-    /// for it, or an administrator demanded it for the user's next sign-in.
+    /// Whether this sign-in needs a second factor: the user always has MFA, the request's claims
+    /// ask for it, Conditional Access demands it, or an administrator demanded it for the user's
+    /// next sign-in.
     func needsMFA(_ user: DirectoryUser, _ transaction: SignInTransaction) async -> Bool {
         if user.requiresMFA || transaction.request.demandsMFA || transaction.conditionalAccessMFA { return true }
         return await state.isMFADemanded(userID: user.id)
@@ -103,7 +115,7 @@ struct SignInFlow: EmulatorController {
         if transaction.consentGiven {
             await state.grantConsent(authorization.scopes.consentKeys, userID: userID, clientID: authorization.client.clientID)
         }
-        if transaction.smsVerified { await state.mfaSatisfied(userID: userID) }
+        if transaction.mfaVerified { await state.mfaSatisfied(userID: userID) }
 
         let (session, cookie) = await session(for: transaction, userID: userID, existing: existing, now: now)
         await state.finish(transaction.id)

@@ -247,8 +247,11 @@ struct TokenController: EmulatorController {
         case .compliantDevice: throw atTokenEndpoint(RefusalErrors.deviceNotCompliant, suberror: "additional_action")
         case .managedDevice: throw atTokenEndpoint(RefusalErrors.deviceNotManaged, suberror: "additional_action")
         case .mfa where !grant.methods.contains("mfa"): throw .mfaRequired(resource: ScopeRequest.graphAppID)
+        case .authenticationStrength(let strength) where !strength.isSatisfied(byReferences: grant.methods):
+            throw RefusalErrors.authenticationStrengthRequired(strength, resource: ScopeRequest.graphAppID)
+        case .authenticationStrength: break
         case .mfaRegistration where !user.requiresMFA:
-            if await !state.isRegisteredForMFA(userID: user.id) {
+            if await !state.isRegisteredForMFA(user, now: clock.now) {
                 throw RefusalErrors.mfaRegistrationRequired(resource: ScopeRequest.graphAppID)
             }
         case .mfa, .mfaRegistration: break

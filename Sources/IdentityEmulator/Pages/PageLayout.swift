@@ -142,6 +142,9 @@ enum PageLayout {
         input:focus{border-bottom-color:#0067b8}
         .alert-error{color:#e81123;margin:4px 0 8px;line-height:20px}
         .links{margin:8px 0 20px;font-size:13px}
+        .link{background:none;border:0;padding:0;color:#0067b8;cursor:pointer;font:inherit;text-decoration:underline}
+        .displaySign{font-size:40px;font-weight:600;margin:16px 0;letter-spacing:2px}
+        .qr svg{width:180px;height:180px}
         a{color:#0067b8;text-decoration:none}a:hover{text-decoration:underline}
         .buttons{display:flex;justify-content:flex-end;gap:8px;margin-top:24px}
         .btn{min-width:108px;min-height:32px;padding:4px 12px;font-size:15px;font-family:inherit;border:none;cursor:pointer}

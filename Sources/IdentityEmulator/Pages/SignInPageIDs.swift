@@ -16,6 +16,20 @@ public enum SignInPageIDs {
     public static let smsCode = "idTxtBx_SAOTCC_OTC"
     /// The SMS page's "Verify".
     public static let smsContinue = "idSubmit_SAOTCC_Continue"
+    /// "Sign in another way" on every second-factor page.
+    public static let signInAnotherWay = "signInAnotherWay"
+    /// "Verify your identity": the list of methods (each row's `data-value` is its `authMethodId`).
+    public static let proofList = "idDiv_SAOTCS_Proofs"
+    /// "Approve sign in request": the number to enter in Microsoft Authenticator.
+    public static let displaySign = "idRichContext_DisplaySign"
+    /// "Enter Temporary Access Pass": the pass, and its inline error.
+    public static let accessPass = "accessPass"
+    public static let accessPassError = "accessPassError"
+    /// "Keep your account secure": the activation code and URL shown under "Can't scan image?".
+    public static let activationCode = "activationCode"
+    public static let activationURL = "activationUrl"
+    /// "Keep your account secure": the QR code.
+    public static let qrCode = "qrCode"
     /// "Stay signed in?" — its "Don't show this again" box.
     public static let staySignedIn = "KmsiCheckboxField"
     /// The consent page's list of permissions.
@@ -92,6 +106,11 @@ public enum SignInPageIDs {
         public static let phoneNumber = "phone"
         /// "Approval required".
         public static let justification = "justification"
+        /// "Verify your identity": the method chosen (`PhoneAppNotification`, `PhoneAppOTP`,
+        /// `OneWaySMS`, `FidoSignIn`, `AccessPass`).
+        public static let authMethodID = "authMethodId"
+        /// "Enter Temporary Access Pass".
+        public static let accessPass = "accesspass"
     }
 
     /// The password of every emulated user, which the demo notes on the pages show.

@@ -48,30 +48,6 @@ enum SignInPages {
                 """, banner: PageLayout.identityBanner(username))
     }
 
-    static func sms(action: String, ctx: String, username: String, maskedPhone: String, demoCode: String?, error: String?) -> HTML {
-        let demo: HTML? = demoCode.map {
-            "<div class=\"demo\" id=\"\(IDs.demoCode)\">Demo mode: the text message says <code>\($0)</code></div>"
-        }
-        return PageLayout.microsoft(
-            title: "Enter code",
-            body: """
-                <form method="post" action="\(action)" autocomplete="off" novalidate>
-                  \(PageLayout.hidden("ctx", ctx))\(PageLayout.hidden("step", "otc"))
-                  <h1 id="pageTitle">Enter code</h1>
-                  <p id="idDiv_SAOTCC_Description">We texted your phone \(maskedPhone). Please enter the code to sign in.</p>
-                  \(demo)
-                  \(PageLayout.error(error, id: "idSpan_SAOTCC_Error_OTC"))
-                  <input type="tel" name="\(IDs.Fields.smsCode)" id="\(IDs.smsCode)" inputmode="numeric" autocomplete="one-time-code" maxlength="8"
-                         placeholder="Code" aria-label="Code" aria-required="true" autofocus required>
-                  <div class="links"><a href="#" id="signInAnotherWay">Having trouble? Sign in another way</a></div>
-                  <div class="buttons">
-                    \(PageLayout.actionButton("Back", id: IDs.secondaryButton, name: "action", value: "back"))
-                    <input type="submit" id="\(IDs.smsContinue)" class="btn btn-primary" value="Verify">
-                  </div>
-                </form>
-                """, banner: PageLayout.identityBanner(username))
-    }
-
     static func staySignedIn(action: String, ctx: String, username: String) -> HTML {
         PageLayout.microsoft(
             title: "Stay signed in?",

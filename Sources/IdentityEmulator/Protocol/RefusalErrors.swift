@@ -56,3 +56,31 @@ enum RefusalErrors {
     }
 
 }
+
+extension RefusalErrors {
+    /// A Conditional Access rule demands an authentication strength the sign-in cannot meet (no
+    /// registered method satisfies it). Microsoft documents no code of its own for this page; the
+    /// emulator answers AADSTS50074 ("UserStrongAuthClientAuthNRequiredInterrupt"), naming the
+    /// strength and what satisfies it (docs/EMULATOR.md).
+    static func authenticationStrengthUnmet(_ strength: AuthenticationStrength) -> ServiceError {
+        .entra(
+            "interaction_required", 50074,
+            "Strong authentication is required and the user did not pass the MFA challenge. This app requires the authentication "
+                + "strength '\(strength.displayName)': \(strength.satisfiedBy).")
+    }
+
+    /// The user answered Microsoft Authenticator's notification "No, it's not me" (report
+    /// suspicious activity): the sign-in is denied (AADSTS500121, "Authentication failed during
+    /// strong authentication request"; the sign-in logs say "MFA denied, Fraud Code Entered").
+    static let fraudReported = ServiceError.entra(
+        "access_denied", 500_121,
+        "Authentication failed during strong authentication request. The user reported the sign-in request as fraud.")
+
+    /// A refresh whose sign-in does not meet the rule's authentication strength: AADSTS50076 with
+    /// a claims challenge, as for MFA, the strength named.
+    static func authenticationStrengthRequired(_ strength: AuthenticationStrength, resource: String) -> ServiceError {
+        var error = ServiceError.mfaRequired(resource: resource)
+        error.message += " The authentication strength '\(strength.displayName)' is required."
+        return error
+    }
+}

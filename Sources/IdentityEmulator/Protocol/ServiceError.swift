@@ -11,7 +11,7 @@ struct ServiceError: Error, Sendable {
     /// `error_codes`: the AADSTS numbers, outermost first (B2C has one).
     let codes: [Int]
     /// The sentence after `AADSTSnnnn: `.
-    let message: String
+    var message: String
     let service: Service
     /// The HTTP status at the token endpoint.
     var status: Int = 400

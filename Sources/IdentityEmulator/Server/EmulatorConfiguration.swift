@@ -46,6 +46,9 @@ public struct EmulatorConfiguration: Sendable {
     /// task API one registration with the desktop app, Graph answering every property whatever the
     /// permission, user consent always allowed. Tests run strict.
     public var lenient = false
+    /// `--authenticator-timeout`: seconds a Microsoft Authenticator notification waits for the
+    /// phone before the sign-in page says "We didn't hear from you" (Entra: about 55).
+    public var authenticatorTimeout: TimeInterval = 55
     /// `--demo`: show one-time codes on the pages too (they are always printed on stdout).
     public var demoMode: Bool = false
     /// `--access-token-lifetime`: seconds an access token lives (`expires_in`). nil: 60–90 minutes

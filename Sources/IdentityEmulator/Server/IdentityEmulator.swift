@@ -76,6 +76,7 @@ public final class IdentityEmulator: Sendable {
                 commonName: "ADFS Signing - \(FederatedDomain.fabrikamName)", now: configuration.clock.now),
             base: base ?? URL(string: "http://\(emulatorHost):\(configuration.port)")!, logger: logger)
         for user in await state.signedUpUsers { fabrikam.restore(user) }
+        try await MethodsControlController(services: services).register(configuration.policies)
     }
 
     /// Problems with files in the state directory found while loading (kept aside, not deleted).
@@ -102,6 +103,8 @@ public final class IdentityEmulator: Sendable {
         let broker = PrimaryRefreshTokenController(services: services)
         let registration = DeviceRegistrationController(services: services)
         let adminConsent = AdminConsentController(services: services)
+        let authenticator = AuthenticatorController(services: services)
+        let methods = MethodsControlController(services: services)
 
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ServiceHeadersMiddleware())
@@ -162,6 +165,7 @@ public final class IdentityEmulator: Sendable {
         // Instance discovery, as MSAL asks it (aliases of the sign-in host, the tenant's metadata).
         router.get("/:tenant/discovery/instance") { request, _ in try discovery.instanceDiscovery(request) }
         // The device code flow's verification page (Microsoft's microsoft.com/devicelogin).
+        router.post("/:tenant/SAS/EndAuth") { request, _ in try await authenticator.endAuth(request) }
         router.get("/devicelogin") { _, _ in device.verificationPage() }
         router.post("/devicelogin") { request, _ in try await device.enterCode(request) }
         router.post("/:tenant/login") { request, context in
@@ -211,6 +215,17 @@ public final class IdentityEmulator: Sendable {
         controlPaths.post("users/:user/requireMFA") { _, context in
             await controls.requireMFA(user: context.parameters.get("user") ?? "")
         }
+        controlPaths.get("users/:user/methods") { _, context in await methods.methods(user: context.parameters.get("user") ?? "") }
+        controlPaths.post("users/:user/methods") { request, context in
+            try await methods.setMethods(user: context.parameters.get("user") ?? "", request)
+        }
+        controlPaths.post("users/:user/temporaryAccessPass") { request, context in
+            try await methods.issuePass(user: context.parameters.get("user") ?? "", request)
+        }
+        controlPaths.post("users/:user/authenticator") { request, context in
+            try await authenticator.phoneAnswers(user: context.parameters.get("user") ?? "", request)
+        }
+        controlPaths.post("authenticator/activate") { request, _ in try await authenticator.activate(request) }
         controlPaths.post("devices/:id/disable") { _, context in
             try await controls.setDevice(context.parameters.get("id") ?? "", enabled: false)
         }

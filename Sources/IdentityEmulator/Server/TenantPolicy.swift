@@ -2,13 +2,16 @@ import FoundationEssentials
 
 /// What a tenant's administrator refuses, as Entra's settings say it: Conditional Access rules
 /// (by app, user and client platform: block, a compliant or managed device, MFA, MFA
-/// registration), whether users may consent (and whether they may ask an administrator), accounts
+/// registration, an authentication strength), the authentication methods policy and users'
+/// registered methods, whether users may consent (and whether they may ask an administrator), accounts
 /// that are locked, disabled or whose password expired, people of other organizations, and
 /// whether public client flows (the device code) are allowed. Read from `--policy FILE` and
 /// `POST /.emulator/policy` (JSON: docs/EMULATOR.md).
 public struct TenantPolicy: Sendable, Equatable, Decodable {
-    /// What a Conditional Access rule demands (its "grant" control).
-    public enum Requirement: String, Sendable, Equatable, Decodable, CaseIterable {
+    /// What a Conditional Access rule demands (its "grant" control): a name
+    /// (`"require": "mfa"`) or an authentication strength
+    /// (`"require": {"authenticationStrength": "phishingResistantMfa"}`).
+    public enum Requirement: Sendable, Equatable, Decodable {
         /// Block access: AADSTS53003.
         case block
         /// Require the device to be marked compliant: AADSTS53000.
@@ -22,6 +25,37 @@ public struct TenantPolicy: Sendable, Equatable, Decodable {
         case mfa
         /// Require the user to register for MFA first: AADSTS50079.
         case mfaRegistration
+        /// Require an authentication strength (`grantControls.authenticationStrength`).
+        case authenticationStrength(AuthenticationStrength)
+
+        static let names: [String: Requirement] = [
+            "block": .block, "compliantDevice": .compliantDevice, "managedDevice": .managedDevice,
+            "registeredDevice": .registeredDevice, "mfa": .mfa, "mfaRegistration": .mfaRegistration,
+        ]
+
+        enum CodingKeys: String, CodingKey { case authenticationStrength }
+
+        public init(from decoder: any Decoder) throws {
+            if let container = try? decoder.container(keyedBy: CodingKeys.self) {
+                let name = try container.decode(String.self, forKey: .authenticationStrength)
+                guard let strength = AuthenticationStrength(rawValue: name) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .authenticationStrength, in: container,
+                        debugDescription: "'\(name)' is not mfa, passwordlessMfa or phishingResistantMfa")
+                }
+                self = .authenticationStrength(strength)
+                return
+            }
+            let container = try decoder.singleValueContainer()
+            let name = try container.decode(String.self)
+            guard let requirement = Self.names[name] else {
+                throw DecodingError.dataCorruptedError(
+                    in: container,
+                    debugDescription: "'\(name)' is not one of \(Self.names.keys.sorted().joined(separator: ", ")) or "
+                        + "{\"authenticationStrength\": …}")
+            }
+            self = requirement
+        }
     }
 
     /// One Conditional Access rule: whom and what it applies to, and what it demands.
@@ -97,10 +131,14 @@ public struct TenantPolicy: Sendable, Equatable, Decodable {
     public var usersMayRegisterDevices: Bool = true
     /// Entra's "Maximum number of devices per user" (50 by default).
     public var maximumDevicesPerUser: Int = 50
+    /// The authentication methods policy.
+    public var authenticationMethods = AuthenticationMethodsPolicy()
+    /// Users' methods registered from the start, by user principal name.
+    public var registeredMethods: [String: RegisteredMethods] = [:]
 
     enum CodingKeys: String, CodingKey {
         case conditionalAccess, userConsent, accounts, otherTenantDomains, publicClientFlows, administrators
-        case usersMayRegisterDevices, maximumDevicesPerUser
+        case usersMayRegisterDevices, maximumDevicesPerUser, authenticationMethods, registeredMethods
     }
 
     public init() {}
@@ -116,6 +154,9 @@ public struct TenantPolicy: Sendable, Equatable, Decodable {
         administrators = try container.decodeIfPresent([String].self, forKey: .administrators) ?? administrators
         usersMayRegisterDevices = try container.decodeIfPresent(Bool.self, forKey: .usersMayRegisterDevices) ?? true
         maximumDevicesPerUser = try container.decodeIfPresent(Int.self, forKey: .maximumDevicesPerUser) ?? 50
+        authenticationMethods = try container.decodeIfPresent(AuthenticationMethodsPolicy.self, forKey: .authenticationMethods) ?? .init()
+        let registered = try container.decodeIfPresent([String: RegisteredMethods].self, forKey: .registeredMethods) ?? [:]
+        registeredMethods = Dictionary(registered.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Whether `user` may grant consent for the organization.

@@ -26,6 +26,7 @@ actor IdentityState {
         var refreshTokens = RefreshTokens()
         var sessions = BrowserSessions()
         var grants = UserGrants()
+        var methods = MethodRegistrations()
 
         init() {}
 
@@ -33,12 +34,14 @@ actor IdentityState {
             refreshTokens = try RefreshTokens(from: decoder)
             sessions = try BrowserSessions(from: decoder)
             grants = try UserGrants(from: decoder)
+            methods = try MethodRegistrations(from: decoder)
         }
 
         func encode(to encoder: any Encoder) throws {
             try refreshTokens.encode(to: encoder)
             try sessions.encode(to: encoder)
             try grants.encode(to: encoder)
+            try methods.encode(to: encoder)
         }
     }
 
@@ -48,6 +51,7 @@ actor IdentityState {
     private var codes = AuthorizationCodes()
     private var rules: TenantRules
     private var devices = DeviceAuthorizations()
+    private var pushes = AuthenticatorPushes()
     /// The `AssertionID`s of federated providers' assertions already accepted, until they expire.
     private var acceptedAssertions: [String: Date] = [:]
     /// Token requests still to answer 429 (throttling on command), and the Retry-After they send.
@@ -152,8 +156,6 @@ actor IdentityState {
     func replacePolicies(_ new: TenantPolicies) { rules.replacePolicies(new) }
     func changedPassword(userID: String) -> String? { rules.changedPassword(userID: userID) }
     func changePassword(userID: String, to password: String) { rules.changePassword(userID: userID, to: password) }
-    func isRegisteredForMFA(userID: String) -> Bool { rules.isRegisteredForMFA(userID: userID) }
-    func registerForMFA(userID: String) { rules.registerForMFA(userID: userID) }
     func demandMFA(userID: String) { rules.demandMFA(userID: userID) }
     func isMFADemanded(userID: String) -> Bool { rules.isMFADemanded(userID: userID) }
     func mfaSatisfied(userID: String) { rules.mfaSatisfied(userID: userID) }
@@ -162,6 +164,57 @@ actor IdentityState {
     func requestAdminConsent(_ request: AdminConsentRequest) { rules.requestAdminConsent(request) }
     /// Users who asked an administrator to approve an app (the admin consent workflow).
     var adminConsentRequests: [AdminConsentRequest] { rules.adminConsentRequests }
+
+    // MARK: Users' authentication methods (kept in the state file)
+
+    /// What `user` registered (the directory's default when nothing was).
+    func methods(of user: DirectoryUser) -> UserMethods { persisted.methods.methods(of: user) }
+
+    /// Changes what `user` registered.
+    func updateMethods(of user: DirectoryUser, _ change: @Sendable (inout UserMethods) -> Void) {
+        persisting { $0.methods.update(user, change) }
+    }
+
+    /// Whether `user` registered any method for MFA (what "More information required" asks for).
+    func isRegisteredForMFA(_ user: DirectoryUser, now: Date) -> Bool {
+        !persisted.methods.methods(of: user).methods(now: now, hasPasskey: false).isEmpty
+    }
+
+    /// Uses a Temporary Access Pass of `user`; false when none matches or it is no longer usable.
+    func redeemPass(_ pass: String, user: DirectoryUser, now: Date) -> Bool {
+        persisting { $0.methods.redeemPass(pass, user: user, now: now) }
+    }
+
+    // MARK: Microsoft Authenticator's notifications (in memory)
+
+    func sendPush(transactionID: String, userID: String, appName: String, now: Date) -> Int {
+        pushes.send(transactionID: transactionID, userID: userID, appName: appName, now: now)
+    }
+    func pushOutcome(transactionID: String, now: Date, timeout: TimeInterval) -> AuthenticatorPushes.Outcome? {
+        pushes.outcome(transactionID: transactionID, now: now, timeout: timeout)
+    }
+    func push(transactionID: String) -> AuthenticatorPushes.Push? { pushes.push(transactionID: transactionID) }
+    func waitingPush(userID: String, now: Date, timeout: TimeInterval) -> AuthenticatorPushes.Push? {
+        pushes.waiting(userID: userID, now: now, timeout: timeout)
+    }
+    func answerPush(_ answer: AuthenticatorPushes.Answer, userID: String, now: Date, timeout: TimeInterval) -> AuthenticatorPushes.Outcome?
+    {
+        pushes.answer(answer, userID: userID, now: now, timeout: timeout)
+    }
+    func endPush(transactionID: String) { pushes.end(transactionID: transactionID) }
+    func beginActivation(userID: String, base: String, now: Date) -> AuthenticatorActivation {
+        pushes.beginActivation(userID: userID, base: base, now: now)
+    }
+    func activate(code: String, device: String, now: Date) -> AuthenticatorActivation? {
+        pushes.activate(code: code, device: device, now: now)
+    }
+    func activatedAuthenticator(userID: String) -> AuthenticatorActivation? { pushes.activated(userID: userID) }
+    func endActivation(userID: String) { pushes.endActivation(userID: userID) }
+
+    // MARK: Passkeys
+
+    /// Whether `userID` registered a passkey.
+    func hasPasskey(userID: String) -> Bool { false }
 
     // MARK: Device authorizations (RFC 8628)
 

@@ -11,7 +11,23 @@ struct SignInTransaction: Sendable {
     var passwordVerified = false
     /// The SMS code sent for this transaction.
     var smsCode: String?
-    var smsVerified = false
+    /// The second factor passed after the first (an SMS code, the Authenticator's approval, an
+    /// app's code, a passkey).
+    var secondFactor: AuthenticationMethod?
+    /// A method that signed in without the password: a Temporary Access Pass or a passkey (it is
+    /// both factors).
+    var passwordlessMethod: AuthenticationMethod?
+    /// The method whose page is on screen (what a code or an approval answers).
+    var pendingMethod: AuthenticationMethod?
+    /// The authentication strength a Conditional Access rule demands of this sign-in.
+    var requiredStrength: AuthenticationStrength?
+    /// Registering Microsoft Authenticator ("Keep your account secure"): the activation code the
+    /// page's QR code carries, once shown.
+    var activationCode: String?
+    /// The interrupt to register methods was shown (or skipped) in this sign-in.
+    var registrationOffered = false
+    /// The `amr` of the Primary Refresh Token that signed this sign-in in.
+    var inheritedReferences: [String] = []
     /// "Stay signed in?" answered.
     var staySignedIn: Bool?
     var consentGiven = false
@@ -44,12 +60,27 @@ struct SignInTransaction: Sendable {
     /// The client platform the browser runs on (its `User-Agent`), as Conditional Access reads it.
     var platform = "unknown"
 
-    /// The first factor is done: Entra's password, or the federated provider's answer.
-    var firstFactorVerified: Bool { passwordVerified || federationVerified }
+    /// The first factor is done: Entra's password, the federated provider's answer, or a
+    /// passwordless method.
+    var firstFactorVerified: Bool { passwordVerified || federationVerified || passwordlessMethod != nil }
 
-    /// `amr`: `pwd` (a password, Entra's or the provider's), `fed` when a federated provider
-    /// vouched for it, `mfa` after the SMS code.
-    var methods: [String] { (federationVerified ? ["pwd", "fed"] : ["pwd"]) + (smsVerified ? ["mfa"] : []) }
+    /// Multi-factor authentication is done: a second factor, or a method that is both.
+    var mfaVerified: Bool { secondFactor != nil || passwordlessMethod != nil || inheritedReferences.contains("mfa") }
+
+    /// Whether this sign-in meets `strength`.
+    func meets(_ strength: AuthenticationStrength) -> Bool {
+        strength.isSatisfied(by: usedMethods) || strength.isSatisfied(byReferences: inheritedReferences)
+    }
+
+    /// The methods this sign-in used besides the password.
+    var usedMethods: Set<AuthenticationMethod> { Set([secondFactor, passwordlessMethod].compactMap(\.self)) }
+
+    /// `amr`, as Entra writes it: ``AuthenticationMethodReferences``.
+    var methods: [String] {
+        AuthenticationMethodReferences.values(
+            password: passwordVerified || federationVerified, federated: federationVerified, secondFactor: secondFactor,
+            passwordless: passwordlessMethod, inherited: inheritedReferences)
+    }
 }
 
 /// A browser's sign-in session: what the session cookie (`ESTSAUTH`, `x-ms-cpim-sso:…`) points to.

@@ -1,15 +1,13 @@
 import FoundationEssentials
 
 /// What the tenants' administrators decided and what their users did about it, in memory: the
-/// policies, passwords changed after they expired, users registered for MFA or asked for it on
-/// their next refresh, permissions an administrator granted an app for the whole tenant, and the
-/// users' requests for that approval.
+/// policies, passwords changed after they expired, users asked for MFA on their next refresh,
+/// permissions an administrator granted an app for the whole tenant, and the users' requests for
+/// that approval.
 struct TenantRules: Sendable {
     private(set) var policies: TenantPolicies
     /// Passwords changed after they expired, by user id (the directory's stay as generated).
     private var changedPasswords: [String: String] = [:]
-    /// Users who registered for MFA (a phone) when a policy demanded it.
-    private var mfaRegistered: Set<String> = []
     /// Users whose next refresh answers AADSTS50076 until they sign in with MFA.
     private var mfaDemanded: Set<String> = []
     /// Permissions an administrator granted a client for the whole tenant.
@@ -23,9 +21,6 @@ struct TenantRules: Sendable {
 
     func changedPassword(userID: String) -> String? { changedPasswords[userID] }
     mutating func changePassword(userID: String, to password: String) { changedPasswords[userID] = password }
-
-    func isRegisteredForMFA(userID: String) -> Bool { mfaRegistered.contains(userID) }
-    mutating func registerForMFA(userID: String) { mfaRegistered.insert(userID) }
 
     func isMFADemanded(userID: String) -> Bool { mfaDemanded.contains(userID) }
     mutating func demandMFA(userID: String) { mfaDemanded.insert(userID) }
