@@ -128,6 +128,13 @@ final class WebAuthnRelyingPartyTests {
         let blocked = SoftAuthenticator(.es256)
         rp.policy.keyRestrictions = .init(enforcementType: .block, aaguids: [blocked.aaguid])
         #expect(throws: WebAuthnRefusal.authenticatorNotAllowed) { try register(blocked) }
+        // A key registered before the administrator blocked its model no longer signs in.
+        var registered = allowed
+        rp.policy.keyRestrictions = .init(enforcementType: .block, aaguids: [allowed.aaguid])
+        #expect(throws: WebAuthnRefusal.authenticatorNotAllowed) { try signIn(&registered) }
+        #expect(WebAuthnRefusal.authenticatorNotAllowed.entraErrorCode == 135016)
+        rp.policy.keyRestrictions = nil
+        _ = try signIn(&registered)
     }
 
     @Test("a synced passkey (BE) is refused where only device-bound ones are allowed")
@@ -136,6 +143,12 @@ final class WebAuthnRelyingPartyTests {
         #expect(throws: WebAuthnRefusal.passkeyTypeNotAllowed) {
             try register(SoftAuthenticator(.es256)) { $0.flags.insert(.backupEligible) }
         }
+        // A synced passkey registered before the profile changed no longer signs in.
+        rp.policy.passkeyTypes = [.deviceBound, .synced]
+        var synced = SoftAuthenticator(.es256)
+        _ = try register(synced) { $0.flags.insert(.backupEligible) }
+        rp.policy.passkeyTypes = [.deviceBound]
+        #expect(throws: WebAuthnRefusal.passkeyTypeNotAllowed) { try signIn(&synced) { $0.flags.insert(.backupEligible) } }
     }
 
     @Test("a forged signature is refused, and so is the right key's signature over other data")

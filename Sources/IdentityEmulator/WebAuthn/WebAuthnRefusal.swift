@@ -83,6 +83,19 @@ enum WebAuthnRefusal: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The AADSTS number Entra's sign-in page script names for the same refusal, where one is
+    /// known — observed in the page's constants, not documented: `FidoBlockedByPolicy` 135016,
+    /// `UserAccountNotFoundForFidoSignIn` 500344, and 135017 ("Unexpected Signature Counter") seen
+    /// by a third party for a counter Entra did not accept.
+    var entraErrorCode: Int? {
+        switch self {
+        case .authenticatorNotAllowed, .passkeyTypeNotAllowed, .attestationRequired, .attestationNotTrusted: 135016
+        case .credentialUnknown: 500344
+        case .signCountRollback: 135017
+        default: nil
+        }
+    }
+
     var description: String {
         if case .malformedResponse(let detail) = self { return "\(sentence) (\(detail))" }
         return sentence

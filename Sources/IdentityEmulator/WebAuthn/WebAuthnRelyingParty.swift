@@ -175,6 +175,11 @@ struct WebAuthnRelyingParty: Sendable {
         }
         try checkFlags(authData)
         guard authData.flags.contains(.backupEligible) == stored.backupEligible else { throw .backupEligibilityChanged }
+        // The passkey profile governs sign-in too: "registration and authentication with a passkey are allowed if the
+        // passkey fully satisfies the requirements of at least one of the scoped passkey profiles" (attestation alone
+        // is registration-only).
+        if let restrictions = policy.keyRestrictions, !restrictions.permits(stored.aaguid) { throw .authenticatorNotAllowed }
+        guard policy.passkeyTypes.contains(stored.backupEligible ? .synced : .deviceBound) else { throw .passkeyTypeNotAllowed }
         let key: COSEKey
         do { key = try COSEKey(cbor: Array(stored.publicKey)) } catch { throw .credentialUnknown }
         let signature = try decode(response.response.signature, "signature")
