@@ -115,6 +115,11 @@ final class SignInFlowTests: GUITestCase {
             gui.act(GUIHarness.fill(IDs.password, IDs.demoPassword), "SMS page")
             let code = try XCTUnwrap(gui.codes.code(for: "megan@contoso.onmicrosoft.com"), "the emulator sent no SMS code")
             gui.screenshot("sms-code")
+            // The flow inspector knows which method the page asks for (its form's step), and explains it.
+            XCTAssertTrue(
+                MainLoopBridge.spin(timeout: 10) {
+                    gui.trace.events.contains { $0.name == "sign-in-page" && $0.fields.contains { $0 == ("step", "otc") } }
+                }, "the code page was not recognized: \(gui.trace.events.map(\.name))")
             gui.act(GUIHarness.fill(IDs.smsCode, code, click: IDs.smsContinue), "stay signed in")
             gui.screenshot("stay-signed-in")
             gui.act("document.getElementById('\(IDs.primaryButton)').click();", "consent")
