@@ -88,6 +88,26 @@ final class RefusalFlowTests: GUITestCase {
         }
     }
 
+    func testAPhishingResistantStrengthRefusesTheSMSCodeAndSaysWhatWouldWork() throws {
+        try MainActor.assumeIsolated {
+            // megan has only her phone (SMS): a policy that requires phishing-resistant MFA cannot be met.
+            let gui = try Self.refusedSignIn(
+                #"{"tenants": {"contoso.onmicrosoft.com": {"conditionalAccess": [{"require": {"authenticationStrength": "phishingResistantMfa"}}]}}}"#,
+                user: "megan@contoso.onmicrosoft.com", screenshots: "refusal-")
+            defer { gui.close() }
+            let text = try Self.waitForRefusal(gui)
+            gui.screenshot("authentication-strength")
+            XCTAssertTrue(text.contains("a passkey or a security key (FIDO2), Windows Hello for Business or a certificate"), text)
+            XCTAssertTrue(text.contains("A text message, a code or an Authenticator approval is not enough"), text)
+            XCTAssertTrue(gui.window.signIn.suggestsBrowser, "Continue in your browser is not the suggested way on")
+            WebView.copyToClipboard("")
+            gui.click(button: L("Copy details for your IT help desk"))
+            let copied = try XCTUnwrap(WebView.clipboardText)
+            XCTAssertTrue(copied.contains("Authentication strength: Phishing-resistant MFA"), copied)
+            XCTAssertFalse(copied.contains("Passw0rd") || copied.contains("eyJ"), "a secret reached the clipboard")
+        }
+    }
+
     func testALockedAccountSaysWhenToTryAgain() throws {
         try MainActor.assumeIsolated {
             let gui = try Self.refusedSignIn(
