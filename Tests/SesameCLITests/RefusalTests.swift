@@ -143,6 +143,24 @@ final class RefusalTests: XCTestCase {
         assertHelpDeskDetails(token.stderr, code: "AADSTS53000")
     }
 
+    func testAPhishingResistantStrengthSaysWhatWorksAndOffersTheBrowserOrAnotherDevice() async throws {
+        let token = try await tokenRefused(
+            by:
+                #"{"tenants": {"contoso.onmicrosoft.com": {"conditionalAccess": [{"require": {"authenticationStrength": "phishingResistantMfa"}}]}}}"#
+        )
+        XCTAssertEqual(token.status, 2, token.stderr)
+        XCTAssertEqual(token.stdout, "")
+        XCTAssertTrue(
+            token.stderr.contains("a passkey or a security key (FIDO2), Windows Hello for Business or a certificate"), token.stderr)
+        XCTAssertTrue(token.stderr.contains("`sesame login` without --device-code"), token.stderr)
+        XCTAssertTrue(token.stderr.contains("`sesame login --device-code`"), token.stderr)
+        XCTAssertTrue(token.stderr.contains("Error code: AADSTS50076"), token.stderr)
+        XCTAssertTrue(token.stderr.contains("Authentication strength: Phishing-resistant MFA"), token.stderr)
+        XCTAssertFalse(token.stderr.contains("capolids") || token.stderr.contains("eyJ"), token.stderr)
+        let doctor = try sesame(["doctor"])
+        XCTAssertTrue(doctor.stdout.contains("Authentication strength: Phishing-resistant MFA"), doctor.stdout)
+    }
+
     func testMFARegistrationSaysWhereToRegister() async throws {
         let token = try await tokenRefused(
             by: #"{"tenants": {"contoso.onmicrosoft.com": {"conditionalAccess": [{"require": "mfaRegistration"}]}}}"#)
