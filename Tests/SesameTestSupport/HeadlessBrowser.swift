@@ -27,6 +27,20 @@ public final class HeadlessBrowser: @unchecked Sendable {
         set { lock.withLock { registeredPhone = newValue } }
     }
     private var registeredPhone: String?
+    /// The Temporary Access Pass the user was given (nil: the walk types the password, as before).
+    /// The walk types it on "Enter Temporary Access Pass".
+    public var temporaryAccessPass: String? {
+        get { lock.withLock { givenPass } }
+        set { lock.withLock { givenPass = newValue } }
+    }
+    private var givenPass: String?
+    /// The name of the phone whose Microsoft Authenticator the user sets up when "Keep your
+    /// account secure" asks (nil: the walk stops on that page, for the test to read).
+    public var authenticatorToActivate: String? {
+        get { lock.withLock { activatedPhone } }
+        set { lock.withLock { activatedPhone = newValue } }
+    }
+    private var activatedPhone: String?
 
     /// A browser over `exchange`.
     public init(codes: OneTimeCodes, exchange: @escaping Exchange) {
@@ -271,6 +285,8 @@ public final class HeadlessBrowser: @unchecked Sendable {
         var page = try await post(login, form: [("ctx", ctx), ("step", "username"), (SignInPageIDs.Fields.userName, user)])
         if let provider = page.identityProviderLocation {
             page = try await signInAtIdentityProvider(provider, user: user, password: password)
+        } else if page.contains(#"id="\#(SignInPageIDs.accessPass)""#), let pass = temporaryAccessPass {
+            page = try await enterTemporaryAccessPass(pass, ctx: ctx, login: login)
         } else {
             page = try await post(login, form: [("ctx", ctx), ("step", "password"), (SignInPageIDs.Fields.password, password)])
         }
@@ -280,6 +296,9 @@ public final class HeadlessBrowser: @unchecked Sendable {
             page = try await post(login, form: [("ctx", ctx), ("step", "proofup-phone"), (SignInPageIDs.Fields.phoneNumber, phone)])
         }
         page = try await secondFactor(page, user: user, ctx: ctx, login: login)
+        if page.contains("Keep your account secure"), let device = authenticatorToActivate {
+            page = try await setUpAuthenticator(user: user, device: device, ctx: ctx, login: login)
+        }
         if page.contains(SignInPageIDs.staySignedIn) {
             page = try await post(login, form: [("ctx", ctx), ("step", "kmsi"), ("kmsi", "yes")])
         }
@@ -329,6 +348,35 @@ public final class HeadlessBrowser: @unchecked Sendable {
             throw TestSupportError("\(user) has no authenticator app set up")
         }
         return TOTP.code(secret: try TOTPSecret(base32: key), at: time)
+    }
+
+    // MARK: Onboarding: a Temporary Access Pass, then Microsoft Authenticator set up
+
+    /// "Enter Temporary Access Pass": the pass typed, Sign in. Returns the next page (the
+    /// registration interrupt, for a user with nothing else registered).
+    public func enterTemporaryAccessPass(_ pass: String, ctx: String, login: String) async throws -> Page {
+        try await post(login, form: [("ctx", ctx), ("step", "tap"), (SignInPageIDs.Fields.accessPass, pass)])
+    }
+
+    /// "Keep your account secure", as a person with a phone goes through it: Next (the QR code);
+    /// the phone (named `device`) adds the account with the code under "Can't scan image?"
+    /// (`POST /.emulator/authenticator/activate`); Next; the test notification's number approved
+    /// on the phone; "Success!" → Done. Returns the page after Done ("Stay signed in?"), or the
+    /// page where a step did not go as a person expects.
+    public func setUpAuthenticator(user: String, device: String, ctx: String, login: String) async throws -> Page {
+        let scan = try await post(login, form: [("ctx", ctx), ("step", "proofup-app")])
+        guard let code = scan.firstMatch(#"id="\#(SignInPageIDs.activationCode)">(\d+)<"#) else { return scan }
+        let body = String(
+            decoding: try JSONSerialization.data(withJSONObject: ["code": code, "device": device]), as: UTF8.self)
+        let activated = try await send(
+            "/.emulator/authenticator/activate", method: .post, headers: [.contentType: "application/json"], body: body)
+        guard activated.status == .ok else { throw TestSupportError("the phone could not add the account: \(activated.text)") }
+        let test = try await post(login, form: [("ctx", ctx), ("step", "proofup-app-scanned")])
+        guard let number = test.approvalNumber else { return test }
+        try await phone(user, answer: "approve", number: number)
+        let success = try await post(login, form: [("ctx", ctx), ("step", "proofup-app-test")])
+        guard success.contains("Success!") else { return success }
+        return try await post(login, form: [("ctx", ctx), ("step", "proofup-done")])
     }
 
     /// A federated organisation's AD FS, as a browser goes through it: its sign-in page at
