@@ -11,7 +11,8 @@ public struct SignInPageStep: Sendable, Equatable {
     public enum Step: Sendable, Equatable {
         /// A one-time code to type (`otc`): from a text message or an authenticator app.
         case oneTimeCode
-        /// Microsoft Authenticator's push with number matching (`sas`).
+        /// Microsoft Authenticator's push with number matching (`sas`, and `sas-retry` after one
+        /// was denied or went unanswered).
         case authenticatorPush
         /// A Temporary Access Pass (`tap`).
         case temporaryAccessPass
@@ -67,7 +68,8 @@ public struct SignInPageStep: Sendable, Equatable {
         let step: Step
         switch field("step") {
         case "otc": step = .oneTimeCode
-        case "sas": step = .authenticatorPush
+        // `sas-retry`: the push was denied or went unanswered, and the page offers another.
+        case "sas", "sas-retry": step = .authenticatorPush
         case "tap": step = .temporaryAccessPass
         case "fido": step = .passkey
         case "verify-identity": step = .verifyIdentity

@@ -69,6 +69,7 @@ struct SignInMethodExplanationTests {
         #expect(step.codeMethod == nil, "a value that is no method is dropped")
         #expect(step.fields.map(\.1) == ["otc"], "\(step.fields)")
         #expect(SignInPageStep(scriptResult: "sas\nsms")?.codeMethod == nil, "only a code page has a code method")
+        #expect(SignInPageStep(scriptResult: "sas-retry\n")?.step == .authenticatorPush)
         // A saved flow's event with fields it should not have adds no row.
         let odd = FlowDiagram([FlowTrace.Event(time: 1, name: SignInPageStep.eventName, fields: [("step", "kmsi")])])
         #expect(odd.steps.isEmpty)
