@@ -346,19 +346,19 @@ indirect enum TestCBOR {
 }
 
 /// A passkey or security key in software: its key, credential id, AAGUID and counter.
-struct SoftAuthenticator {
+struct SoftAuthenticator: Sendable {
     enum Algorithm { case es256, rs256 }
-    enum Key {
+    enum Key: Sendable {
         case p256(P256.Signing.PrivateKey)
         case rsa(_RSA.Signing.PrivateKey)
     }
-    enum Attestation {
+    enum Attestation: Sendable {
         case none, packedSelf
         case packedSelfAlg(Int)
         case packedX5C(AttestationCertificate)
         case format(String)
     }
-    struct AttestationCertificate {
+    struct AttestationCertificate: Sendable {
         let der: [UInt8]
         let key: P256.Signing.PrivateKey
     }

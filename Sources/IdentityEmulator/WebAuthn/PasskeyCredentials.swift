@@ -36,7 +36,15 @@ struct PasskeyCredentials: Codable, Sendable, Equatable {
 
     private(set) var all: [PasskeyCredential] = []
 
+    /// The state file keeps them under `passkeys`, beside the other domains' keys.
+    enum CodingKeys: String, CodingKey { case all = "passkeys" }
+
     init() {}
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        all = try container.decodeIfPresent([PasskeyCredential].self, forKey: .all) ?? []
+    }
 
     func credential(id: [UInt8]) -> PasskeyCredential? {
         all.first { $0.credentialID.elementsEqual(id) }
