@@ -85,6 +85,10 @@ public struct SignInPageStep: Sendable, Equatable {
         return name.count <= 40 && name.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }
     }
 
+    /// Whether the sign-in window cannot answer this page, so that the system browser is the way
+    /// on: a passkey or security key (WebKitGTK has no WebAuthn yet).
+    public var needsSystemBrowser: Bool { step == .passkey }
+
     /// The wire name of the step.
     public var stepName: String {
         switch step {

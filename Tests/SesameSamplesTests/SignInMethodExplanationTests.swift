@@ -70,6 +70,12 @@ struct SignInMethodExplanationTests {
         #expect(step.fields.map(\.1) == ["otc"], "\(step.fields)")
         #expect(SignInPageStep(scriptResult: "sas\nsms")?.codeMethod == nil, "only a code page has a code method")
         #expect(SignInPageStep(scriptResult: "sas-retry\n")?.step == .authenticatorPush)
+    }
+
+    @Test("only the passkey page sends the person to the system browser: the sign-in window answers every other")
+    func browserForPasskeysOnly() {
+        let steps = ["otc\nsms", "otc\nsoftwareOath", "sas\n", "tap\n", "verify-identity\n", "proofup-app\n", "fido\n"]
+        #expect(steps.compactMap { SignInPageStep(scriptResult: $0) }.filter(\.needsSystemBrowser).map(\.stepName) == ["fido"])
         // A saved flow's event with fields it should not have adds no row.
         let odd = FlowDiagram([FlowTrace.Event(time: 1, name: SignInPageStep.eventName, fields: [("step", "kmsi")])])
         #expect(odd.steps.isEmpty)

@@ -264,6 +264,8 @@ final class SignInView {
         webView.evaluateJavaScript(SignInPageStep.script) { [weak self] text in
             guard let self, let text, let step = SignInPageStep(scriptResult: text) else { return }
             self.trace.record(SignInPageStep.eventName, step.fields)
+            // A passkey page: the system browser can answer it, this view cannot yet.
+            if step.needsSystemBrowser { self.onTrouble?() }
         }
     }
 
