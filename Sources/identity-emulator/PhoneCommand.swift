@@ -1,6 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import FoundationEssentials
+import Glibc
 import NIOCore
 import NIOSSL
 
@@ -82,8 +83,13 @@ struct PhoneCommand: AsyncParsableCommand {
             let response = try await client.execute(request, timeout: .seconds(30))
             let text = String(buffer: try await response.body.collect(upTo: 64 * 1024))
             try await client.shutdown()
+            guard response.status == .ok else {
+                let said = (try? JSONDecoder().decode([String: String].self, from: Data(text.utf8)))?["error"] ?? text
+                let line = Array("identity-emulator phone: \(said)\n".utf8)
+                _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+                throw ExitCode(1)
+            }
             print(text)
-            guard response.status == .ok else { throw ExitCode(1) }
         } catch let exit as ExitCode {
             throw exit
         } catch {

@@ -22,10 +22,10 @@ struct AuthenticatorController: EmulatorController {
         }
         let timeout = configuration.authenticatorTimeout
         let deadline = clock.now.addingTimeInterval(Self.holdSeconds)
-        var outcome = await state.pushOutcome(transactionID: ctx, now: clock.now, timeout: timeout)
+        var outcome = await authenticator.pushOutcome(transactionID: ctx, now: clock.now, timeout: timeout)
         while outcome == .pending, clock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
-            outcome = await state.pushOutcome(transactionID: ctx, now: clock.now, timeout: timeout)
+            outcome = await authenticator.pushOutcome(transactionID: ctx, now: clock.now, timeout: timeout)
         }
         switch outcome {
         case .pending?: return answer(result: "AuthenticationPending", success: false, retry: true, ctx: ctx)
@@ -78,7 +78,9 @@ struct AuthenticatorController: EmulatorController {
         default:
             return .json(.object([("error", .string("'\(word)' is not approve, deny or report."))]), status: .badRequest)
         }
-        guard let outcome = await state.answerPush(answer, userID: user.id, now: clock.now, timeout: configuration.authenticatorTimeout)
+        guard
+            let outcome = await authenticator.answerPush(
+                answer, userID: user.id, now: clock.now, timeout: configuration.authenticatorTimeout)
         else {
             return .json(
                 .object([("error", .string("No sign-in request is waiting on \(user.userPrincipalName)'s phone."))]), status: .notFound)
@@ -94,7 +96,7 @@ struct AuthenticatorController: EmulatorController {
         }
         var device = "Phone"
         if let name = fields["device"] as? String, !name.isEmpty { device = String(name.prefix(64)) }
-        guard let activation = await state.activate(code: code, device: device, now: clock.now),
+        guard let activation = await authenticator.activate(code: code, device: device, now: clock.now),
             let user = contoso.user(id: activation.userID)
         else {
             return .json(.object([("error", .string("No activation waits for that code: scan the QR code shown now."))]), status: .notFound)

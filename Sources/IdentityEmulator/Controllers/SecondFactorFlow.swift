@@ -7,7 +7,10 @@ import Hummingbird
 /// registration interrupt ("Keep your account secure") for a user who signed in with a Temporary
 /// Access Pass and has nothing else, or whom the registration campaign nudges — then "Stay signed
 /// in?".
-extension SignInFlow {
+struct SecondFactorFlow: EmulatorController {
+    let services: EmulatorServices
+    private var flow: SignInFlow { SignInFlow(services: services) }
+
     /// How long a Microsoft Authenticator notification waits for the phone (Entra answers
     /// `PhoneAppNoResponse` after about 55 seconds).
     var authenticatorTimeout: TimeInterval { configuration.authenticatorTimeout }
@@ -50,7 +53,7 @@ extension SignInFlow {
             return await sendPush(transaction, user: user, step: "sas", title: nil)
         case .fido2:
             await state.update(transaction)
-            return await verifyIdentity(transaction, user: user)
+            return await PasskeyController(services: services).signInPage(transaction, user: user, others: others)
         case .temporaryAccessPass:
             await state.update(transaction)
             return .html(
@@ -61,7 +64,7 @@ extension SignInFlow {
     /// Sends a notification to `user`'s Microsoft Authenticator and shows its number; the page
     /// waits on `EndAuth`, then posts `step`.
     func sendPush(_ transaction: SignInTransaction, user: DirectoryUser, step: String, title: String?) async -> Response {
-        let number = await state.sendPush(
+        let number = await authenticator.sendPush(
             transactionID: transaction.id, userID: user.id, appName: transaction.request.client.name, now: clock.now)
         configuration.announce("authenticator-push \(user.userPrincipalName) \(number)")
         let endpoint = transaction.request.endpoint
@@ -92,7 +95,8 @@ extension SignInFlow {
         let action = SignInController(services: services).loginAction(endpoint)
         if let strength = transaction.requiredStrength, !transaction.meets(strength) {
             await state.finish(transaction.id)
-            return refusalPage(RefusalErrors.authenticationStrengthUnmet(strength), transaction, username: user.userPrincipalName, now: now)
+            return flow.refusalPage(
+                RefusalErrors.authenticationStrengthUnmet(strength), transaction, username: user.userPrincipalName, now: now)
         }
         if !transaction.registrationOffered, let required = await registrationInterrupt(transaction, user: user, now: now) {
             transaction.registrationOffered = true

@@ -3,13 +3,54 @@ import Hummingbird
 
 /// The second-factor pages' steps: a code (texted, or from an authenticator app), "Verify your
 /// identity", Microsoft Authenticator's approval, a Temporary Access Pass, and the registration
-/// interrupt's steps ("Keep your account secure").
-extension LoginSteps {
+/// interrupt's steps ("Keep your account secure"). Made from the page's ``LoginSteps``.
+struct SecondFactorSteps: EmulatorController {
+    let services: EmulatorServices
+    /// The posted form.
+    let form: FormFields
+    /// `ctx`: the transaction's id.
+    let ctx: String
+    var transaction: SignInTransaction
+    let now: Date
+
+    init(_ steps: LoginSteps) {
+        services = steps.services
+        form = steps.form
+        ctx = steps.ctx
+        transaction = steps.transaction
+        now = steps.now
+    }
+
+    private var endpoint: IdentityEndpoint { transaction.request.endpoint }
+    private var action: String { SignInController(services: services).loginAction(endpoint) }
+    private var users: Directory { directory(for: endpoint.tenant) }
+    private var flow: SignInFlow { SignInFlow(services: services) }
+    private var second: SecondFactorFlow { SecondFactorFlow(services: services) }
     private var user: DirectoryUser? { transaction.userID.flatMap(users.user(id:)) }
+
+    /// The steps these pages post (`step`), or nil for another page's.
+    static let steps: Set<String> = [
+        "otc", "verify-identity", "sas", "sas-retry", "tap", "proofup-app", "proofup-app-scanned", "proofup-app-test", "proofup-done",
+    ]
+
+    /// Answers the page's `step` (one of ``steps``).
+    mutating func answer(_ step: String) async -> Response {
+        switch step {
+        case "otc": await otc()
+        case "verify-identity": await verifyIdentity()
+        case "sas": await sas()
+        case "sas-retry": await sasRetry()
+        case "tap": await temporaryAccessPass()
+        case "proofup-app": await proofupApp()
+        case "proofup-app-scanned": await proofupAppScanned()
+        case "proofup-app-test": await proofupAppTest()
+        default: await proofupDone()
+        }
+    }
 
     /// A code: the texted one, or the authenticator app's (TOTP, each code once); Back; or "Sign
     /// in another way".
-    mutating func otc() async -> Response {
+    private mutating func otc() async -> Response {
         guard let user, transaction.firstFactorVerified,
             let method = transaction.pendingMethod ?? (transaction.smsCode != nil ? .sms : nil),
             [.sms, .softwareOath].contains(method)
@@ -28,7 +69,7 @@ extension LoginSteps {
             await state.update(transaction)
             return .html(SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: nil))
         case "another-way":
-            return await flow.verifyIdentity(transaction, user: user)
+            return await second.verifyIdentity(transaction, user: user)
         default: break
         }
         let typed = form.nonEmpty(SignInPageIDs.Fields.smsCode) ?? ""
@@ -40,7 +81,7 @@ extension LoginSteps {
         }
         guard accepted else {
             let policy = await state.policy(for: endpoint.tenant)
-            let others = await flow.usableMethods(user, transaction, policy: policy).count > 1
+            let others = await second.usableMethods(user, transaction, policy: policy).count > 1
             return .html(
                 SecondFactorPages.enterCode(
                     action: action, ctx: ctx, username: user.userPrincipalName, method: method, maskedPhone: user.maskedMobile,
@@ -48,7 +89,7 @@ extension LoginSteps {
                     error: "You didn't enter the expected verification code. Please try again.", others: others))
         }
         transaction.secondFactor = method
-        return await flow.afterSecondFactor(transaction, user: user)
+        return await second.afterSecondFactor(transaction, user: user)
     }
 
     /// Checks an authenticator app's code (the current 30-second step or one either side) and
@@ -63,7 +104,7 @@ extension LoginSteps {
     }
 
     /// "Verify your identity": the method chosen (one the user can use now), or Cancel.
-    mutating func verifyIdentity() async -> Response {
+    private mutating func verifyIdentity() async -> Response {
         guard let user, transaction.firstFactorVerified else { return flow.restart(transaction, action: action) }
         if form["action"] == "back" {
             transaction.passwordVerified = false
@@ -71,60 +112,60 @@ extension LoginSteps {
             return .html(SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: nil))
         }
         let policy = await state.policy(for: endpoint.tenant)
-        let methods = await flow.usableMethods(user, transaction, policy: policy)
+        let methods = await second.usableMethods(user, transaction, policy: policy)
         guard let method = form[SignInPageIDs.Fields.authMethodID].flatMap(AuthenticationMethod.init(authMethodID:)),
             methods.contains(method)
         else {
-            return await flow.verifyIdentity(transaction, user: user)
+            return await second.verifyIdentity(transaction, user: user)
         }
-        await state.endPush(transactionID: ctx)
-        return await flow.challenge(method, transaction, user: user, others: methods.count > 1)
+        await authenticator.endPush(transactionID: ctx)
+        return await second.challenge(method, transaction, user: user, others: methods.count > 1)
     }
 
     /// "Approve sign in request" ended: the phone approved with the right number, denied it, reported
     /// it, or did not answer; or "I can't use my Microsoft Authenticator app right now".
-    mutating func sas() async -> Response {
+    private mutating func sas() async -> Response {
         guard let user, transaction.firstFactorVerified, transaction.pendingMethod == .microsoftAuthenticator else {
             return flow.restart(transaction, action: action)
         }
         if form["action"] == "another-way" {
-            await state.endPush(transactionID: ctx)
-            return await flow.verifyIdentity(transaction, user: user)
+            await authenticator.endPush(transactionID: ctx)
+            return await second.verifyIdentity(transaction, user: user)
         }
-        switch await state.pushOutcome(transactionID: ctx, now: now, timeout: flow.authenticatorTimeout) {
+        switch await authenticator.pushOutcome(transactionID: ctx, now: now, timeout: second.authenticatorTimeout) {
         case .approved?:
-            await state.endPush(transactionID: ctx)
+            await authenticator.endPush(transactionID: ctx)
             transaction.secondFactor = .microsoftAuthenticator
-            return await flow.afterSecondFactor(transaction, user: user)
+            return await second.afterSecondFactor(transaction, user: user)
         case .pending?:
             // Posted before the phone answered (a browser without scripts): the same number again.
-            let push = await state.push(transactionID: ctx)
+            let push = await authenticator.push(transactionID: ctx)
             return .html(
                 SecondFactorPages.approveSignIn(
                     action: action, ctx: ctx, username: user.userPrincipalName, number: push?.number ?? 0,
                     endAuth: "/\(endpoint.tenant.domain)/SAS/EndAuth"))
         case .fraudReported?:
-            await state.endPush(transactionID: ctx)
+            await authenticator.endPush(transactionID: ctx)
             await state.finish(ctx)
             return flow.refusalPage(RefusalErrors.fraudReported, transaction, username: user.userPrincipalName, now: now)
         case let outcome?:
             return .html(SecondFactorPages.requestNotApproved(action: action, ctx: ctx, username: user.userPrincipalName, outcome: outcome))
         case nil:
-            return await flow.challenge(.microsoftAuthenticator, transaction, user: user, others: false)
+            return await second.challenge(.microsoftAuthenticator, transaction, user: user, others: false)
         }
     }
 
     /// "Send another request to my Microsoft Authenticator app", or "Sign in another way".
-    mutating func sasRetry() async -> Response {
+    private mutating func sasRetry() async -> Response {
         guard let user, transaction.firstFactorVerified, transaction.pendingMethod == .microsoftAuthenticator else {
             return flow.restart(transaction, action: action)
         }
-        if form["action"] == "another-way" { return await flow.verifyIdentity(transaction, user: user) }
-        return await flow.sendPush(transaction, user: user, step: "sas", title: nil)
+        if form["action"] == "another-way" { return await second.verifyIdentity(transaction, user: user) }
+        return await second.sendPush(transaction, user: user, step: "sas", title: nil)
     }
 
     /// A Temporary Access Pass typed in place of the password (or "Use your password instead").
-    mutating func temporaryAccessPass() async -> Response {
+    private mutating func temporaryAccessPass() async -> Response {
         guard let user else { return flow.restart(transaction, action: action) }
         if form["action"] == "password" {
             return .html(SignInPages.password(action: action, ctx: ctx, username: user.userPrincipalName, error: nil))
@@ -147,52 +188,52 @@ extension LoginSteps {
     // MARK: "Keep your account secure"
 
     /// "Start by getting the app" → Next (the QR code), or the campaign's "Skip for now".
-    mutating func proofupApp() async -> Response {
+    private mutating func proofupApp() async -> Response {
         guard let user, await flow.isAuthenticated(transaction, users: users) else { return flow.restart(transaction, action: action) }
         if form["action"] == "skip" {
             let days = await state.policy(for: endpoint.tenant).authenticationMethods.registrationCampaign.snoozeDurationInDays
             let until = now.addingTimeInterval(Double(days) * 86_400)
             await state.updateMethods(of: user) { $0.campaignSnoozedUntil = until }
-            return await flow.afterSecondFactor(transaction, user: user)
+            return await second.afterSecondFactor(transaction, user: user)
         }
-        let activation = await state.beginActivation(userID: user.id, base: root, now: now)
+        let activation = await authenticator.beginActivation(userID: user.id, base: root, now: now)
         return .html(
             RegistrationPages.scanQRCode(action: action, ctx: ctx, username: user.userPrincipalName, activation: activation, error: nil))
     }
 
     /// "Scan the QR code" → Next: once the phone activated, the test notification.
-    mutating func proofupAppScanned() async -> Response {
+    private mutating func proofupAppScanned() async -> Response {
         guard let user, await flow.isAuthenticated(transaction, users: users) else { return flow.restart(transaction, action: action) }
-        guard await state.activatedAuthenticator(userID: user.id) != nil else {
-            let activation = await state.beginActivation(userID: user.id, base: root, now: now)
+        guard await authenticator.activatedAuthenticator(userID: user.id) != nil else {
+            let activation = await authenticator.beginActivation(userID: user.id, base: root, now: now)
             return .html(
                 RegistrationPages.scanQRCode(
                     action: action, ctx: ctx, username: user.userPrincipalName, activation: activation,
                     error: "We couldn't find your account in the app. Scan the QR code with the Microsoft Authenticator app, then "
                         + "choose Next."))
         }
-        return await flow.sendPush(transaction, user: user, step: "proofup-app-test", title: "Let's try it out")
+        return await second.sendPush(transaction, user: user, step: "proofup-app-test", title: "Let's try it out")
     }
 
     /// The test notification answered: approved, the app is registered; otherwise another one.
-    mutating func proofupAppTest() async -> Response {
+    private mutating func proofupAppTest() async -> Response {
         guard let user, await flow.isAuthenticated(transaction, users: users),
-            let activation = await state.activatedAuthenticator(userID: user.id)
+            let activation = await authenticator.activatedAuthenticator(userID: user.id)
         else { return flow.restart(transaction, action: action) }
-        let outcome = await state.pushOutcome(transactionID: ctx, now: now, timeout: flow.authenticatorTimeout)
+        let outcome = await authenticator.pushOutcome(transactionID: ctx, now: now, timeout: second.authenticatorTimeout)
         guard outcome == .approved else {
-            return await flow.sendPush(transaction, user: user, step: "proofup-app-test", title: "Let's try it out")
+            return await second.sendPush(transaction, user: user, step: "proofup-app-test", title: "Let's try it out")
         }
-        await state.endPush(transactionID: ctx)
-        await state.endActivation(userID: user.id)
+        await authenticator.endPush(transactionID: ctx)
+        await authenticator.endActivation(userID: user.id)
         let device = activation.device ?? "Phone"
         await state.updateMethods(of: user) { $0.authenticatorDevice = device }
         return .html(RegistrationPages.success(action: action, ctx: ctx, username: user.userPrincipalName))
     }
 
     /// "Success!" → Done: the sign-in goes on.
-    mutating func proofupDone() async -> Response {
+    private mutating func proofupDone() async -> Response {
         guard let user, await flow.isAuthenticated(transaction, users: users) else { return flow.restart(transaction, action: action) }
-        return await flow.afterSecondFactor(transaction, user: user)
+        return await second.afterSecondFactor(transaction, user: user)
     }
 }

@@ -52,7 +52,7 @@ struct SignInFlow: EmulatorController {
             }
         }
         if !transaction.mfaVerified, await needsMFA(user, transaction) {
-            let methods = await usableMethods(user, transaction, policy: policy)
+            let methods = await SecondFactorFlow(services: services).usableMethods(user, transaction, policy: policy)
             guard let method = methods.first else {
                 if let strength = transaction.requiredStrength {
                     await state.finish(transaction.id)
@@ -62,14 +62,14 @@ struct SignInFlow: EmulatorController {
                 await state.update(transaction)
                 return .html(RefusalPages.moreInformationRequired(action: action, ctx: transaction.id, username: user.userPrincipalName))
             }
-            return await challenge(method, transaction, user: user, others: methods.count > 1)
+            return await SecondFactorFlow(services: services).challenge(method, transaction, user: user, others: methods.count > 1)
         }
         if let strength = transaction.requiredStrength, !transaction.meets(strength) {
             await state.finish(transaction.id)
             return refusalPage(
                 RefusalErrors.authenticationStrengthUnmet(strength), transaction, username: user.userPrincipalName, now: clock.now)
         }
-        return await afterSecondFactor(transaction, user: user)
+        return await SecondFactorFlow(services: services).afterSecondFactor(transaction, user: user)
     }
 
     /// First factor and, when needed, MFA checked, or signed in by the session.

@@ -1,10 +1,11 @@
 import FoundationEssentials
 
-/// Microsoft Authenticator's notifications waiting on users' phones, by sign-in transaction:
+/// Microsoft Authenticator's notifications waiting on users' phones, by sign-in transaction (in
+/// memory, as the phones' side of the service):
 /// the number the sign-in page shows (number matching), and what the phone answered. The phone
 /// is the test's or the presenter's: it answers through `POST /.emulator/users/{user}/authenticator`
 /// or `identity-emulator authenticator`.
-struct AuthenticatorPushes: Sendable {
+actor AuthenticatorPushes {
     /// One notification.
     struct Push: Sendable, Equatable {
         let userID: String
@@ -43,7 +44,7 @@ struct AuthenticatorPushes: Sendable {
     private var activations: [String: AuthenticatorActivation] = [:]
 
     /// A new activation for `userID`, to show as a QR code (replacing the user's earlier ones).
-    mutating func beginActivation(userID: String, base: String, now: Date) -> AuthenticatorActivation {
+    func beginActivation(userID: String, base: String, now: Date) -> AuthenticatorActivation {
         activations = activations.filter { $0.value.userID != userID && now.timeIntervalSince($0.value.createdAt) < 900 }
         let code = String(Int.random(in: 100_000_000...999_999_999))
         let activation = AuthenticatorActivation(
@@ -53,7 +54,7 @@ struct AuthenticatorPushes: Sendable {
     }
 
     /// The phone scanned (or typed) `code`: its device name is kept; nil for an unknown or old code.
-    mutating func activate(code: String, device: String, now: Date) -> AuthenticatorActivation? {
+    func activate(code: String, device: String, now: Date) -> AuthenticatorActivation? {
         guard var activation = activations[code], now.timeIntervalSince(activation.createdAt) < 900 else { return nil }
         activation.device = device
         activations[code] = activation
@@ -61,14 +62,14 @@ struct AuthenticatorPushes: Sendable {
     }
 
     /// The activation of `userID` a phone completed, if any.
-    func activated(userID: String) -> AuthenticatorActivation? {
+    func activatedAuthenticator(userID: String) -> AuthenticatorActivation? {
         activations.values.first { $0.userID == userID && $0.device != nil }
     }
 
-    mutating func endActivation(userID: String) { activations = activations.filter { $0.value.userID != userID } }
+    func endActivation(userID: String) { activations = activations.filter { $0.value.userID != userID } }
 
     /// A new notification for transaction `id` (replacing one still waiting); its number.
-    mutating func send(transactionID id: String, userID: String, appName: String, now: Date) -> Int {
+    func sendPush(transactionID id: String, userID: String, appName: String, now: Date) -> Int {
         pushes = pushes.filter { now.timeIntervalSince($0.value.sentAt) < 3600 }
         let number = Int.random(in: 10...99)
         pushes[id] = Push(userID: userID, number: number, sentAt: now, appName: appName)
@@ -76,7 +77,7 @@ struct AuthenticatorPushes: Sendable {
     }
 
     /// Where transaction `id`'s notification stands; pending ones older than `timeout` time out.
-    mutating func outcome(transactionID id: String, now: Date, timeout: TimeInterval) -> Outcome? {
+    func pushOutcome(transactionID id: String, now: Date, timeout: TimeInterval) -> Outcome? {
         guard var push = pushes[id] else { return nil }
         if push.outcome == .pending, now.timeIntervalSince(push.sentAt) >= timeout {
             push.outcome = .timedOut
@@ -88,13 +89,13 @@ struct AuthenticatorPushes: Sendable {
     func push(transactionID id: String) -> Push? { pushes[id] }
 
     /// The user's newest notification still waiting, as the phone shows it.
-    func waiting(userID: String, now: Date, timeout: TimeInterval) -> Push? {
+    func waitingPush(userID: String, now: Date, timeout: TimeInterval) -> Push? {
         pushes.values.filter { $0.userID == userID && $0.outcome == .pending && now.timeIntervalSince($0.sentAt) < timeout }
             .max { $0.sentAt < $1.sentAt }
     }
 
     /// The phone answers the user's newest waiting notification; nil when none waits.
-    mutating func answer(_ answer: Answer, userID: String, now: Date, timeout: TimeInterval) -> Outcome? {
+    func answerPush(_ answer: Answer, userID: String, now: Date, timeout: TimeInterval) -> Outcome? {
         guard
             let (id, push) = pushes.filter({
                 $0.value.userID == userID && $0.value.outcome == .pending && now.timeIntervalSince($0.value.sentAt) < timeout
@@ -110,7 +111,7 @@ struct AuthenticatorPushes: Sendable {
         return answered.outcome
     }
 
-    mutating func end(transactionID id: String) { pushes[id] = nil }
+    func endPush(transactionID id: String) { pushes[id] = nil }
 }
 
 /// What the QR code of "Scan the QR code" carries: Microsoft Authenticator's activation,

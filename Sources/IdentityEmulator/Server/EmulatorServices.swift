@@ -15,6 +15,8 @@ final class EmulatorServices: Sendable {
     let state: IdentityState
     /// Registered devices, nonces and Primary Refresh Tokens.
     let devices: DeviceRegistry
+    /// Microsoft Authenticator's requests waiting on users' phones, and the app's activations.
+    let authenticator = AuthenticatorPushes()
     /// The CA that signs device certificates.
     let deviceAuthority: DeviceAuthority
     let tasks: TaskStore
@@ -103,6 +105,7 @@ extension EmulatorController {
     var fabrikam: Directory { services.fabrikam }
     var state: IdentityState { services.state }
     var devices: DeviceRegistry { services.devices }
+    var authenticator: AuthenticatorPushes { services.authenticator }
     var tasks: TaskStore { services.tasks }
     /// The key that signs now.
     var key: SigningKey { services.keys.current(now: clock.now) }

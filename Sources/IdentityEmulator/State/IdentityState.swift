@@ -27,6 +27,7 @@ actor IdentityState {
         var sessions = BrowserSessions()
         var grants = UserGrants()
         var methods = MethodRegistrations()
+        var passkeys = PasskeyCredentials()
 
         init() {}
 
@@ -35,6 +36,7 @@ actor IdentityState {
             sessions = try BrowserSessions(from: decoder)
             grants = try UserGrants(from: decoder)
             methods = try MethodRegistrations(from: decoder)
+            passkeys = try PasskeyCredentials(from: decoder)
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -42,6 +44,7 @@ actor IdentityState {
             try sessions.encode(to: encoder)
             try grants.encode(to: encoder)
             try methods.encode(to: encoder)
+            try passkeys.encode(to: encoder)
         }
     }
 
@@ -51,7 +54,8 @@ actor IdentityState {
     private var codes = AuthorizationCodes()
     private var rules: TenantRules
     private var devices = DeviceAuthorizations()
-    private var pushes = AuthenticatorPushes()
+    /// The passkey challenges issued and not yet answered (single use, five minutes).
+    private var passkeyChallenges = PasskeyChallenges()
     /// The `AssertionID`s of federated providers' assertions already accepted, until they expire.
     private var acceptedAssertions: [String: Date] = [:]
     /// Token requests still to answer 429 (throttling on command), and the Retry-After they send.
@@ -185,36 +189,61 @@ actor IdentityState {
         persisting { $0.methods.redeemPass(pass, user: user, now: now) }
     }
 
-    // MARK: Microsoft Authenticator's notifications (in memory)
-
-    func sendPush(transactionID: String, userID: String, appName: String, now: Date) -> Int {
-        pushes.send(transactionID: transactionID, userID: userID, appName: appName, now: now)
-    }
-    func pushOutcome(transactionID: String, now: Date, timeout: TimeInterval) -> AuthenticatorPushes.Outcome? {
-        pushes.outcome(transactionID: transactionID, now: now, timeout: timeout)
-    }
-    func push(transactionID: String) -> AuthenticatorPushes.Push? { pushes.push(transactionID: transactionID) }
-    func waitingPush(userID: String, now: Date, timeout: TimeInterval) -> AuthenticatorPushes.Push? {
-        pushes.waiting(userID: userID, now: now, timeout: timeout)
-    }
-    func answerPush(_ answer: AuthenticatorPushes.Answer, userID: String, now: Date, timeout: TimeInterval) -> AuthenticatorPushes.Outcome?
-    {
-        pushes.answer(answer, userID: userID, now: now, timeout: timeout)
-    }
-    func endPush(transactionID: String) { pushes.end(transactionID: transactionID) }
-    func beginActivation(userID: String, base: String, now: Date) -> AuthenticatorActivation {
-        pushes.beginActivation(userID: userID, base: base, now: now)
-    }
-    func activate(code: String, device: String, now: Date) -> AuthenticatorActivation? {
-        pushes.activate(code: code, device: device, now: now)
-    }
-    func activatedAuthenticator(userID: String) -> AuthenticatorActivation? { pushes.activated(userID: userID) }
-    func endActivation(userID: String) { pushes.endActivation(userID: userID) }
-
     // MARK: Passkeys
 
+    /// The user handle of `userID`'s passkeys: the user's object id, as bytes.
+    static func passkeyUserHandle(userID: String) -> [UInt8] { Array(userID.utf8) }
+
     /// Whether `userID` registered a passkey.
-    func hasPasskey(userID: String) -> Bool { false }
+    func hasPasskey(userID: String) -> Bool { !passkeys(userID: userID).isEmpty }
+
+    /// `userID`'s passkeys, oldest first.
+    func passkeys(userID: String) -> [PasskeyCredential] {
+        persisted.passkeys.credentials(forUser: Self.passkeyUserHandle(userID: userID))
+    }
+
+    /// Removes one of `userID`'s passkeys (`id`: ``PasskeyCredential/id``, base64url); false when it has none by that id.
+    func deletePasskey(userID: String, id: String) -> Bool {
+        guard let bytes = WebAuthnBase64URL.decode(id), let credential = persisted.passkeys.credential(id: bytes),
+            credential.userHandle.elementsEqual(Self.passkeyUserHandle(userID: userID))
+        else { return false }
+        return persisting { $0.passkeys.remove(id: bytes) }
+    }
+
+    /// A fresh challenge for a registration or a sign-in (`userID` nil: username-less).
+    func issuePasskeyChallenge(for ceremony: PasskeyChallenges.Ceremony, userID: String?, now: Date) -> PasskeyChallenges.Issued {
+        passkeyChallenges.issue(for: ceremony, userHandle: userID.map(Self.passkeyUserHandle), now: now)
+    }
+
+    /// Verifies a registration with `relyingParty` and keeps the credential.
+    func registerPasskey(
+        _ response: RegistrationResponseJSON, relyingParty: WebAuthnRelyingParty, displayName: String, now: Date
+    )
+        throws(WebAuthnRefusal) -> PasskeyCredential
+    {
+        let verified = try relyingParty.verifyRegistration(
+            response, challenges: &passkeyChallenges, credentials: persisted.passkeys, now: now)
+        let result: Result<PasskeyCredential, WebAuthnRefusal> = persisting { persisted in
+            do throws(WebAuthnRefusal) {
+                return .success(try persisted.passkeys.register(verified, displayName: displayName, now: now))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Verifies a sign-in with `relyingParty` and keeps the credential's new counter.
+    func verifyPasskeyAssertion(
+        _ response: AuthenticationResponseJSON, relyingParty: WebAuthnRelyingParty, now: Date
+    )
+        throws(WebAuthnRefusal) -> VerifiedAssertion
+    {
+        var credentials = persisted.passkeys
+        let verified = try relyingParty.verifyAssertion(response, challenges: &passkeyChallenges, credentials: &credentials, now: now)
+        persisting { $0.passkeys = credentials }
+        return verified
+    }
 
     // MARK: Device authorizations (RFC 8628)
 
