@@ -26,6 +26,8 @@ final class SignInView {
     private var state = SignInViewState()
     /// This computer's single sign-on credential, kept on the authorization page's origin.
     private let credential: DeviceCredentialSender
+    /// What Sesame reads of each page it shows: a refusal's details, the method it asks for.
+    private let pageReader: SignInPageReader
     /// This sign-in's redirect came (and was intercepted).
     var interceptedRedirect: Bool { state.signIn?.redirectCame == true }
     /// Called when a load has finished (a page shown, or a failure's page).
@@ -49,6 +51,7 @@ final class SignInView {
         webView = WebView(context: context, automation: automation)
         webView.accessibleName = L("Sign-in page")
         credential = DeviceCredentialSender(webView: webView, trace: trace)
+        pageReader = SignInPageReader(webView: webView, trace: trace)
         hostBar = Label("", xalign: 0)
         hostBar.ellipsizeAtEnd()
         hostBar.accessibleName = L("Sign-in host")
@@ -59,6 +62,9 @@ final class SignInView {
         root.pack(webView, expand: true)
         root.showAll()
         root.hide()
+        pageReader.onRefusalPage = { [weak self] in self?.onRefusalPage?($0) }
+        // A passkey page: the system browser can answer it, this view cannot yet.
+        pageReader.onNeedsSystemBrowser = { [weak self] in self?.onTrouble?() }
 
         if automation {
             context.onAutomationStarted(browserName: "sesame") { [weak self, webView] in
@@ -144,8 +150,7 @@ final class SignInView {
                 trace.record("page-refused-this-browser", [("url", FlowTrace.redacted(url)), ("status", "403")])
                 onTrouble?()
             }
-            readTroubleshootingDetails()
-            readPageStep()
+            pageReader.read()
         case .showUnreachable(let url):
             let message = failure?.message ?? ""
             trace.record("sign-in-failed", [("error", "load failed: \(message)")])
@@ -233,39 +238,6 @@ final class SignInView {
             for action in state.loadCommitted() { perform(action) }
         case .finished: for action in state.loadFinished(at: webView.uri.flatMap(URL.init(string:))) { perform(action) }
         case .redirected: break
-        }
-    }
-
-    /// The page's "Troubleshooting details" (Entra's refusal pages carry them: error code,
-    /// request and correlation ids, time, app): when they name a refusal Sesame can explain,
-    /// ``onRefusalPage`` hears it. The page is hostile like anything read from outside: only
-    /// fields that look like ids, codes and times are kept (``HelpDeskDetails``).
-    private func readTroubleshootingDetails() {
-        let script = """
-            (function () {
-              var details = document.getElementById('troubleshootingDetails');
-              var text = details ? details.innerText : (document.body ? document.body.innerText : '');
-              return String(text).slice(0, 8192);
-            })()
-            """
-        webView.evaluateJavaScript(script) { [weak self] text in
-            guard let self, let text, text.contains("Error Code") else { return }
-            let details = HelpDeskDetails(troubleshooting: text)
-            guard TenantRefusal(serviceCode: details.errorCode) != nil else { return }
-            self.trace.record("refusal-page", [("code", details.errorCode ?? "")])
-            self.onRefusalPage?(details)
-        }
-    }
-
-    /// Which way of proving who you are the page asks for — its form's hidden `step` and
-    /// `mfaMethod` (``SignInPageStep``) — recorded for the flow inspector, which explains it. Only
-    /// the names Sesame knows are kept: nothing else of the page (a code, a number) is read.
-    private func readPageStep() {
-        webView.evaluateJavaScript(SignInPageStep.script) { [weak self] text in
-            guard let self, let text, let step = SignInPageStep(scriptResult: text) else { return }
-            self.trace.record(SignInPageStep.eventName, step.fields)
-            // A passkey page: the system browser can answer it, this view cannot yet.
-            if step.needsSystemBrowser { self.onTrouble?() }
         }
     }
 
