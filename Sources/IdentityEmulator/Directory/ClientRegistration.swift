@@ -52,8 +52,9 @@ public struct ClientRegistration: Sendable, Hashable {
     /// Microsoft's own public clients the device registration and the broker protocol involve,
     /// registered in every tenant as Entra has them: the Microsoft Authentication Broker (which
     /// signs in for device registration on Android, macOS and Linux), Windows' Device
-    /// Registration Client, Windows Sign In (the PRT's own client on Windows), Azure CLI and
-    /// Microsoft Edge. The first three are preauthorized for the device registration service.
+    /// Registration Client, Windows Sign In (the PRT's own client on Windows), Azure CLI,
+    /// Microsoft Edge, and My Signins (Security info). The first three are preauthorized for the
+    /// device registration service.
     public static let microsoftClients: [ClientRegistration] = [
         ClientRegistration(
             clientID: brokerClientID, name: "Microsoft Authentication Broker",
@@ -84,7 +85,15 @@ public struct ClientRegistration: Sendable, Hashable {
                 "ms-appx-web://Microsoft.AAD.BrokerPlugin/ecd6b820-32c2-49b6-98a6-444530e5a77a",
             ],
             tenantKinds: [.workforce], multiTenant: true),
+        // "My Signins" (mysignins.microsoft.com): Security info, where users add and remove their
+        // methods; the emulator serves it at its own `/security-info`.
+        ClientRegistration(
+            clientID: mySignInsClientID, name: "My Signins", redirectURIs: ["https://mysignins.microsoft.com/security-info"],
+            tenantKinds: [.workforce], multiTenant: true),
     ]
+
+    /// "My Signins"' client id (Microsoft's first-party app behind Security info).
+    public static let mySignInsClientID = "19db86c3-b2b9-44cc-b339-36da233a3be2"
 
     /// The Microsoft Authentication Broker's client id.
     public static let brokerClientID = "29d9ed98-a469-4536-ade2-f981bc1d605e"
@@ -127,7 +136,8 @@ public struct ClientRegistration: Sendable, Hashable {
     /// it is not registered. Entra's rules: an exact match; for `http://localhost` and
     /// `http://127.0.0.1` any port; a URI registered without a path comes back with a trailing
     /// `/`. The emulator also stands in for Microsoft's hosts, so a registered
-    /// `https://login.microsoftonline.com/…` URI matches the same path on the emulator's base.
+    /// `https://login.microsoftonline.com/…` (or `https://mysignins.microsoft.com/…`) URI matches
+    /// the same path on the emulator's base.
     func replyURI(for sent: String, emulatorBase: URL) -> String? {
         for registered in redirectURIs {
             if Self.matches(registered: registered, sent: sent, emulatorBase: emulatorBase) {
@@ -137,7 +147,7 @@ public struct ClientRegistration: Sendable, Hashable {
         return nil
     }
 
-    private static let standInHosts = ["login.microsoftonline.com", "fabrikamb2c.b2clogin.com"]
+    private static let standInHosts = ["login.microsoftonline.com", "fabrikamb2c.b2clogin.com", "mysignins.microsoft.com"]
 
     private static func matches(registered: String, sent: String, emulatorBase: URL) -> Bool {
         if registered == sent { return true }

@@ -105,6 +105,7 @@ public final class IdentityEmulator: Sendable {
         let adminConsent = AdminConsentController(services: services)
         let authenticator = AuthenticatorController(services: services)
         let methods = MethodsControlController(services: services)
+        let securityInfo = SecurityInfoController(services: services)
 
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ServiceHeadersMiddleware())
@@ -168,6 +169,12 @@ public final class IdentityEmulator: Sendable {
         router.post("/:tenant/SAS/EndAuth") { request, _ in try await authenticator.endAuth(request) }
         router.get("/devicelogin") { _, _ in device.verificationPage() }
         router.post("/devicelogin") { request, _ in try await device.enterCode(request) }
+        // "Security info" (My Sign-Ins): the signed-in user's methods.
+        router.get(RouterPath(SecurityInfoController.path)) { request, _ in await securityInfo.show(request) }
+        router.post(RouterPath(SecurityInfoController.path)) { request, _ in try await securityInfo.change(request) }
+        router.post("/security-info/authenticator/status") { request, _ in try await securityInfo.authenticatorStatus(request) }
+        router.post("/security-info/passkey/options") { request, _ in try await securityInfo.passkeyOptions(request) }
+        router.post("/security-info/passkey") { request, _ in try await securityInfo.registerPasskey(request) }
         router.post("/:tenant/login") { request, context in
             try await signIn.login(request, tenantSegment: context.parameters.require("tenant"))
         }
