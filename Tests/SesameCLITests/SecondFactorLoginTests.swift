@@ -230,4 +230,29 @@ final class SecondFactorLoginTests: XCTestCase {
         XCTAssertEqual(methods["methods"] as? [String], ["microsoftAuthenticator"], "\(methods)")
         XCTAssertEqual(methods["microsoftAuthenticator"] as? String, "Alex's Pixel")
     }
+
+    // MARK: An authentication strength the user's methods cannot meet
+
+    /// The other device's page refuses (Error Code 50074, naming what would work). The emulator
+    /// does not yet pass a page's refusal to the device polling with its code (Entra does: the
+    /// device hears the AADSTS error), so today `sesame login` hears nothing until the code
+    /// expires, and says so; the sentence that names what works (SesameCore's, for AADSTS50074
+    /// with a strength) waits for the emulator to refuse the device too.
+    func testPhishingResistantMFARefusesMegansDeviceCodeSignInOnThePage() async throws {
+        try start(["--device-code-lifetime", "15"])
+        try await administrator(
+            "policy",
+            #"{"tenants": {"contoso.onmicrosoft.com": {"conditionalAccess": [{"users": ["megan@contoso.onmicrosoft.com"], "#
+                + #""require": {"authenticationStrength": "phishingResistantMfa"}}]}}}"#)
+        let (last, ended) = try await deviceCodeLogin(as: Self.megan, with: newBrowser())
+        XCTAssertTrue(last.contains("Error Code: 50074"), last.text.prefix(600).description)
+        XCTAssertTrue(last.contains("a passkey or security key (FIDO2)"), last.text.prefix(600).description)
+        XCTAssertNil(codes.code(for: Self.megan), "a text message was sent although it cannot meet the strength")
+        XCTAssertEqual(ended.status, 1, ended.stderr)
+        XCTAssertTrue(ended.stderr.contains("The code expired before anyone signed in with it; nothing was stored."), ended.stderr)
+        XCTAssertEqual(ended.stdout, "")
+        let token = try ProcessRunner.run(
+            Repository.product("sesame"), ["token", "--account-type", "myGraphService", "--emulator", base], environment: environment)
+        XCTAssertNotEqual(token.status, 0, "a token without the strength's sign-in: \(token.stdout.prefix(20))")
+    }
 }
