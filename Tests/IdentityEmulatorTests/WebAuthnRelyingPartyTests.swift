@@ -117,6 +117,10 @@ final class WebAuthnRelyingPartyTests {
         }
         rp.policy.attestationEnforcement = .disabled
         #expect(try register(SoftAuthenticator(.es256), attestation: .format("tpm")).attestation == .none)
+        // A custom format is at most 32 characters (Entra's hardware vendor requirements).
+        #expect(throws: WebAuthnRefusal.attestationFormatNotSupported) {
+            try register(SoftAuthenticator(.es256), attestation: .format(String(repeating: "x", count: 33)))
+        }
     }
 
     @Test("key restrictions: an AAGUID outside the allow list, or on the block list, is refused")

@@ -59,7 +59,8 @@ struct AttestationObject: Sendable, Equatable {
         case "packed":
             verified = try verifyPacked(credential: credential, signed: signed, policy: policy, now: now)
         default:
-            guard policy.attestationEnforcement == .disabled else { throw .attestationFormatNotSupported }
+            // Entra, attestation not enforced: "none", "tpm", "packed" or a custom format of at most 32 characters.
+            guard policy.attestationEnforcement == .disabled, format.count <= 32 else { throw .attestationFormatNotSupported }
             verified = Verified(kind: .none, format: format)
         }
         if policy.attestationEnforcement == .registrationOnly && verified.kind != .basic { throw .attestationRequired }
