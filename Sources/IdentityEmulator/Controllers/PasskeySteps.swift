@@ -35,12 +35,9 @@ extension LoginSteps {
         do {
             let response = try AuthenticationResponseJSON.parse(Data((form["credential"] ?? "").utf8))
             verified = try await state.verifyPasskeyAssertion(response, relyingParty: relyingParty, now: now)
-        } catch let refusal as WebAuthnRefusal {
-            logger.info("passkey sign-in refused: \(refusal)")
-            return await passkeys.signInPage(transaction, user: signedInUser, others: others, error: refusal.sentence)
         } catch {
-            return await passkeys.signInPage(
-                transaction, user: signedInUser, others: others, error: WebAuthnRefusal.malformedResponse("").sentence)
+            logger.info("passkey sign-in refused: \(error)")
+            return await passkeys.signInPage(transaction, user: signedInUser, others: others, error: error.sentence)
         }
         if let signedInUser {
             // The challenge named this user; the relying party refused anyone else's credential.

@@ -51,7 +51,7 @@ struct PasskeyController: EmulatorController {
         let rp = await relyingParty(for: tenant)
         let issued = await state.issuePasskeyChallenge(for: .registration, userID: user.id, now: clock.now)
         let options = rp.creationOptions(
-            challenge: issued, userHandle: IdentityState.passkeyUserHandle(userID: user.id), name: user.userPrincipalName,
+            challenge: issued, userHandle: PasskeyCredentials.userHandle(userID: user.id), name: user.userPrincipalName,
             displayName: user.displayName, existing: await state.passkeys(userID: user.id))
         return Self.json(options, status: .ok)
     }
@@ -71,11 +71,10 @@ struct PasskeyController: EmulatorController {
             let kept = try await state.registerPasskey(response, relyingParty: rp, displayName: displayName, now: clock.now)
             configuration.announce("passkey-registered \(user.userPrincipalName) \(kept.aaguid.uuidString.lowercased())")
             return Self.json(["displayName": kept.displayName] as [String: String], status: .ok)
-        } catch let refusal as WebAuthnRefusal {
-            logger.info("passkey registration refused for \(user.userPrincipalName): \(refusal)")
-            return Self.json(["error": refusal.sentence], status: .badRequest)
         } catch {
-            return Self.json(["error": WebAuthnRefusal.malformedResponse("").sentence], status: .badRequest)
+            let refusal = error as? WebAuthnRefusal ?? .malformedResponse("")
+            logger.info("passkey registration refused for \(user.userPrincipalName): \(refusal)")
+            return Self.json(["error": refusal.sentence] as [String: String], status: .badRequest)
         }
     }
 

@@ -73,6 +73,18 @@ struct PasskeyCredentials: Codable, Sendable, Equatable {
         return record
     }
 
+    /// Verifies a registration with `relyingParty` (consuming its challenge) and keeps it.
+    mutating func register(
+        _ response: RegistrationResponseJSON, relyingParty: WebAuthnRelyingParty, challenges: inout PasskeyChallenges, displayName: String,
+        now: Date
+    ) throws(WebAuthnRefusal) -> PasskeyCredential {
+        let verified = try relyingParty.verifyRegistration(response, challenges: &challenges, credentials: self, now: now)
+        return try register(verified, displayName: displayName, now: now)
+    }
+
+    /// The user handle of `userID`'s passkeys: the user's object id, as bytes.
+    static func userHandle(userID: String) -> [UInt8] { Array(userID.utf8) }
+
     /// Removes a credential (the user removed it on the Security info page).
     @discardableResult
     mutating func remove(id: [UInt8]) -> Bool {
