@@ -26,6 +26,7 @@ struct LoginSteps: EmulatorController {
     /// The user name: home realm discovery, another organization's user, or the password page.
     mutating func username() async -> Response {
         let policy = await state.policy(for: endpoint.tenant)
+        if form["action"] == "sign-in-options" { return PasskeyController(services: services).signInOptions(transaction) }
         guard let name = form.nonEmpty(SignInPageIDs.Fields.userName) else {
             return .html(
                 SignInPages.username(

@@ -25,6 +25,7 @@ enum SignInPages {
                          aria-label="Enter your email, phone, or Skype." aria-required="true" autofocus required>
                   <div class="links"><a href="#" id="cantAccessAccount">Can’t access your account?</a></div>
                   <div class="buttons"><input type="submit" id="\(IDs.primaryButton)" class="btn btn-primary" value="Next"></div>
+                  <div class="links">\(PageLayout.actionButton("Sign-in options", id: "signInOptions", name: "action", value: "sign-in-options", secondary: false, style: "link"))</div>
                 </form>
                 """)
     }

@@ -191,28 +191,25 @@ actor IdentityState {
 
     // MARK: Passkeys
 
-    /// The user handle of `userID`'s passkeys: the user's object id, as bytes.
-    static func passkeyUserHandle(userID: String) -> [UInt8] { Array(userID.utf8) }
-
     /// Whether `userID` registered a passkey.
     func hasPasskey(userID: String) -> Bool { !passkeys(userID: userID).isEmpty }
 
     /// `userID`'s passkeys, oldest first.
     func passkeys(userID: String) -> [PasskeyCredential] {
-        persisted.passkeys.credentials(forUser: Self.passkeyUserHandle(userID: userID))
+        persisted.passkeys.credentials(forUser: PasskeyCredentials.userHandle(userID: userID))
     }
 
     /// Removes one of `userID`'s passkeys (`id`: ``PasskeyCredential/id``, base64url); false when it has none by that id.
     func deletePasskey(userID: String, id: String) -> Bool {
         guard let bytes = WebAuthnBase64URL.decode(id), let credential = persisted.passkeys.credential(id: bytes),
-            credential.userHandle.elementsEqual(Self.passkeyUserHandle(userID: userID))
+            credential.userHandle.elementsEqual(PasskeyCredentials.userHandle(userID: userID))
         else { return false }
         return persisting { $0.passkeys.remove(id: bytes) }
     }
 
     /// A fresh challenge for a registration or a sign-in (`userID` nil: username-less).
     func issuePasskeyChallenge(for ceremony: PasskeyChallenges.Ceremony, userID: String?, now: Date) -> PasskeyChallenges.Issued {
-        passkeyChallenges.issue(for: ceremony, userHandle: userID.map(Self.passkeyUserHandle), now: now)
+        passkeyChallenges.issue(for: ceremony, userHandle: userID.map(PasskeyCredentials.userHandle), now: now)
     }
 
     /// Verifies a registration with `relyingParty` and keeps the credential.
@@ -221,16 +218,11 @@ actor IdentityState {
     )
         throws(WebAuthnRefusal) -> PasskeyCredential
     {
-        let verified = try relyingParty.verifyRegistration(
-            response, challenges: &passkeyChallenges, credentials: persisted.passkeys, now: now)
-        let result: Result<PasskeyCredential, WebAuthnRefusal> = persisting { persisted in
-            do throws(WebAuthnRefusal) {
-                return .success(try persisted.passkeys.register(verified, displayName: displayName, now: now))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
+        var passkeys = persisted.passkeys
+        let kept = try passkeys.register(
+            response, relyingParty: relyingParty, challenges: &passkeyChallenges, displayName: displayName, now: now)
+        persisting { $0.passkeys = passkeys }
+        return kept
     }
 
     /// Verifies a sign-in with `relyingParty` and keeps the credential's new counter.
