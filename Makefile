@@ -53,6 +53,15 @@ ROADTX_VERSION := 1.22.1
 ROADLIB_VERSION := 1.7.0
 ROADTX_VENV := .build/roadtx-venv
 ROADTX_VENV_STAMP := $(ROADTX_VENV)/.roadtx-$(ROADTX_VERSION)-roadlib-$(ROADLIB_VERSION)
+# WebAuthn from the outside: Yubico's python-fido2 under soft-webauthn (a software authenticator at
+# the WebAuthn API level) registers and signs in with a passkey through the emulator's pages, and
+# Duo's py_webauthn verifies both as a relying party: neither was written here. soft-webauthn needs
+# fido2 1.x; Duo's webauthn 2.7 resolves beside it.
+SOFT_WEBAUTHN_VERSION := 0.1.4
+FIDO2_VERSION := 1.1.3
+DUO_WEBAUTHN_VERSION := 2.7.1
+WEBAUTHN_VENV := .build/webauthn-venv
+WEBAUTHN_VENV_STAMP := $(WEBAUTHN_VENV)/.soft-webauthn-$(SOFT_WEBAUTHN_VERSION)-fido2-$(FIDO2_VERSION)-webauthn-$(DUO_WEBAUTHN_VERSION)
 TEST_VENV_STAMP := $(TEST_VENV)/.debian-python-msal-$(MSAL_VERSION)-pymsalruntime-$(PYMSALRUNTIME_VERSION)-extensions-$(MSAL_EXTENSIONS_VERSION)-portalocker-$(PORTALOCKER_VERSION)-selenium-$(SELENIUM_VERSION)-oidc-$(OIDC_PROVIDER_MOCK_VERSION)-azure-$(AZURE_IDENTITY_BROKER_VERSION)
 
 # The release build of what `make install` installs, `make deb` packages and `make bench` measures:
@@ -121,7 +130,7 @@ test: deps hooks translations lint
 	@# The tests' Python (pip, mostly waiting on PyPI) is set up while the debug build compiles; a
 	@# compiler warning in Sesame's own code fails it (scripts/check-warnings.sh).
 	@mkdir -p .build
-	@$(MAKE) --no-print-directory $(TEST_VENV_STAMP) $(ROADTX_VENV_STAMP) > .build/test-venv.log 2>&1 & venv=$$!; \
+	@$(MAKE) --no-print-directory $(TEST_VENV_STAMP) $(ROADTX_VENV_STAMP) $(WEBAUTHN_VENV_STAMP) > .build/test-venv.log 2>&1 & venv=$$!; \
 	swift build --build-tests $(IMPORT_CHECK) $(SWIFT_BUILD_FLAGS) 2>&1 | tee .build/debug-build.log; built=$${PIPESTATUS[0]}; \
 	[ $$built -ne 0 ] || scripts/check-warnings.sh .build/debug-build.log || built=1; \
 	wait $$venv; ready=$$?; [ $$ready -eq 0 ] || { cat .build/test-venv.log; echo "test: the tests' Python could not be set up"; }; \
@@ -130,7 +139,8 @@ test: deps hooks translations lint
 	@# output is kept in .build/test-output.log, and on a failure what failed is printed last.
 	@# (Building the package there too, 37 s, left a PAC file's proxy lookup timing out under
 	@# the load: it is built after the tests.)
-	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python SESAME_TEST_ROADTX=$(CURDIR)/$(ROADTX_VENV)/bin/roadtx scripts/run-tests.sh \
+	SESAME_TEST_PYTHON=$(CURDIR)/$(TEST_VENV)/bin/python SESAME_TEST_ROADTX=$(CURDIR)/$(ROADTX_VENV)/bin/roadtx \
+	  SESAME_TEST_WEBAUTHN_PYTHON=$(CURDIR)/$(WEBAUTHN_VENV)/bin/python scripts/run-tests.sh \
 	  "$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)" .build/test-output.log $(MAKE) --no-print-directory release
 	@# The release build just ended: the package's install does not run it again (15 s).
 	$(MAKE) --no-print-directory test-package RELEASE_BUILT=1
@@ -193,6 +203,14 @@ $(ROADTX_VENV_STAMP): | deps
 	rm -rf $(ROADTX_VENV)
 	/usr/bin/python3 -m venv $(ROADTX_VENV)
 	$(ROADTX_VENV)/bin/pip install -q --disable-pip-version-check "roadtx==$(ROADTX_VERSION)" "roadlib==$(ROADLIB_VERSION)"
+	@touch $@
+
+## soft-webauthn, python-fido2 and Duo's webauthn, pinned, for the passkey interop test
+$(WEBAUTHN_VENV_STAMP): | deps
+	rm -rf $(WEBAUTHN_VENV)
+	/usr/bin/python3 -m venv $(WEBAUTHN_VENV)
+	$(WEBAUTHN_VENV)/bin/pip install -q --disable-pip-version-check "soft-webauthn==$(SOFT_WEBAUTHN_VERSION)" \
+	  "fido2==$(FIDO2_VERSION)" "webauthn==$(DUO_WEBAUTHN_VERSION)"
 	@touch $@
 
 ## demo: the whole tutorial flow played by itself on a virtual display: numbered screenshots and

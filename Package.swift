@@ -354,7 +354,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
-            exclude: ["MSAL"]
+            exclude: ["MSAL", "WebAuthnInterop"]
         ),
     ]
 )

@@ -61,7 +61,7 @@ final class RefusalTests: XCTestCase {
     /// `sesame login --device-code`, alex typing the code at "another device"; `page` gets the
     /// last page the pages walk reached.
     private func deviceLogin(
-        then page: ((HeadlessBrowser.Page, HeadlessBrowser) async throws -> Void)? = nil
+        registeringPhone phone: String? = nil, then page: ((HeadlessBrowser.Page, HeadlessBrowser) async throws -> Void)? = nil
     ) async throws
         -> (status: Int32, stdout: String, stderr: String)
     {
@@ -70,6 +70,7 @@ final class RefusalTests: XCTestCase {
             environment: environment)
         guard let userCode = try? login.waitForStderr(DeviceCodeLoginTests.codePattern) else { return login.finish() }
         let browser = browser
+        browser.phoneToRegister = phone
         let last = try await browser.verifyDevice(userCode: userCode, as: Self.alex)
         try await page?(last, browser)
         return login.finish()
@@ -175,8 +176,7 @@ final class RefusalTests: XCTestCase {
         XCTAssertTrue(token.stderr.contains("AADSTS50076"), token.stderr)
         // The next sign-in asks alex, who registered no second factor, for a phone and then its
         // code (the pages' walk does both, as he would), and tokens flow again.
-        browser.phoneToRegister = "+1 425 555 0100"
-        let again = try await deviceLogin()
+        let again = try await deviceLogin(registeringPhone: "+1 425 555 0100")
         XCTAssertEqual(again.status, 0, again.stderr)
         XCTAssertNotNil(codes.code(for: Self.alex), "the sign-in did not ask for the SMS code")
         XCTAssertEqual(try sesame(["token", "--account-type", "myGraphService"]).status, 0)
