@@ -181,7 +181,7 @@ actor IdentityState {
 
     /// Whether `user` registered any method for MFA (what "More information required" asks for).
     func isRegisteredForMFA(_ user: DirectoryUser, now: Date) -> Bool {
-        !persisted.methods.methods(of: user).methods(now: now, hasPasskey: false).isEmpty
+        !persisted.methods.methods(of: user).methods(now: now, hasPasskey: hasPasskey(userID: user.id)).isEmpty
     }
 
     /// Uses a Temporary Access Pass of `user`; false when none matches or it is no longer usable.
