@@ -24,7 +24,9 @@ struct AuthenticatorController: EmulatorController {
         let deadline = clock.now.addingTimeInterval(Self.holdSeconds)
         var outcome = await authenticator.pushOutcome(transactionID: ctx, now: clock.now, timeout: timeout)
         while outcome == .pending, clock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+            // The phone's answer ends this wait at once; the step bounds it (the clock's timeout).
+            try Task.checkCancellation()
+            await authenticator.answered(transactionID: ctx, within: .milliseconds(20))
             outcome = await authenticator.pushOutcome(transactionID: ctx, now: clock.now, timeout: timeout)
         }
         switch outcome {

@@ -41,8 +41,9 @@ struct DeviceSingleSignOn: EmulatorController {
         transaction.platform = ClientPlatform.of(userAgent: request.headers[.userAgent])
         let policy = await state.policy(for: authorization.endpoint.tenant)
         switch policy.accountState(of: user.userPrincipalName)?.state {
-        case .locked?: return flow.refusalPage(RefusalErrors.accountLocked, transaction, username: user.userPrincipalName, now: now)
-        case .disabled?: return flow.refusalPage(RefusalErrors.accountDisabled, transaction, username: user.userPrincipalName, now: now)
+        case .locked?: return await flow.refusalPage(RefusalErrors.accountLocked, transaction, username: user.userPrincipalName, now: now)
+        case .disabled?:
+            return await flow.refusalPage(RefusalErrors.accountDisabled, transaction, username: user.userPrincipalName, now: now)
         case .passwordExpired?, nil: break
         }
         if let rule = policy.conditionalAccessRule(
@@ -50,12 +51,13 @@ struct DeviceSingleSignOn: EmulatorController {
         {
             switch rule.require {
             case .block:
-                return flow.refusalPage(RefusalErrors.conditionalAccessBlocked, transaction, username: user.userPrincipalName, now: now)
+                return await flow.refusalPage(
+                    RefusalErrors.conditionalAccessBlocked, transaction, username: user.userPrincipalName, now: now)
             // Registered is neither compliant nor managed (joined).
             case .compliantDevice:
-                return flow.refusalPage(RefusalErrors.deviceNotCompliant, transaction, username: user.userPrincipalName, now: now)
+                return await flow.refusalPage(RefusalErrors.deviceNotCompliant, transaction, username: user.userPrincipalName, now: now)
             case .managedDevice:
-                return flow.refusalPage(RefusalErrors.deviceNotManaged, transaction, username: user.userPrincipalName, now: now)
+                return await flow.refusalPage(RefusalErrors.deviceNotManaged, transaction, username: user.userPrincipalName, now: now)
             case .mfa, .mfaRegistration: if !transaction.mfaVerified { return nil }
             case .authenticationStrength(let strength): if !transaction.meets(strength) { return nil }
             case .registeredDevice: break

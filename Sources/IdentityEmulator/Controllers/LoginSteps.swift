@@ -80,7 +80,7 @@ struct LoginSteps: EmulatorController {
         let failure = RefusalErrors.userFromOtherTenant(
             name, home: Identifiers.guid(), tenant: endpoint.tenant, clientID: authorization.client.clientID,
             appName: authorization.client.name)
-        return flow.refusalPage(failure, transaction, username: name, now: now)
+        return await flow.refusalPage(failure, transaction, username: name, now: now)
     }
 
     /// The password, checked (smart lockout, a disabled account, an expired password first).
@@ -103,7 +103,7 @@ struct LoginSteps: EmulatorController {
         if accountState?.state == .locked {
             // Smart lockout answers the same whatever the password: nothing to guess from.
             await state.finish(ctx)
-            return flow.refusalPage(RefusalErrors.accountLocked, transaction, username: user.userPrincipalName, now: now)
+            return await flow.refusalPage(RefusalErrors.accountLocked, transaction, username: user.userPrincipalName, now: now)
         }
         let changed = await state.changedPassword(userID: user.id)
         guard changed.map({ $0 == password }) ?? user.checks(password: password) else {
@@ -114,7 +114,7 @@ struct LoginSteps: EmulatorController {
         }
         if accountState?.state == .disabled {
             await state.finish(ctx)
-            return flow.refusalPage(RefusalErrors.accountDisabled, transaction, username: user.userPrincipalName, now: now)
+            return await flow.refusalPage(RefusalErrors.accountDisabled, transaction, username: user.userPrincipalName, now: now)
         }
         if accountState?.state == .passwordExpired, changed == nil {
             transaction.passwordVerified = false

@@ -95,7 +95,7 @@ struct SecondFactorFlow: EmulatorController {
         let action = SignInController(services: services).loginAction(endpoint)
         if let strength = transaction.requiredStrength, !transaction.meets(strength) {
             await state.finish(transaction.id)
-            return flow.refusalPage(
+            return await flow.refusalPage(
                 RefusalErrors.authenticationStrengthUnmet(strength), transaction, username: user.userPrincipalName, now: now)
         }
         if !transaction.registrationOffered, let required = await registrationInterrupt(transaction, user: user, now: now) {

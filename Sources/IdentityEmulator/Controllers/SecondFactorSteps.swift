@@ -147,7 +147,7 @@ struct SecondFactorSteps: EmulatorController {
         case .fraudReported?:
             await authenticator.endPush(transactionID: ctx)
             await state.finish(ctx)
-            return flow.refusalPage(RefusalErrors.fraudReported, transaction, username: user.userPrincipalName, now: now)
+            return await flow.refusalPage(RefusalErrors.fraudReported, transaction, username: user.userPrincipalName, now: now)
         case let outcome?:
             return .html(SecondFactorPages.requestNotApproved(action: action, ctx: ctx, username: user.userPrincipalName, outcome: outcome))
         case nil:

@@ -25,16 +25,17 @@ struct SignInFlow: EmulatorController {
             switch rule.require {
             case .block:
                 await state.finish(transaction.id)
-                return refusalPage(RefusalErrors.conditionalAccessBlocked, transaction, username: user.userPrincipalName, now: now)
+                return await refusalPage(RefusalErrors.conditionalAccessBlocked, transaction, username: user.userPrincipalName, now: now)
             case .compliantDevice:
                 await state.finish(transaction.id)
-                return refusalPage(RefusalErrors.deviceNotCompliant, transaction, username: user.userPrincipalName, now: now)
+                return await refusalPage(RefusalErrors.deviceNotCompliant, transaction, username: user.userPrincipalName, now: now)
             case .managedDevice:
                 await state.finish(transaction.id)
-                return refusalPage(RefusalErrors.deviceNotManaged, transaction, username: user.userPrincipalName, now: now)
+                return await refusalPage(RefusalErrors.deviceNotManaged, transaction, username: user.userPrincipalName, now: now)
             case .registeredDevice where transaction.deviceID == nil:
                 await state.finish(transaction.id)
-                return refusalPage(RefusalErrors.deviceAuthenticationRequired, transaction, username: user.userPrincipalName, now: now)
+                return await refusalPage(
+                    RefusalErrors.deviceAuthenticationRequired, transaction, username: user.userPrincipalName, now: now)
             case .registeredDevice:
                 break
             case .mfaRegistration where !user.requiresMFA:
@@ -56,7 +57,7 @@ struct SignInFlow: EmulatorController {
             guard let method = methods.first else {
                 if let strength = transaction.requiredStrength {
                     await state.finish(transaction.id)
-                    return refusalPage(
+                    return await refusalPage(
                         RefusalErrors.authenticationStrengthUnmet(strength), transaction, username: user.userPrincipalName, now: clock.now)
                 }
                 await state.update(transaction)
@@ -66,7 +67,7 @@ struct SignInFlow: EmulatorController {
         }
         if let strength = transaction.requiredStrength, !transaction.meets(strength) {
             await state.finish(transaction.id)
-            return refusalPage(
+            return await refusalPage(
                 RefusalErrors.authenticationStrengthUnmet(strength), transaction, username: user.userPrincipalName, now: clock.now)
         }
         return await SecondFactorFlow(services: services).afterSecondFactor(transaction, user: user)
@@ -247,7 +248,12 @@ struct SignInFlow: EmulatorController {
     /// device's sign-in, the device is refused and the page says so.
     /// A tenant's refusal shown as Entra shows it, with the help desk's details; the sign-in is
     /// over (the app hears nothing: Entra does not redirect from these pages).
-    func refusalPage(_ failure: ServiceError, _ transaction: SignInTransaction, username: String?, now: Date) -> Response {
+    func refusalPage(_ failure: ServiceError, _ transaction: SignInTransaction, username: String?, now: Date) async -> Response {
+        if let device = transaction.deviceKey {
+            // A device code's sign-in: the device polling with its code hears the same refusal, as
+            // Entra's does (the AADSTS error at its token request).
+            await state.declineDevice(key: device, refusal: failure)
+        }
         let details = RefusalPages.Details(
             failure: failure, requestID: Identifiers.guid(), correlationID: transaction.request.correlationID, time: now,
             appName: transaction.request.client.name, appID: transaction.request.client.clientID, platform: transaction.platform)

@@ -108,7 +108,33 @@ actor AuthenticatorPushes {
         case .report: answered.outcome = .fraudReported
         }
         pushes[id] = answered
+        // The `EndAuth` question held for this notification answers at once.
+        for waiter in waiters.removeValue(forKey: id)?.values ?? [:].values { waiter.resume() }
         return answered.outcome
+    }
+
+    /// The `EndAuth` questions held, by transaction: each resumed when its notification is answered
+    /// or its wait's step ends.
+    private var waiters: [String: [UUID: CheckedContinuation<Void, Never>]] = [:]
+
+    /// Returns when the phone answers `id`'s notification (at once if it has, or if there is
+    /// none), or after `limit`: the hold of `EndAuth`, which an answer ends at once rather than at
+    /// its next look. Checked and waited for in one step of the actor: no answer comes between.
+    func answered(transactionID id: String, within limit: Duration) async {
+        guard pushes[id]?.outcome == .pending else { return }
+        let waiter = UUID()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            waiters[id, default: [:]][waiter] = continuation
+            Task { [weak self] in
+                try? await Task.sleep(for: limit)
+                await self?.stopWaiting(transactionID: id, waiter: waiter)
+            }
+        }
+    }
+
+    private func stopWaiting(transactionID id: String, waiter: UUID) {
+        waiters[id]?.removeValue(forKey: waiter)?.resume()
+        if waiters[id]?.isEmpty == true { waiters[id] = nil }
     }
 
     func endPush(transactionID id: String) { pushes[id] = nil }
