@@ -109,17 +109,18 @@ struct SecurityInfoController: EmulatorController {
         }
         let action = form["action"] ?? ""
         let method = form["method"] ?? ""
+        let adding = SecurityInfoAdding(controller: self)
         switch action {
-        case "add": return await add(method, signedIn)
+        case "add": return await adding.add(method, signedIn)
         case "delete": return await delete(method, signedIn)
-        case "authenticator-scanned": return await authenticatorScanned(signedIn)
-        case "authenticator-test": return await authenticatorTest(signedIn)
-        case "app-scanned": return await appScanned(signedIn)
-        case "app-verify": return await appVerify(form.nonEmpty("otc") ?? "", signedIn)
-        case "phone-number": return await phoneNumber(form.nonEmpty("phone") ?? "", signedIn)
-        case "phone-verify": return await phoneVerify(form.nonEmpty("otc") ?? "", signedIn)
+        case "authenticator-scanned": return await adding.authenticatorScanned(signedIn)
+        case "authenticator-test": return await adding.authenticatorTest(signedIn)
+        case "app-scanned": return await adding.appScanned(signedIn)
+        case "app-verify": return await adding.appVerify(form.nonEmpty("otc") ?? "", signedIn)
+        case "phone-number": return await adding.phoneNumber(form.nonEmpty("phone") ?? "", signedIn)
+        case "phone-verify": return await adding.phoneVerify(form.nonEmpty("otc") ?? "", signedIn)
         default:
-            cancelSetups(signedIn)
+            adding.cancelSetups(signedIn)
             return await overview(signedIn, notice: nil, error: nil)
         }
     }
@@ -131,7 +132,8 @@ struct SecurityInfoController: EmulatorController {
         let form = FormFields(encoded: try await request.bodyText(limit: 4 * 1024))
         guard tokenMatches(form["token"], signedIn) else { return .json(.object([("ResultValue", .string("InvalidSession"))])) }
         let outcome = await authenticator.pushOutcome(
-            transactionID: pushID(signedIn), now: clock.now, timeout: configuration.authenticatorTimeout)
+            transactionID: SecurityInfoAdding(controller: self).pushID(signedIn), now: clock.now,
+            timeout: configuration.authenticatorTimeout)
         let value =
             switch outcome {
             case .pending?: "AuthenticationPending"
@@ -146,12 +148,12 @@ struct SecurityInfoController: EmulatorController {
 
     // MARK: The list
 
-    private func registeredMethods(_ user: DirectoryUser) async -> [AuthenticationMethod] {
+    func registeredMethods(_ user: DirectoryUser) async -> [AuthenticationMethod] {
         let hasPasskey = await state.hasPasskey(userID: user.id)
         return await state.methods(of: user).methods(now: clock.now, hasPasskey: hasPasskey)
     }
 
-    private func overview(_ signedIn: SignedIn, notice: String?, error: String?, signInAgain: Bool = false) async -> Response {
+    func overview(_ signedIn: SignedIn, notice: String?, error: String?, signInAgain: Bool = false) async -> Response {
         let user = signedIn.user
         let now = clock.now
         let registered = await state.methods(of: user)
@@ -180,174 +182,11 @@ struct SecurityInfoController: EmulatorController {
     }
 
     /// The list again with why the change was refused, and a sign-in that passes MFA.
-    private func refused(_ sentence: String, _ signedIn: SignedIn) async -> Response {
+    func refused(_ sentence: String, _ signedIn: SignedIn) async -> Response {
         var response = await overview(signedIn, notice: nil, error: sentence, signInAgain: true)
         response.status = .forbidden
         return response
     }
-
-    // MARK: Adding
-
-    private func add(_ name: String, _ signedIn: SignedIn) async -> Response {
-        let method: AuthenticationMethod? =
-            switch name {
-            case "microsoftAuthenticator": .microsoftAuthenticator
-            case "softwareOath": .softwareOath
-            case "sms", "phone": .sms
-            case "fido2", "passkey": .fido2
-            default: nil
-            }
-        guard let method, await state.policy(for: contoso.tenant).authenticationMethods.enabled.contains(method) else {
-            return await overview(signedIn, notice: nil, error: "Your organization doesn't allow that sign-in method.")
-        }
-        if let sentence = await changeRefusal(signedIn, adding: true) { return await refused(sentence, signedIn) }
-        let user = signedIn.user
-        switch method {
-        case .microsoftAuthenticator:
-            let activation = await authenticator.beginActivation(userID: user.id, base: root, now: clock.now)
-            return .html(SecurityInfoPages.scanActivation(username: user.userPrincipalName, token: signedIn.token, activation: activation))
-        case .softwareOath:
-            let secret = TOTPSecret.random()
-            setups.update(signedIn.token, now: clock.now) { $0.appSecret = secret }
-            return .html(
-                SecurityInfoPages.scanAppSecret(
-                    username: user.userPrincipalName, token: signedIn.token, secret: secret,
-                    uri: TOTP.keyURI(secret: secret, issuer: contoso.tenant.displayName, account: user.userPrincipalName)))
-        case .sms:
-            return .html(SecurityInfoPages.phoneNumber(username: user.userPrincipalName, token: signedIn.token, error: nil))
-        case .fido2:
-            if let sentence = passkeyRefusal(signedIn) { return await refused(sentence, signedIn) }
-            return .html(SecurityInfoPages.passkey(username: user.userPrincipalName, token: signedIn.token))
-        case .temporaryAccessPass:
-            return await overview(signedIn, notice: nil, error: nil)
-        }
-    }
-
-    private func pushID(_ signedIn: SignedIn) -> String { "security-info|" + signedIn.session.sessionID }
-
-    /// "Scan the QR code" → Next: once the phone activated, the test notification.
-    private func authenticatorScanned(_ signedIn: SignedIn) async -> Response {
-        if let sentence = await changeRefusal(signedIn, adding: true) { return await refused(sentence, signedIn) }
-        let user = signedIn.user
-        guard await authenticator.activatedAuthenticator(userID: user.id) != nil else {
-            let activation = await authenticator.beginActivation(userID: user.id, base: root, now: clock.now)
-            return .html(
-                SecurityInfoPages.scanActivation(
-                    username: user.userPrincipalName, token: signedIn.token, activation: activation,
-                    error: "We couldn't find your account in the app. Scan the QR code with the Microsoft Authenticator app, then "
-                        + "choose Next."))
-        }
-        return await sendTestNotification(signedIn)
-    }
-
-    private func sendTestNotification(_ signedIn: SignedIn) async -> Response {
-        let user = signedIn.user
-        let number = await authenticator.sendPush(transactionID: pushID(signedIn), userID: user.id, appName: "My Signins", now: clock.now)
-        configuration.announce("authenticator-push \(user.userPrincipalName) \(number)")
-        return .html(SecurityInfoPages.testNotification(username: user.userPrincipalName, token: signedIn.token, number: number))
-    }
-
-    /// "Let's try it out" answered: approved, the app is registered; otherwise another notification.
-    private func authenticatorTest(_ signedIn: SignedIn) async -> Response {
-        if let sentence = await changeRefusal(signedIn, adding: true) { return await refused(sentence, signedIn) }
-        let user = signedIn.user
-        guard let activation = await authenticator.activatedAuthenticator(userID: user.id) else {
-            return await overview(signedIn, notice: nil, error: nil)
-        }
-        let outcome = await authenticator.pushOutcome(
-            transactionID: pushID(signedIn), now: clock.now, timeout: configuration.authenticatorTimeout)
-        switch outcome {
-        case .approved?:
-            await authenticator.endPush(transactionID: pushID(signedIn))
-            await authenticator.endActivation(userID: user.id)
-            let device = activation.device ?? "Phone"
-            await state.updateMethods(of: user) { $0.authenticatorDevice = device }
-            return await overview(signedIn, notice: "Microsoft Authenticator app was successfully registered", error: nil)
-        case .pending?:
-            let push = await authenticator.push(transactionID: pushID(signedIn))
-            return .html(
-                SecurityInfoPages.testNotification(username: user.userPrincipalName, token: signedIn.token, number: push?.number ?? 0))
-        default:
-            return await sendTestNotification(signedIn)
-        }
-    }
-
-    /// The authenticator app's QR code → Next: the code it shows.
-    private func appScanned(_ signedIn: SignedIn) async -> Response {
-        guard setups.setup(signedIn.token, now: clock.now)?.appSecret != nil else {
-            return await overview(signedIn, notice: nil, error: nil)
-        }
-        return .html(SecurityInfoPages.enterAppCode(username: signedIn.user.userPrincipalName, token: signedIn.token, error: nil))
-    }
-
-    /// The app's six digits: right, the secret is kept (and that code used); wrong, said.
-    private func appVerify(_ typed: String, _ signedIn: SignedIn) async -> Response {
-        if let sentence = await changeRefusal(signedIn, adding: true) { return await refused(sentence, signedIn) }
-        guard let secret = setups.setup(signedIn.token, now: clock.now)?.appSecret else {
-            return await overview(signedIn, notice: nil, error: nil)
-        }
-        var checker = AuthenticatorAppCode(secret: secret)
-        guard typed.count <= 16, case .accepted(let step) = checker.verify(typed, now: clock.now) else {
-            return .html(
-                SecurityInfoPages.enterAppCode(
-                    username: signedIn.user.userPrincipalName, token: signedIn.token,
-                    error: "The code you entered didn't match. Enter the 6-digit code shown in the app."))
-        }
-        setups.end(signedIn.token)
-        let base32 = secret.base32
-        await state.updateMethods(of: signedIn.user) {
-            $0.softwareOathSecret = base32
-            $0.softwareOathLastStep = step
-        }
-        return await overview(signedIn, notice: "Authenticator app was successfully registered", error: nil)
-    }
-
-    /// The phone number typed: a code texted to it (announced as the sign-in's are).
-    private func phoneNumber(_ typed: String, _ signedIn: SignedIn) async -> Response {
-        if let sentence = await changeRefusal(signedIn, adding: true) { return await refused(sentence, signedIn) }
-        let user = signedIn.user
-        let digits = String(typed.prefix(32)).filter(\.isNumber)
-        guard typed.count <= 32, (6...15).contains(digits.count) else {
-            return .html(
-                SecurityInfoPages.phoneNumber(username: user.userPrincipalName, token: signedIn.token, error: "Enter a valid phone number.")
-            )
-        }
-        let code = Identifiers.oneTimeCode()
-        setups.update(signedIn.token, now: clock.now) {
-            $0.phoneCode = code
-            $0.phoneAttempts = 0
-        }
-        configuration.announce("mfa-code \(user.userPrincipalName) \(code)")
-        return .html(
-            SecurityInfoPages.enterPhoneCode(
-                username: user.userPrincipalName, token: signedIn.token, maskedPhone: "+X XXXXXXX" + String(digits.suffix(2)),
-                demoCode: configuration.demoMode ? code : nil, error: nil))
-    }
-
-    /// The texted code: right, the phone is registered; three wrong ones end the setup.
-    private func phoneVerify(_ typed: String, _ signedIn: SignedIn) async -> Response {
-        if let sentence = await changeRefusal(signedIn, adding: true) { return await refused(sentence, signedIn) }
-        guard let setup = setups.setup(signedIn.token, now: clock.now), let code = setup.phoneCode else {
-            return await overview(signedIn, notice: nil, error: nil)
-        }
-        guard typed.count <= 16, typed == code else {
-            let attempts = setup.phoneAttempts + 1
-            guard attempts < 3 else {
-                setups.end(signedIn.token)
-                return await overview(signedIn, notice: nil, error: "Too many wrong codes. Add the phone again to get a new code.")
-            }
-            setups.update(signedIn.token, now: clock.now) { $0.phoneAttempts = attempts }
-            return .html(
-                SecurityInfoPages.enterPhoneCode(
-                    username: signedIn.user.userPrincipalName, token: signedIn.token, maskedPhone: nil, demoCode: nil,
-                    error: "The code you entered didn't match. Try again."))
-        }
-        setups.end(signedIn.token)
-        await state.updateMethods(of: signedIn.user) { $0.sms = true }
-        return await overview(signedIn, notice: "SMS verified. Your phone was registered successfully.", error: nil)
-    }
-
-    private func cancelSetups(_ signedIn: SignedIn) { setups.end(signedIn.token) }
 
     // MARK: Deleting
 
