@@ -50,8 +50,8 @@ struct WebAuthnInteropTests {
         // emulator answering it serves on the same two-thread cooperative pool.
         let outputFile = directory.appending(path: "stdout.json")
         let errorFile = directory.appending(path: "stderr.txt")
-        FileManager.default.createFile(atPath: outputFile.path, contents: nil)
-        FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: outputFile)
         process.standardError = try FileHandle(forWritingTo: errorFile)
         let (ended, end) = AsyncStream<Void>.makeStream()
