@@ -101,25 +101,10 @@ public struct QRCode: Sendable, Hashable {
         }
         let pixels = side * max(scale, 1)
         return """
-            <svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="\(Self.escaped(label))" \
+            <svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="\(HTML.escape(label))" \
             width="\(pixels)" height="\(pixels)" viewBox="0 0 \(side) \(side)" shape-rendering="crispEdges">\
             <rect width="\(side)" height="\(side)" fill="#fff"/><path fill="#000" d="\(path)"/></svg>
             """
-    }
-
-    private static func escaped(_ text: String) -> String {
-        var output = ""
-        for character in text {
-            switch character {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            case "'": output += "&#39;"
-            default: output.append(character)
-            }
-        }
-        return output
     }
 
     // MARK: Capacity tables (ISO/IEC 18004 Table 9), index = version

@@ -33,10 +33,6 @@ enum RegistrationPages {
 
     /// "Scan the QR code": the activation the phone reads, and the same in words.
     static func scanQRCode(action: String, ctx: String, username: String, activation: AuthenticatorActivation, error: String?) -> HTML {
-        let qr: HTML =
-            (try? QRCode(text: activation.uri)).map {
-                HTML(raw: $0.svg(label: "QR code to scan with the Microsoft Authenticator app"))
-            } ?? ""
         return PageLayout.microsoft(
             title: "Keep your account secure",
             body: """
@@ -48,15 +44,26 @@ enum RegistrationPages {
                   <p>Use the Microsoft Authenticator app to scan the QR code. This will connect the Microsoft Authenticator app with your \
                   account.</p>
                   \(PageLayout.error(error, id: "proofUpError"))
-                  <div class="qr" id="\(IDs.qrCode)">\(qr)</div>
-                  <details><summary>Can't scan image?</summary>
-                    <p>Enter the following into your app:</p>
-                    <p>Code: <code id="\(IDs.activationCode)">\(activation.code)</code></p>
-                    <p>URL: <code id="\(IDs.activationURL)">\(activation.url)</code></p>
-                  </details>
+                  \(activationCode(activation))
                   <div class="buttons"><button type="submit" id="\(IDs.primaryButton)" class="btn btn-primary" autofocus>Next</button></div>
                 </form>
                 """, banner: PageLayout.identityBanner(username))
+    }
+
+    /// The activation as a QR code, and in words under "Can't scan image?" (the same on the
+    /// sign-in's interrupt and in Security info).
+    static func activationCode(_ activation: AuthenticatorActivation) -> HTML {
+        let qr: HTML =
+            (try? QRCode(text: activation.uri)).map { HTML(raw: $0.svg(label: "QR code to scan with the Microsoft Authenticator app")) }
+            ?? ""
+        return """
+            <div class="qr" id="\(IDs.qrCode)">\(qr)</div>
+            <details><summary>Can't scan image?</summary>
+              <p>Enter the following into your app:</p>
+              <p>Code: <code id="\(IDs.activationCode)">\(activation.code)</code></p>
+              <p>URL: <code id="\(IDs.activationURL)">\(activation.url)</code></p>
+            </details>
+            """
     }
 
     /// "Success!": the app is set up; Done goes on with the sign-in.

@@ -13,11 +13,7 @@ enum SecurityInfoSetupPages {
 
     /// "Scan the QR code": Microsoft Authenticator's activation, and the same in words.
     static func scanActivation(username: String, token: String, activation: AuthenticatorActivation, error: String? = nil) -> HTML {
-        let qr: HTML =
-            (try? QRCode(text: activation.uri)).map {
-                HTML(raw: $0.svg(label: "QR code to scan with the Microsoft Authenticator app"))
-            } ?? ""
-        return SecurityInfoPages.page(
+        SecurityInfoPages.page(
             "Microsoft Authenticator", username: username,
             SecurityInfoPages.form(
                 token,
@@ -28,12 +24,7 @@ enum SecurityInfoSetupPages {
                 <p>Use the Microsoft Authenticator app to scan the QR code. This will connect the Microsoft Authenticator app with your \
                 account.</p>
                 \(PageLayout.error(error, id: "securityInfoError"))
-                <div class="qr" id="\(IDs.qrCode)">\(qr)</div>
-                <details><summary>Can't scan image?</summary>
-                  <p>Enter the following into your app:</p>
-                  <p>Code: <code id="\(IDs.activationCode)">\(activation.code)</code></p>
-                  <p>URL: <code id="\(IDs.activationURL)">\(activation.url)</code></p>
-                </details>
+                \(RegistrationPages.activationCode(activation))
                 <div class="buttons">\(SecurityInfoPages.cancelButton())<button type="submit" id="\(IDs.primaryButton)" class="btn btn-primary" \
                 autofocus>Next</button></div>
                 """))
