@@ -91,8 +91,8 @@ final class SecondFactorWindowTests: GUITestCase {
         gui.waitForSignInPage(titled: "Stay signed in?", "stay signed in")
         gui.act("document.getElementById('\(IDs.primaryButton)').click();", "consent")
         gui.clickInPage(IDs.primaryButton)
-        XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.has("token-acquired") }, "no token")
-        XCTAssertTrue(MainLoopBridge.spin(timeout: 15) { gui.peopleRows > 0 }, "the directory list stayed empty")
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 60) { gui.has("token-acquired") }, "no token")
+        XCTAssertTrue(MainLoopBridge.spin(timeout: 60) { gui.peopleRows > 0 }, "the directory list stayed empty")
     }
 
     func testMeganApprovesTheNumberHerScreenShowsOnHerPhone() throws {
